@@ -1,0 +1,355 @@
+"""Value objects that travel the path of one approval.
+
+Everything here is plain pydantic: no Qt, no SDK types. The backend adapters translate
+SDK objects into these models, the broker decides with them, the UI shows them and the
+storage writes them to the ledger.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """A fresh opaque identifier."""
+    return uuid.uuid4().hex
+
+
+class Backend(StrEnum):
+    """Which agent SDK a session runs through."""
+
+    CLAUDE = "claude"
+    QODER = "qoder"
+    EXTERNAL = "external"
+
+
+class PermissionMode(StrEnum):
+    """The CLI's permission modes (Claude names; Qoder's `yolo` maps to bypass)."""
+
+    DEFAULT = "default"
+    ACCEPT_EDITS = "acceptEdits"
+    PLAN = "plan"
+    AUTO = "auto"
+    DONT_ASK = "dontAsk"
+    BYPASS = "bypassPermissions"
+    YOLO = "yolo"
+
+    @property
+    def is_dangerous(self) -> bool:
+        """True for modes in which tools run without asking anyone."""
+        return self in (PermissionMode.BYPASS, PermissionMode.YOLO)
+
+
+class RuleBehavior(StrEnum):
+    """What a permission rule does when it matches."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+
+
+_RULE_TEXT = re.compile(r"^(?P<tool>[A-Za-z0-9_.:\-]+)(?:\((?P<content>.*)\))?$", re.DOTALL)
+
+
+class RuleValue(BaseModel):
+    """One rule in Claude Code's syntax: `Tool` or `Tool(specifier)`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool_name: str = Field(min_length=1)
+    rule_content: str | None = None
+
+    @field_validator("rule_content")
+    @classmethod
+    def _empty_means_whole_tool(cls, value: str | None) -> str | None:
+        return value if value else None
+
+    @classmethod
+    def parse(cls, text: str) -> RuleValue:
+        """Parse `Bash(npm run test:*)` or `Read` into a rule value.
+
+        Raises:
+            ValueError: when the text is not in the `Tool` / `Tool(specifier)` form.
+        """
+        match = _RULE_TEXT.match(text.strip())
+        if not match:
+            raise ValueError(f"not a rule (expected Tool or Tool(specifier)): {text!r}")
+        return cls(tool_name=match["tool"], rule_content=match["content"])
+
+    def __str__(self) -> str:
+        if self.rule_content is None:
+            return self.tool_name
+        return f"{self.tool_name}({self.rule_content})"
+
+
+SuggestionType = Literal[
+    "addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories"
+]
+Destination = Literal["session", "localSettings", "projectSettings", "userSettings", "cliArg"]
+
+
+class PermissionSuggestion(BaseModel):
+    """A permission update, as suggested by the CLI or granted by the user."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: SuggestionType
+    rules: tuple[RuleValue, ...] | None = None
+    behavior: RuleBehavior | None = None
+    mode: str | None = None
+    directories: tuple[str, ...] | None = None
+    destination: Destination | None = None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> PermissionSuggestion:
+        """Build from the control protocol's camelCase dict.
+
+        Raises:
+            ValueError: when the dict is not a permission update.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"permission update must be an object, got {type(data).__name__}")
+        raw_rules = data.get("rules")
+        rules = None
+        if raw_rules is not None:
+            if not isinstance(raw_rules, list):
+                raise ValueError("permission update 'rules' must be a list")
+            rules = tuple(
+                RuleValue(tool_name=r["toolName"], rule_content=r.get("ruleContent"))
+                for r in raw_rules
+            )
+        dirs = data.get("directories")
+        return cls(
+            type=data.get("type"),  # type: ignore[arg-type]
+            rules=rules,
+            behavior=data.get("behavior"),
+            mode=data.get("mode"),
+            directories=tuple(dirs) if dirs is not None else None,
+            destination=data.get("destination"),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The control protocol dict; `ruleContent` is omitted for whole-tool rules."""
+        result: dict[str, Any] = {"type": self.type, "destination": self.destination or "session"}
+        if self.rules is not None:
+            wire_rules = []
+            for rule in self.rules:
+                item: dict[str, Any] = {"toolName": rule.tool_name}
+                if rule.rule_content is not None:
+                    item["ruleContent"] = rule.rule_content
+                wire_rules.append(item)
+            result["rules"] = wire_rules
+        if self.behavior is not None:
+            result["behavior"] = self.behavior.value
+        if self.mode is not None:
+            result["mode"] = self.mode
+        if self.directories is not None:
+            result["directories"] = list(self.directories)
+        return result
+
+    def describe(self) -> str:
+        """A one-line, human-readable summary for checkboxes and the ledger."""
+        where = self.destination or "session"
+        if self.type in ("addRules", "replaceRules", "removeRules"):
+            rules = ", ".join(str(r) for r in self.rules or ())
+            verb = {"addRules": "add", "replaceRules": "replace with", "removeRules": "remove"}
+            return f"{verb[self.type]} {self.behavior or '?'} rule {rules} ({where})"
+        if self.type == "setMode":
+            return f"switch permission mode to {self.mode} ({where})"
+        dirs = ", ".join(self.directories or ())
+        verb2 = "allow access to" if self.type == "addDirectories" else "remove access to"
+        return f"{verb2} {dirs} ({where})"
+
+
+class RequestKind(StrEnum):
+    """What sort of dialog a request needs."""
+
+    TOOL = "tool"
+    QUESTION = "question"
+    PLAN = "plan"
+
+
+QUESTION_TOOL = "AskUserQuestion"
+PLAN_TOOL = "ExitPlanMode"
+
+
+class ApprovalRequest(BaseModel):
+    """One tool call (or question) that an agent asked permission for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request_id: str = Field(default_factory=new_id)
+    session_id: str
+    session_name: str = ""
+    backend: Backend
+    tool_name: str = Field(min_length=1)
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    title: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    decision_reason: str | None = None
+    blocked_path: str | None = None
+    agent_id: str | None = None
+    tool_use_id: str | None = None
+    suggestions: tuple[PermissionSuggestion, ...] = ()
+    cwd: str | None = None
+    received_at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def kind(self) -> RequestKind:
+        """Whether this is a tool approval, a question or a plan approval."""
+        if self.tool_name == QUESTION_TOOL:
+            return RequestKind.QUESTION
+        if self.tool_name == PLAN_TOOL:
+            return RequestKind.PLAN
+        return RequestKind.TOOL
+
+    @property
+    def label(self) -> str:
+        """A short name for the tool, preferring the SDK's display name."""
+        return self.display_name or self.tool_name
+
+
+class DecisionKind(StrEnum):
+    """How a request ended."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+    DENY_INTERRUPT = "deny_interrupt"
+    WITHDRAWN = "withdrawn"
+    ERROR = "error"
+
+    @property
+    def allows(self) -> bool:
+        """True when the tool may run."""
+        return self in (DecisionKind.ALLOW_ONCE, DecisionKind.ALLOW_SESSION)
+
+
+class DecidedBy(StrEnum):
+    """Who (or what) produced a decision."""
+
+    USER = "user"
+    SESSION_RULE = "session_rule"
+    WITHDRAWN = "withdrawn"
+    ERROR = "error"
+
+
+class Decision(BaseModel):
+    """The answer to one `ApprovalRequest`.
+
+    An allow always carries the exact input that will run; a deny always carries a
+    non-empty message (the Qoder SDK refuses empty ones).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: DecisionKind
+    final_input: dict[str, Any] | None = None
+    updates: tuple[PermissionSuggestion, ...] = ()
+    message: str = ""
+    decided_by: DecidedBy = DecidedBy.USER
+    rule: str | None = None
+    decided_at: datetime = Field(default_factory=utc_now)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Decision:
+        if self.kind.allows and self.final_input is None:
+            raise ValueError("an allow needs the final input that will run")
+        if self.kind in (DecisionKind.DENY, DecisionKind.DENY_INTERRUPT, DecisionKind.ERROR):
+            if not self.message.strip():
+                raise ValueError("a deny needs a non-empty message")
+        if self.updates and self.kind is not DecisionKind.ALLOW_SESSION:
+            raise ValueError("permission updates go only with 'allow for this session'")
+        return self
+
+    @property
+    def interrupt(self) -> bool:
+        """True when the agent should stop after this answer."""
+        return self.kind is DecisionKind.DENY_INTERRUPT
+
+    @classmethod
+    def allow_once(cls, final_input: dict[str, Any], *, by: DecidedBy = DecidedBy.USER,
+                   rule: str | None = None) -> Decision:
+        """Allow this one call with `final_input`."""
+        return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule)
+
+    @classmethod
+    def allow_session(cls, final_input: dict[str, Any],
+                      updates: tuple[PermissionSuggestion, ...]) -> Decision:
+        """Allow this call and grant `updates` for the rest of the session."""
+        return cls(kind=DecisionKind.ALLOW_SESSION, final_input=final_input, updates=updates)
+
+    @classmethod
+    def deny(cls, message: str, *, interrupt: bool = False, by: DecidedBy = DecidedBy.USER,
+             rule: str | None = None) -> Decision:
+        """Deny with `message` (a default is used when it is blank)."""
+        text = message.strip() or "The user denied this tool call."
+        kind = DecisionKind.DENY_INTERRUPT if interrupt else DecisionKind.DENY
+        return cls(kind=kind, message=text, decided_by=by, rule=rule)
+
+    @classmethod
+    def withdrawn(cls) -> Decision:
+        """The agent cancelled the request before anyone answered."""
+        return cls(kind=DecisionKind.WITHDRAWN, decided_by=DecidedBy.WITHDRAWN,
+                   message="The agent withdrew the request.")
+
+    @classmethod
+    def error(cls, message: str) -> Decision:
+        """Something failed between request and answer: fail closed."""
+        text = message.strip() or "Qoder Desktop failed while handling this request."
+        return cls(kind=DecisionKind.ERROR, decided_by=DecidedBy.ERROR, message=text)
+
+
+class SessionRule(BaseModel):
+    """A rule that answers requests of one session without asking."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule_id: str = Field(default_factory=new_id)
+    session_id: str
+    behavior: RuleBehavior
+    rule: RuleValue
+    granted_by: str = "user"
+    granted_at: datetime = Field(default_factory=utc_now)
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        """True until the rule is revoked."""
+        return self.revoked_at is None
+
+
+class SessionState(StrEnum):
+    """Where a session is in its life."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    WAITING = "waiting"
+    IDLE = "idle"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class SessionInfo(BaseModel):
+    """What the app knows about one agent session."""
+
+    session_id: str = Field(default_factory=new_id)
+    name: str
+    backend: Backend
+    cwd: str
+    permission_mode: PermissionMode = PermissionMode.DEFAULT
+    state: SessionState = SessionState.STARTING
+    created_at: datetime = Field(default_factory=utc_now)
+    error: str | None = None
