@@ -261,6 +261,7 @@ class Decision(BaseModel):
     message: str = ""
     decided_by: DecidedBy = DecidedBy.USER
     rule: str | None = None
+    answer_labels: dict[str, tuple[str, ...]] | None = None
     decided_at: datetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")
@@ -281,9 +282,11 @@ class Decision(BaseModel):
 
     @classmethod
     def allow_once(cls, final_input: dict[str, Any], *, by: DecidedBy = DecidedBy.USER,
-                   rule: str | None = None) -> Decision:
-        """Allow this one call with `final_input`."""
-        return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule)
+                   rule: str | None = None,
+                   answer_labels: dict[str, tuple[str, ...]] | None = None) -> Decision:
+        """Allow this one call with `final_input` (for a question, also the chosen labels)."""
+        return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule,
+                   answer_labels=answer_labels)
 
     @classmethod
     def allow_session(cls, final_input: dict[str, Any],
