@@ -1,0 +1,240 @@
+"""Scenario data model for the scripted model, and loading of the shipped scenarios.
+
+A scenario is what the scripted model "says", one model turn at a time:
+
+* every step but the last is a *tool step*: optional assistant ``text``, then one tool
+  call (``tool`` + ``input``) or several parallel ones (``calls``); the model turn ends
+  with ``stop_reason: "tool_use"``;
+* the last step may be a *text step* (only ``text``): the closing message, ending the turn
+  with ``stop_reason: "end_turn"``. When the last step is a tool step, ``closing_text`` is
+  used as the closing message instead.
+
+Any step may carry ``delay_seconds``: the server streams ``message_start`` (and the text, if
+any), then waits that long before sending the rest, so a user can interrupt a "slow" model.
+
+String values in tool inputs may contain placeholders, filled by the server from the
+request (see :mod:`.request_info`): ``{cwd}`` (the session's working directory) and
+``{plan_file}`` (the plan file the CLI names in plan mode). Only these exact placeholders
+are replaced, so other braces (HTML, JSON, f-strings) in inputs are safe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CWD_PLACEHOLDER = "{cwd}"
+PLAN_FILE_PLACEHOLDER = "{plan_file}"
+DEFAULT_CLOSING_TEXT = "Done. That was the whole scripted scenario."
+
+
+class ScenarioError(ValueError):
+    """A scenario file is missing, unreadable or invalid. The message says which and why."""
+
+
+class ToolCall(BaseModel):
+    """One tool call the model makes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1, description="Tool name as the CLI lists it, e.g. 'Bash'.")
+    input: dict[str, Any] = Field(default_factory=dict, description="The tool input.")
+
+
+class ScenarioStep(BaseModel):
+    """One model turn: optional text, then a tool call (or parallel calls), or only text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = Field(default=None, description="Assistant text sent before any tool call.")
+    tool: str | None = Field(default=None, min_length=1, description="Tool name for a single call.")
+    input: dict[str, Any] | None = Field(default=None, description="Tool input for a single call.")
+    calls: list[ToolCall] | None = Field(
+        default=None, min_length=1, description="Several tool calls sent in the same model turn."
+    )
+    delay_seconds: float = Field(default=0.0, ge=0.0, le=600.0)
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> ScenarioStep:
+        if self.calls is not None and (self.tool is not None or self.input is not None):
+            raise ValueError("use either 'tool'+'input' or 'calls', not both")
+        if self.input is not None and self.tool is None:
+            raise ValueError("'input' given without 'tool'")
+        if self.tool is None and self.calls is None and not self.text:
+            raise ValueError("a step needs a 'tool', 'calls' or a non-empty 'text'")
+        return self
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls of this step (empty for a text-only step)."""
+        if self.calls is not None:
+            return list(self.calls)
+        if self.tool is not None:
+            return [ToolCall(tool=self.tool, input=self.input or {})]
+        return []
+
+    @property
+    def is_text_only(self) -> bool:
+        return not self.tool_calls
+
+
+class Scenario(BaseModel):
+    """A scripted conversation: tool steps in order, then a closing text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_\-]+$")
+    description: str = ""
+    steps: list[ScenarioStep] = Field(default_factory=list)
+    closing_text: str = DEFAULT_CLOSING_TEXT
+
+    @model_validator(mode="after")
+    def _check_steps(self) -> Scenario:
+        for index, step in enumerate(self.steps[:-1]):
+            if step.is_text_only:
+                raise ValueError(
+                    f"step {index}: only the last step may be text-only"
+                    " (a text-only step ends the turn)"
+                )
+        return self
+
+    @property
+    def tool_steps(self) -> list[ScenarioStep]:
+        return [s for s in self.steps if not s.is_text_only]
+
+    @property
+    def closing_step(self) -> ScenarioStep:
+        """The step that ends the turn: the last text-only step, or ``closing_text``."""
+        if self.steps and self.steps[-1].is_text_only:
+            return self.steps[-1]
+        return ScenarioStep(text=self.closing_text)
+
+    def step_for_tool_count(self, tool_uses_so_far: int) -> tuple[int, ScenarioStep]:
+        """Which step comes after ``tool_uses_so_far`` tool calls in this turn.
+
+        Returns ``(index, step)``; the index equals ``len(tool_steps)`` for the closing step.
+        A count between the boundaries of a parallel step (which should not happen) moves on
+        to the next step, so the scenario never repeats a call.
+        """
+        seen = 0
+        for index, step in enumerate(self.tool_steps):
+            if tool_uses_so_far <= seen:
+                return index, step
+            seen += len(step.tool_calls)
+        return len(self.tool_steps), self.closing_step
+
+    @property
+    def total_tool_calls(self) -> int:
+        return sum(len(s.tool_calls) for s in self.tool_steps)
+
+
+def _format_validation_error(source: str, err: ValidationError) -> str:
+    lines = [f"invalid scenario {source}:"]
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "<root>"
+        lines.append(f"  - {loc}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def parse_scenario(data: str | bytes | dict[str, Any], source: str = "<data>") -> Scenario:
+    """Validate scenario data (JSON text or a parsed dict); raise :class:`ScenarioError`."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(f"invalid scenario {source}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ScenarioError(f"invalid scenario {source}: top level must be a JSON object")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(_format_validation_error(source, exc)) from exc
+
+
+def load_scenario_file(path: str | Path) -> Scenario:
+    """Load and validate one scenario JSON file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"cannot read scenario file {path}: {exc}") from exc
+    scenario = parse_scenario(text, source=str(path))
+    if scenario.name != path.stem:
+        raise ScenarioError(
+            f"invalid scenario {path}: name {scenario.name!r}"
+            f" does not match the file name {path.stem!r}"
+        )
+    return scenario
+
+
+def builtin_scenario_names() -> list[str]:
+    """Names of the scenarios shipped in ``qoder_desktop/scripted_model/scenarios``."""
+    folder = resources.files(__package__).joinpath("scenarios")
+    return sorted(
+        entry.name[: -len(".json")] for entry in folder.iterdir() if entry.name.endswith(".json")
+    )
+
+
+def load_builtin_scenario(name: str) -> Scenario:
+    """Load one shipped scenario by name; raise :class:`ScenarioError` if unknown or invalid."""
+    if name not in builtin_scenario_names():
+        raise ScenarioError(
+            f"unknown scenario {name!r}; known: {', '.join(builtin_scenario_names())}"
+        )
+    entry = resources.files(__package__).joinpath("scenarios", f"{name}.json")
+    scenario = parse_scenario(entry.read_text(encoding="utf-8"), source=f"{name}.json")
+    if scenario.name != name:
+        raise ScenarioError(f"invalid scenario {name}.json: name {scenario.name!r} != {name!r}")
+    return scenario
+
+
+ScenarioResolver = Callable[[str], Scenario | None]
+"""Maps a scenario name to a :class:`Scenario`, or ``None`` if the name is unknown."""
+
+
+class ScenarioLibrary:
+    """A resolver over the shipped scenarios plus extra ones (extras win on name clashes).
+
+    Unknown names resolve to ``None``; the server then falls back to its default scenario.
+    """
+
+    def __init__(self, extra: Iterable[Scenario] = (), include_builtin: bool = True) -> None:
+        self._cache: dict[str, Scenario] = {}
+        self._include_builtin = include_builtin
+        for scenario in extra:
+            self._cache[scenario.name] = scenario
+
+    def names(self) -> list[str]:
+        names = set(self._cache)
+        if self._include_builtin:
+            names.update(builtin_scenario_names())
+        return sorted(names)
+
+    def __call__(self, name: str) -> Scenario | None:
+        if name in self._cache:
+            return self._cache[name]
+        if self._include_builtin and name in builtin_scenario_names():
+            self._cache[name] = load_builtin_scenario(name)
+            return self._cache[name]
+        return None
+
+
+def substitute(value: Any, placeholders: dict[str, str]) -> Any:
+    """Return ``value`` (deep copy) with each placeholder key in its strings replaced.
+
+    ``placeholders`` maps the literal placeholder (e.g. ``"{cwd}"``) to its value.
+    """
+    if isinstance(value, str):
+        for key, replacement in placeholders.items():
+            value = value.replace(key, replacement)
+        return value
+    if isinstance(value, list):
+        return [substitute(v, placeholders) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, placeholders) for k, v in value.items()}
+    return value
