@@ -1,0 +1,160 @@
+"""Make hidden and control characters visible before a person approves text.
+
+The user approves what the screen shows; the CLI runs what is sent. Control characters,
+ANSI escapes, carriage returns, bidi overrides and zero-width characters can make the two
+differ (the Trojan-Source class, CVE-2021-42574). Every view that shows a command, a
+path or a JSON input runs it through `make_visible` first.
+
+`\\n` and `\\t` are kept as they are; everything else that is a control (Cc), a format
+character (Cf), a line/paragraph separator (Zl/Zp) or a lone surrogate (Cs) is replaced by
+a marker such as `⟨ESC⟩`, `⟨CR⟩` or `⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩`.
+
+Qt-free: the core and the views both use it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+KEPT = frozenset("\n\t")
+"""Control characters that keep their normal meaning."""
+
+_C0_NAMES = (
+    "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB", "LF", "VT", "FF",
+    "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM",
+    "SUB", "ESC", "FS", "GS", "RS", "US",
+)
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+# Blank-looking characters that are not Cf but still hide or fake text.
+_EXTRA_HIDDEN = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0xFFFC})
+
+
+@dataclass(frozen=True)
+class HiddenChar:
+    """One hidden character found in a text.
+
+    Attributes:
+        index: its position in the original string.
+        char: the character itself.
+        label: the marker text without brackets, e.g. `ESC` or `U+202E RIGHT-TO-LEFT OVERRIDE`.
+    """
+
+    index: int
+    char: str
+    label: str
+
+
+@lru_cache(maxsize=512)
+def is_hidden(char: str) -> bool:
+    """True when `char` must not be shown raw (see the module docstring)."""
+    if char in KEPT:
+        return False
+    code = ord(char)
+    return unicodedata.category(char) in _HIDDEN_CATEGORIES or code in _EXTRA_HIDDEN
+
+
+@lru_cache(maxsize=512)
+def char_label(char: str) -> str:
+    """The marker text for one hidden character, e.g. `CR` or `U+200B ZERO WIDTH SPACE`."""
+    code = ord(char)
+    if code < 0x20:
+        return _C0_NAMES[code]
+    if code == 0x7F:
+        return "DEL"
+    name = unicodedata.name(char, "")
+    return f"U+{code:04X} {name}" if name else f"U+{code:04X}"
+
+
+def marker(char: str) -> str:
+    """The visible stand-in for a hidden character, e.g. `⟨ESC⟩`."""
+    return f"⟨{char_label(char)}⟩"
+
+
+def has_hidden(text: str) -> bool:
+    """True when `text` holds at least one character that `make_visible` would replace."""
+    return any(is_hidden(char) for char in text)
+
+
+def find_hidden(text: str) -> list[HiddenChar]:
+    """Every hidden character of `text`, in order."""
+    return [HiddenChar(i, c, char_label(c)) for i, c in enumerate(text) if is_hidden(c)]
+
+
+def make_visible(text: str) -> str:
+    """Replace every hidden character of `text` by its marker; keep `\\n` and `\\t`."""
+    if not has_hidden(text):
+        return text
+    return "".join(marker(c) if is_hidden(c) else c for c in text)
+
+
+def make_visible_with_map(text: str) -> tuple[str, list[int]]:
+    """Like `make_visible`, plus where each original offset landed.
+
+    Returns:
+        The visible text and a list of `len(text) + 1` offsets: entry `i` is the offset in
+        the visible text of original character `i` (the last entry is the visible length),
+        so a span `(start, end)` of the original maps to `(map[start], map[end])`.
+    """
+    parts: list[str] = []
+    offsets: list[int] = []
+    position = 0
+    for char in text:
+        offsets.append(position)
+        piece = marker(char) if is_hidden(char) else char
+        parts.append(piece)
+        position += len(piece)
+    offsets.append(position)
+    return "".join(parts), offsets
+
+
+def describe_hidden(text: str) -> list[str]:
+    """The distinct hidden characters of `text` as readable names with counts.
+
+    Example: `["U+202E RIGHT-TO-LEFT OVERRIDE", "ESC ×2"]`, in order of first appearance.
+    """
+    counts = Counter(char_label(c) for c in text if is_hidden(c))
+    return [label if count == 1 else f"{label} ×{count}" for label, count in counts.items()]
+
+
+def json_escape_hidden(json_text: str) -> str:
+    """Rewrite hidden characters in JSON text as `\\uXXXX` escapes.
+
+    JSON produced by `json.dumps(..., ensure_ascii=False)` keeps bidi and zero-width
+    characters raw inside strings. Escaping them keeps the value identical when parsed back
+    while making them visible in an editor. Characters beyond the BMP become surrogate
+    pairs, as JSON requires. Only call this on JSON text, where such characters can only
+    occur inside strings.
+    """
+    if not has_hidden(json_text):
+        return json_text
+    out: list[str] = []
+    for char in json_text:
+        if not is_hidden(char):
+            out.append(char)
+            continue
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
+def hidden_in_value(value: object) -> list[str]:
+    """Describe the hidden characters in every string (keys too) of a JSON-like value."""
+    texts: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return describe_hidden("".join(reversed(texts)))
