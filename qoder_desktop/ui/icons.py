@@ -1,0 +1,104 @@
+"""Run-time assets (icons, stylesheet) loaded from the installed package.
+
+Everything is read with `importlib.resources` from `qoder_desktop.ui.resources`, so it
+works the same from a source checkout, an installed wheel or a zip bundle.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
+from PySide6.QtSvg import QSvgRenderer
+
+RESOURCE_PACKAGE = "qoder_desktop.ui.resources"
+APP_ICON = "app-icon.svg"
+TRAY_ICON = "tray-icon.svg"
+STYLESHEET = "style.qss"
+
+ACCENT = "#4263EB"
+"""The app's accent colour (the shield in the icons)."""
+
+BADGE_COLOR = "#E03131"
+
+_ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
+
+
+def resource_bytes(name: str) -> bytes:
+    """The raw bytes of a shipped resource file.
+
+    Raises:
+        FileNotFoundError: when the package does not ship `name`.
+    """
+    return resources.files(RESOURCE_PACKAGE).joinpath(name).read_bytes()
+
+
+def stylesheet() -> str:
+    """The app's Qt stylesheet (QSS) as text."""
+    return resource_bytes(STYLESHEET).decode("utf-8")
+
+
+def render_svg(name: str, size: int) -> QPixmap:
+    """Render a shipped SVG into a transparent square pixmap of `size` pixels."""
+    renderer = QSvgRenderer(QByteArray(resource_bytes(name)))
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    renderer.render(painter, QRectF(0, 0, size, size))
+    painter.end()
+    return pixmap
+
+
+def _icon_from_svg(name: str) -> QIcon:
+    icon = QIcon()
+    for size in _ICON_SIZES:
+        icon.addPixmap(render_svg(name, size))
+    return icon
+
+
+def app_icon() -> QIcon:
+    """The application icon (window, task bar, about box)."""
+    return _icon_from_svg(APP_ICON)
+
+
+def badge_text(count: int) -> str:
+    """The text drawn in a badge: the count, or `99+` for large numbers."""
+    return "99+" if count > 99 else str(count)
+
+
+def draw_badge(pixmap: QPixmap, count: int) -> QPixmap:
+    """A copy of `pixmap` with `count` drawn as a red badge in its top-right corner.
+
+    A count of zero (or less) returns an unchanged copy.
+    """
+    result = QPixmap(pixmap)
+    if count <= 0:
+        return result
+    size = min(result.width(), result.height())
+    text = badge_text(count)
+    diameter = size * (0.62 if len(text) == 1 else 0.7)
+    width = diameter if len(text) == 1 else diameter * (1.0 + 0.28 * (len(text) - 1))
+    width = min(width, float(size))
+    rect = QRectF(result.width() - width, 0, width, diameter)
+    painter = QPainter(result)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(QColor("#FFFFFF"))
+    painter.setBrush(QColor(BADGE_COLOR))
+    painter.drawRoundedRect(rect, diameter / 2, diameter / 2)
+    font = QFont()
+    font.setBold(True)
+    font.setPixelSize(max(6, int(diameter * (0.68 if len(text) == 1 else 0.52))))
+    painter.setFont(font)
+    painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), text)
+    painter.end()
+    return result
+
+
+def tray_icon(pending: int = 0) -> QIcon:
+    """The tray icon, with the pending count drawn as a badge when it is above zero."""
+    icon = QIcon()
+    for size in (16, 22, 24, 32, 48, 64):
+        icon.addPixmap(draw_badge(render_svg(TRAY_ICON, size), pending))
+    return icon

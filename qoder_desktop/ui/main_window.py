@@ -1,0 +1,395 @@
+"""The main window: sessions, the selected session's transcript and rules, and the queue.
+
+The window is a view. It is given value objects (`SessionInfo`, `ApprovalRequest`,
+`TranscriptEvent`, `SessionRule`) and tells the app what the person wants through
+signals; it never awaits, never touches storage and never talks to an SDK or the broker.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from PySide6.QtCore import QItemSelection, Qt, Signal, SignalInstance
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QSizePolicy,
+    QSplitter,
+    QWidget,
+)
+
+from qoder_desktop.models import (
+    ApprovalRequest,
+    PermissionMode,
+    SessionInfo,
+    SessionRule,
+    SessionState,
+)
+from qoder_desktop.session_options import SessionOptions, TranscriptEvent
+from qoder_desktop.ui import confirm, icons, window_state
+from qoder_desktop.ui.generated.ui_main_window import Ui_MainWindow
+from qoder_desktop.ui.new_session_form import NewSessionDialog
+from qoder_desktop.ui.session_list import (
+    BACKEND_LABELS,
+    COL_CWD,
+    COL_NAME,
+    COL_PENDING,
+    STATE_LABELS,
+    SessionTableModel,
+    short_path,
+)
+
+APP_TITLE = "Qoder Desktop"
+MAX_EVENTS_PER_SESSION = 5000
+STATUS_TIMEOUT_MS = 10_000
+
+_LIVE = (SessionState.STARTING, SessionState.RUNNING, SessionState.WAITING, SessionState.IDLE)
+_BUSY = (SessionState.RUNNING, SessionState.WAITING)
+
+
+class MainWindow(QMainWindow):
+    """Sessions on the left, the selected transcript in the middle, queue and rules right.
+
+    Signals:
+        new_session_requested(SessionOptions): start a session with these options.
+        prompt_requested(str, str): send a follow-up prompt (session id, text).
+        interrupt_requested(str): interrupt the session's current turn.
+        stop_requested(str): stop the session.
+        mode_change_requested(str, PermissionMode): switch the session's permission mode
+            (a bypass mode only after the person confirmed it).
+        revoke_requested(str): revoke the session rule with this id.
+        open_request_requested(str): open the dialog of the pending request with this id.
+        session_selected(str): the person selected this session (the app may answer with
+            `set_transcript` / `set_rules`).
+        settings_requested(): open the settings.
+        quit_requested(): quit the app.
+    """
+
+    new_session_requested = Signal(object)
+    prompt_requested = Signal(str, str)
+    interrupt_requested = Signal(str)
+    stop_requested = Signal(str)
+    mode_change_requested = Signal(str, object)
+    revoke_requested = Signal(str)
+    open_request_requested = Signal(str)
+    session_selected = Signal(str)
+    settings_requested = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *,
+                 scenarios: list[str] | None = None) -> None:
+        super().__init__(parent)
+        self.ui = Ui_MainWindow()
+        self.ui.setupUi(self)
+        self.setWindowIcon(icons.app_icon())
+        self._model = SessionTableModel(self)
+        self._transcripts: dict[str, list[TranscriptEvent]] = {}
+        self._rules: dict[str, list[SessionRule]] = {}
+        self._pending: list[ApprovalRequest] = []
+        self._tray_available = True
+        self._quitting = False
+        self._defaults = SessionOptions()
+        self._scenarios = scenarios
+        self._current: str | None = None
+        self.new_session_dialog: NewSessionDialog | None = None
+        self._setup_views()
+        self._setup_toolbar()
+        self._connect()
+        self._update_session_header()
+        self._update_pending_display()
+
+    # -- setup -------------------------------------------------------------------------
+
+    def _setup_views(self) -> None:
+        ui = self.ui
+        for label in (ui.sessionsHeader, ui.queueHeader, ui.rulesHeader):
+            label.setProperty("role", "paneHeader")
+        ui.sessionTitle.setObjectName("sessionTitle")
+        view = ui.sessionsView
+        view.setModel(self._model)
+        view.verticalHeader().hide()
+        view.verticalHeader().setDefaultSectionSize(28)
+        header = view.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(COL_CWD, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((COL_NAME, 130), (1, 64), (3, 92), (4, 108), (COL_PENDING, 64)):
+            header.resizeSection(column, width)
+        header.setMinimumSectionSize(40)
+        ui.mainSplitter.setStretchFactor(0, 0)
+        ui.mainSplitter.setStretchFactor(1, 1)
+        ui.mainSplitter.setSizes([560, 840])
+        ui.leftSplitter.setSizes([440, 320])
+        ui.centerSplitter.setStretchFactor(0, 1)
+        ui.centerSplitter.setStretchFactor(1, 0)
+        ui.centerSplitter.setSizes([620, 160])
+        self._badge = QLabel(self)
+        self._badge.setObjectName("pendingBadge")
+        self._badge.hide()
+        ui.statusBar.addPermanentWidget(self._badge)
+        QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self._send_prompt,
+                  context=Qt.ShortcutContext.WidgetShortcut)
+
+    def _setup_toolbar(self) -> None:
+        label = QLabel("  Mode: ", self)
+        self.mode_combo = QComboBox(self)
+        self.mode_combo.setObjectName("modeCombo")
+        self.mode_combo.setToolTip("The selected session's permission mode")
+        for mode in PermissionMode:
+            self.mode_combo.addItem(mode.value, mode.value)
+        self.ui.mainToolBar.addWidget(label)
+        self.ui.mainToolBar.addWidget(self.mode_combo)
+        spacer = QWidget(self)
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.ui.mainToolBar.addWidget(spacer)
+        self.ui.mainToolBar.addAction(self.ui.settingsAction)
+
+    def _connect(self) -> None:
+        ui = self.ui
+        ui.newSessionAction.triggered.connect(self.open_new_session_form)
+        ui.settingsAction.triggered.connect(self.settings_requested)
+        ui.quitAction.triggered.connect(self.quit_requested)
+        ui.promptAction.triggered.connect(ui.promptEdit.setFocus)
+        ui.interruptAction.triggered.connect(lambda: self._emit_for_current(
+            self.interrupt_requested))
+        ui.stopAction.triggered.connect(lambda: self._emit_for_current(self.stop_requested))
+        ui.openNextAction.triggered.connect(self._open_oldest)
+        ui.sendButton.clicked.connect(self._send_prompt)
+        ui.promptEdit.textChanged.connect(self._update_actions)
+        ui.rulesView.revoke_requested.connect(self.revoke_requested)
+        ui.queueView.open_requested.connect(self.open_request_requested)
+        ui.sessionsView.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.mode_combo.activated.connect(self._mode_chosen)
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def set_sessions(self, sessions: list[SessionInfo]) -> None:
+        """Show exactly `sessions` (keeps the selection when that session is still there)."""
+        current = self._current
+        self._model.set_sessions(sessions)
+        self._model.set_pending_counts(self._pending_counts())
+        if current is not None and self._model.row_of(current) is not None:
+            self.select_session(current)
+        elif sessions:
+            self.select_session(sessions[0].session_id)
+        else:
+            self._set_current(None)
+
+    def update_session(self, info: SessionInfo) -> None:
+        """Add or refresh one session's row (selects it when nothing is selected)."""
+        self._model.update_session(info)
+        if self._current is None:
+            self.select_session(info.session_id)
+        elif info.session_id == self._current:
+            self._update_session_header()
+
+    def select_session(self, session_id: str) -> None:
+        """Select the session's row (and show its transcript and rules)."""
+        row = self._model.row_of(session_id)
+        if row is not None:
+            self.ui.sessionsView.selectRow(row)
+
+    def selected_session_id(self) -> str | None:
+        """The id of the selected session, or None."""
+        return self._current
+
+    def _selection_changed(self, _sel: QItemSelection, _old: QItemSelection) -> None:
+        rows = self.ui.sessionsView.selectionModel().selectedRows()
+        info = self._model.session_at(rows[0].row()) if rows else None
+        self._set_current(info.session_id if info else None)
+
+    def _set_current(self, session_id: str | None) -> None:
+        if session_id == self._current:
+            return
+        self._current = session_id
+        self.ui.promptEdit.clear()
+        self.ui.transcriptView.set_events(self._transcripts.get(session_id or "", []))
+        self.ui.rulesView.set_rules(self._rules.get(session_id or "", []))
+        self._update_session_header()
+        if session_id is not None:
+            self.session_selected.emit(session_id)
+
+    def _update_session_header(self) -> None:
+        ui = self.ui
+        info = self._model.session(self._current) if self._current else None
+        if info is None:
+            ui.sessionTitle.setText("No session selected")
+            ui.sessionDetails.setText("Start a session with File › New session (Ctrl+N).")
+        else:
+            ui.sessionTitle.setText(info.name)
+            parts = [BACKEND_LABELS.get(info.backend, info.backend.value),
+                     short_path(info.cwd), f"mode {info.permission_mode.value}",
+                     STATE_LABELS.get(info.state, info.state.value)]
+            pending = self._model.pending_count(info.session_id)
+            if pending:
+                parts.append(f"{pending} pending")
+            details = "  ·  ".join(parts)
+            if info.error:
+                details += f"\n{info.error}"
+            ui.sessionDetails.setText(details)
+            ui.sessionDetails.setToolTip(info.cwd)
+            index = self.mode_combo.findData(info.permission_mode.value)
+            self.mode_combo.setCurrentIndex(index)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        info = self._model.session(self._current) if self._current else None
+        live = info is not None and info.state in _LIVE
+        ui = self.ui
+        ui.promptEdit.setEnabled(live)
+        ui.sendButton.setEnabled(live and bool(ui.promptEdit.toPlainText().strip()))
+        ui.promptAction.setEnabled(live)
+        ui.interruptAction.setEnabled(info is not None and info.state in _BUSY)
+        ui.stopAction.setEnabled(live)
+        self.mode_combo.setEnabled(live)
+        ui.openNextAction.setEnabled(bool(self._pending))
+
+    # -- transcript and rules ----------------------------------------------------------
+
+    def append_transcript(self, event: TranscriptEvent) -> None:
+        """Add one event to its session's transcript (shown at once if it is selected)."""
+        events = self._transcripts.setdefault(event.session_id, [])
+        events.append(event)
+        if len(events) > MAX_EVENTS_PER_SESSION:
+            del events[: len(events) - MAX_EVENTS_PER_SESSION]
+        if event.session_id == self._current:
+            self.ui.transcriptView.append_event(event)
+
+    def set_transcript(self, session_id: str, events: list[TranscriptEvent]) -> None:
+        """Replace a session's whole transcript."""
+        self._transcripts[session_id] = list(events[-MAX_EVENTS_PER_SESSION:])
+        if session_id == self._current:
+            self.ui.transcriptView.set_events(self._transcripts[session_id])
+
+    def set_rules(self, session_id: str, rules: list[SessionRule]) -> None:
+        """Replace a session's rules (active and revoked)."""
+        self._rules[session_id] = list(rules)
+        if session_id == self._current:
+            self.ui.rulesView.set_rules(rules)
+
+    # -- pending requests --------------------------------------------------------------
+
+    def set_pending(self, requests: list[ApprovalRequest]) -> None:
+        """Show the requests waiting for a person (all sessions); counts follow from them."""
+        self._pending = sorted(requests, key=lambda r: r.received_at)
+        self._model.set_pending_counts(self._pending_counts())
+        self.ui.queueView.set_requests(self._pending)
+        self._update_session_header()
+        self._update_pending_display()
+
+    def _pending_counts(self) -> dict[str, int]:
+        return dict(Counter(r.session_id for r in self._pending))
+
+    def set_tray_available(self, available: bool) -> None:
+        """Without a tray, the title and a status-bar badge show the pending count."""
+        self._tray_available = available
+        self._update_pending_display()
+
+    def _update_pending_display(self) -> None:
+        count = len(self._pending)
+        self.ui.queueHeader.setText(f"Waiting for you ({count})" if count
+                                    else "Waiting for you")
+        show = count > 0 and not self._tray_available
+        self.setWindowTitle(f"{APP_TITLE} ({count} pending)" if show else APP_TITLE)
+        self._badge.setText(f"{count} pending")
+        self._badge.setToolTip(f"{count} requests wait for your answer")
+        self._badge.setVisible(show)
+        self.ui.openNextAction.setEnabled(count > 0)
+
+    def _open_oldest(self) -> None:
+        if self._pending:
+            self.open_request_requested.emit(self._pending[0].request_id)
+
+    # -- status ------------------------------------------------------------------------
+
+    def show_status(self, text: str) -> None:
+        """Show a short message in the status bar."""
+        self.ui.statusBar.showMessage(" ".join(text.split()), STATUS_TIMEOUT_MS)
+
+    # -- intents -----------------------------------------------------------------------
+
+    def _emit_for_current(self, signal: SignalInstance) -> None:
+        if self._current is not None:
+            signal.emit(self._current)
+
+    def _send_prompt(self) -> None:
+        text = self.ui.promptEdit.toPlainText().strip()
+        if self._current is None or not text or not self.ui.promptEdit.isEnabled():
+            return
+        self.prompt_requested.emit(self._current, text)
+        self.ui.promptEdit.clear()
+
+    def _mode_chosen(self, index: int) -> None:
+        mode = PermissionMode(self.mode_combo.itemData(index))
+        session_id = self._current
+        info = self._model.session(session_id) if session_id else None
+        if info is None or session_id is None or mode is info.permission_mode:
+            return
+        if not mode.is_dangerous:
+            self.mode_change_requested.emit(session_id, mode)
+            return
+
+        def answered(ok: bool) -> None:
+            if ok:
+                self.mode_change_requested.emit(session_id, mode)
+            else:
+                self._update_session_header()
+
+        confirm.confirm_dangerous_mode(self, mode, answered)
+
+    # -- new session form --------------------------------------------------------------
+
+    def set_new_session_defaults(self, defaults: SessionOptions) -> None:
+        """What the new-session form starts with (from the settings)."""
+        self._defaults = defaults
+
+    def set_demo_scenarios(self, scenarios: list[str] | None) -> None:
+        """Scenario names for the scripted model (None hides the scenario field)."""
+        self._scenarios = scenarios
+
+    def open_new_session_form(self) -> NewSessionDialog:
+        """Open the new-session form (window-modal, non-blocking) and return it."""
+        if self.new_session_dialog is not None and self.new_session_dialog.isVisible():
+            self.new_session_dialog.raise_()
+            return self.new_session_dialog
+        dialog = NewSessionDialog(self, defaults=self._defaults, scenarios=self._scenarios)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.submitted.connect(self.new_session_requested)
+        dialog.destroyed.connect(lambda: setattr(self, "new_session_dialog", None))
+        self.new_session_dialog = dialog
+        dialog.open()
+        return dialog
+
+    # -- window state and closing ------------------------------------------------------
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        ui = self.ui
+        return {"main": ui.mainSplitter, "left": ui.leftSplitter, "center": ui.centerSplitter}
+
+    def save_state(self, path: Path) -> None:
+        """Remember geometry and splitter positions in `path` (raises OSError)."""
+        window_state.save_window_state(path, self, self._splitters())
+
+    def restore_state(self, path: Path) -> bool:
+        """Restore what `save_state` wrote; False when there was nothing usable."""
+        return window_state.restore_window_state(path, self, self._splitters())
+
+    def set_quitting(self, quitting: bool = True) -> None:
+        """Let the next close really close the window (the app is quitting)."""
+        self._quitting = quitting
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """With a tray, closing hides the window; without one it asks the app to quit."""
+        if self._quitting:
+            event.accept()
+            return
+        event.ignore()
+        if self._tray_available:
+            self.hide()
+        else:
+            self.quit_requested.emit()
+

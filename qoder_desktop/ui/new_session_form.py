@@ -1,0 +1,216 @@
+"""The form that starts a session: every `SessionOptions` field, checked before it goes."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from pydantic import ValidationError
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QWidget
+
+from qoder_desktop.models import Backend, PermissionMode
+from qoder_desktop.session_options import SessionOptions, SettingSource
+from qoder_desktop.ui import confirm, pickers
+from qoder_desktop.ui.generated.ui_new_session_dialog import Ui_NewSessionDialog
+from qoder_desktop.ui.session_list import BACKEND_LABELS
+
+MODE_LABELS = {
+    PermissionMode.DEFAULT: "default — ask before tools that change things",
+    PermissionMode.ACCEPT_EDITS: "acceptEdits — file edits run without asking",
+    PermissionMode.PLAN: "plan — read only, propose a plan first",
+    PermissionMode.AUTO: "auto — the CLI decides what needs asking",
+    PermissionMode.DONT_ASK: "dontAsk — refuse whatever is not allowed",
+    PermissionMode.BYPASS: "bypassPermissions — every tool runs without asking",
+    PermissionMode.YOLO: "yolo — every tool runs without asking (Qoder)",
+}
+
+
+def _parse_json_object(text: str, what: str) -> dict[str, Any] | None:
+    """None for blank text; raises ValueError naming `what` for anything but an object."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object")
+    return value
+
+
+class NewSessionDialog(QDialog):
+    """Collects `SessionOptions` for a new session; opened with `open()`, never `exec()`.
+
+    A bypass permission mode needs the person's explicit confirmation (asked without
+    blocking) before anything is emitted.
+
+    Signals:
+        submitted(SessionOptions): the person started the session with these options.
+    """
+
+    submitted = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, *,
+                 defaults: SessionOptions | None = None,
+                 scenarios: list[str] | None = None) -> None:
+        super().__init__(parent)
+        self.ui = Ui_NewSessionDialog()
+        self.ui.setupUi(self)
+        ui = self.ui
+        for backend in Backend:
+            if backend is not Backend.EXTERNAL:
+                ui.backendCombo.addItem(BACKEND_LABELS[backend], backend.value)
+        for mode in PermissionMode:
+            ui.modeCombo.addItem(MODE_LABELS[mode], mode.value)
+        demo = scenarios is not None
+        ui.scenarioLabel.setVisible(demo)
+        ui.scenarioCombo.setVisible(demo)
+        ui.scenarioCombo.addItems(scenarios or [])
+        ok = ui.buttonBox.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setText("&Start session")
+        ok.setObjectName("startButton")
+        ui.errorLabel.setObjectName("formError")
+        ui.errorLabel.hide()
+        ui.buttonBox.accepted.connect(self.submit)
+        ui.buttonBox.rejected.connect(self.reject)
+        ui.browseCwdButton.clicked.connect(self._browse_cwd)
+        ui.addDirButton.clicked.connect(self._add_dir)
+        ui.removeDirButton.clicked.connect(self._remove_dir)
+        ui.addDirsList.currentRowChanged.connect(
+            lambda row: ui.removeDirButton.setEnabled(row >= 0))
+        ui.limitToolsCheck.toggled.connect(ui.toolsEdit.setEnabled)
+        self._confirming = False
+        self.load(defaults or SessionOptions())
+
+    # -- filling in --------------------------------------------------------------------
+
+    def load(self, options: SessionOptions) -> None:
+        """Fill every field from `options`."""
+        ui = self.ui
+        ui.backendCombo.setCurrentIndex(max(0, ui.backendCombo.findData(options.backend.value)))
+        ui.nameEdit.setText(options.name)
+        ui.cwdEdit.setText(options.cwd)
+        ui.promptEdit.setPlainText(options.prompt)
+        ui.modeCombo.setCurrentIndex(max(0, ui.modeCombo.findData(options.permission_mode.value)))
+        ui.modelEdit.setText(options.model or "")
+        if options.scenario:
+            ui.scenarioCombo.setCurrentText(options.scenario)
+        ui.limitToolsCheck.setChecked(options.tools is not None)
+        ui.toolsEdit.setText(pickers.join_list(options.tools))
+        ui.allowedEdit.setText(pickers.join_list(options.allowed_tools))
+        ui.disallowedEdit.setText(pickers.join_list(options.disallowed_tools))
+        ui.addDirsList.clear()
+        ui.addDirsList.addItems(options.add_dirs)
+        sources = set(options.setting_sources)
+        ui.userSourceCheck.setChecked(SettingSource.USER in sources)
+        ui.projectSourceCheck.setChecked(SettingSource.PROJECT in sources)
+        ui.localSourceCheck.setChecked(SettingSource.LOCAL in sources)
+        ui.mcpEdit.setPlainText(json.dumps(options.mcp_servers, indent=2)
+                                if options.mcp_servers else "")
+        ui.permissionsEdit.setPlainText(json.dumps(options.settings_permissions, indent=2)
+                                        if options.settings_permissions else "")
+
+    def _browse_cwd(self) -> None:
+        pickers.pick_folder(self, "Choose the session's folder", self.ui.cwdEdit.setText,
+                            self.ui.cwdEdit.text())
+
+    def _add_dir(self) -> None:
+        def add(path: str) -> None:
+            if not self.ui.addDirsList.findItems(path, Qt.MatchFlag.MatchExactly):
+                self.ui.addDirsList.addItem(path)
+
+        pickers.pick_folder(self, "Allow access to another folder", add,
+                            self.ui.cwdEdit.text())
+
+    def _remove_dir(self) -> None:
+        row = self.ui.addDirsList.currentRow()
+        if row >= 0:
+            self.ui.addDirsList.takeItem(row)
+
+    # -- reading back ------------------------------------------------------------------
+
+    def options(self, *, bypass_confirmed: bool = False) -> SessionOptions:
+        """The options as filled in.
+
+        Raises:
+            ValueError: a field is invalid (the message says which, in plain words).
+        """
+        ui = self.ui
+        cwd = os.path.expanduser(ui.cwdEdit.text().strip())
+        if not cwd:
+            raise ValueError("Choose the folder the agent works in.")
+        if not os.path.isdir(cwd):
+            raise ValueError(f"The folder {cwd} does not exist.")
+        sources = [source for source, box in ((SettingSource.USER, ui.userSourceCheck),
+                                              (SettingSource.PROJECT, ui.projectSourceCheck),
+                                              (SettingSource.LOCAL, ui.localSourceCheck))
+                   if box.isChecked()]
+        mcp = _parse_json_object(ui.mcpEdit.toPlainText(), "MCP servers") or {}
+        permissions = _parse_json_object(ui.permissionsEdit.toPlainText(),
+                                         "Permission settings")
+        try:
+            return SessionOptions(
+                backend=Backend(ui.backendCombo.currentData()),
+                prompt=ui.promptEdit.toPlainText().strip(),
+                name=ui.nameEdit.text().strip(),
+                cwd=os.path.abspath(cwd),
+                add_dirs=[ui.addDirsList.item(i).text() for i in range(ui.addDirsList.count())],
+                tools=(pickers.split_list(ui.toolsEdit.text())
+                       if ui.limitToolsCheck.isChecked() else None),
+                allowed_tools=pickers.split_list(ui.allowedEdit.text()),
+                disallowed_tools=pickers.split_list(ui.disallowedEdit.text()),
+                permission_mode=self.chosen_mode(),
+                bypass_confirmed=bypass_confirmed,
+                model=ui.modelEdit.text().strip() or None,
+                settings_permissions=permissions,
+                setting_sources=sources,
+                mcp_servers=mcp,
+                scenario=(ui.scenarioCombo.currentText() or None)
+                if ui.scenarioCombo.isVisibleTo(self) else None,
+            )
+        except ValidationError as exc:
+            raise ValueError("; ".join(err["msg"] for err in exc.errors())) from None
+
+    def chosen_mode(self) -> PermissionMode:
+        """The permission mode selected in the form."""
+        return PermissionMode(self.ui.modeCombo.currentData())
+
+    def submit(self) -> None:
+        """Check the form; for a bypass mode ask first; then emit `submitted` and close."""
+        if self._confirming:
+            return
+        mode = self.chosen_mode()
+        try:
+            self.options(bypass_confirmed=mode.is_dangerous)
+        except ValueError as exc:
+            self._show_error(str(exc))
+            return
+        self._show_error("")
+        if not mode.is_dangerous:
+            self._finish(bypass_confirmed=False)
+            return
+        self._confirming = True
+        confirm.confirm_dangerous_mode(self, mode, self._confirmed)
+
+    def _confirmed(self, ok: bool) -> None:
+        self._confirming = False
+        if ok:
+            self._finish(bypass_confirmed=True)
+        else:
+            self._show_error("The session was not started: choose a mode that asks "
+                             "before tools run, or confirm the bypass.")
+
+    def _finish(self, *, bypass_confirmed: bool) -> None:
+        try:
+            options = self.options(bypass_confirmed=bypass_confirmed)
+        except ValueError as exc:
+            self._show_error(str(exc))
+            return
+        self.submitted.emit(options)
+        self.accept()
+
+    def _show_error(self, text: str) -> None:
+        self.ui.errorLabel.setText(text)
+        self.ui.errorLabel.setVisible(bool(text))

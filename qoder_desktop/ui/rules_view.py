@@ -1,0 +1,107 @@
+"""The selected session's rules, each with a Revoke button."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPalette
+from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
+
+from qoder_desktop.models import RuleBehavior, SessionRule
+
+RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+COL_RULE, COL_BEHAVIOR, COL_GRANTED, COL_ACTION = range(4)
+
+_BEHAVIOR_COLORS = {RuleBehavior.ALLOW: "#2B8A3E", RuleBehavior.DENY: "#C92A2A",
+                    RuleBehavior.ASK: "#E8590C"}
+
+
+def format_time(moment: datetime) -> str:
+    """`moment` in local time: the time of day if it is today, else the date and time."""
+    local = moment.astimezone()
+    if local.date() == datetime.now().astimezone().date():
+        return local.strftime("%H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
+class RulesView(QTreeWidget):
+    """A list of session rules: rule text, behaviour, when and by whom, and Revoke.
+
+    Active rules come first; revoked ones stay visible, greyed and marked "Revoked".
+
+    Signals:
+        revoke_requested(str): the person clicked Revoke on the rule with this id.
+    """
+
+    revoke_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("rulesView")
+        self.setColumnCount(4)
+        self.setHeaderLabels(["Rule", "Effect", "Granted", ""])
+        self.setRootIsDecorated(False)
+        self.setAlternatingRowColors(True)
+        self.setSelectionMode(QTreeWidget.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_RULE, QHeaderView.ResizeMode.Stretch)
+        for column in (COL_BEHAVIOR, COL_GRANTED, COL_ACTION):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self._buttons: dict[str, QPushButton] = {}
+
+    def set_rules(self, rules: list[SessionRule]) -> None:
+        """Show `rules` (active first, each group newest first)."""
+        self.clear()
+        self._buttons.clear()
+        ordered = sorted(rules, key=lambda r: r.granted_at, reverse=True)
+        ordered.sort(key=lambda r: not r.active)
+        for rule in ordered:
+            self._add(rule)
+
+    def revoke_button(self, rule_id: str) -> QPushButton | None:
+        """The Revoke button of an active rule (None for unknown or revoked rules)."""
+        return self._buttons.get(rule_id)
+
+    def item_for(self, rule_id: str) -> QTreeWidgetItem | None:
+        """The row showing `rule_id`, or None."""
+        for row in range(self.topLevelItemCount()):
+            item = self.topLevelItem(row)
+            if item is not None and item.data(COL_RULE, RULE_ID_ROLE) == rule_id:
+                return item
+        return None
+
+    def _add(self, rule: SessionRule) -> None:
+        granted = f"{format_time(rule.granted_at)} by {rule.granted_by}"
+        item = QTreeWidgetItem([str(rule.rule), rule.behavior.value, granted, ""])
+        item.setData(COL_RULE, RULE_ID_ROLE, rule.rule_id)
+        item.setToolTip(COL_RULE, str(rule.rule))
+        self.addTopLevelItem(item)
+        if rule.active:
+            item.setForeground(COL_BEHAVIOR,
+                               QBrush(QColor(_BEHAVIOR_COLORS.get(rule.behavior, "#495057"))))
+            button = QPushButton("Revoke")
+            button.setObjectName("revokeButton")
+            button.setToolTip(f"Stop {rule.rule} from answering for this session")
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.clicked.connect(
+                lambda _=False, rid=rule.rule_id: self.revoke_requested.emit(rid))
+            self._buttons[rule.rule_id] = button
+            hint = button.sizeHint()
+            item.setSizeHint(COL_ACTION, QSize(hint.width() + 8, hint.height() + 2))
+            self.setItemWidget(item, COL_ACTION, button)
+            return
+        item.setText(COL_ACTION, "Revoked")
+        revoked_at = rule.revoked_at
+        if revoked_at is not None:
+            item.setToolTip(COL_ACTION, f"Revoked {format_time(revoked_at)}")
+        grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled,
+                                           QPalette.ColorRole.Text))
+        font = item.font(COL_RULE)
+        font.setStrikeOut(True)
+        item.setFont(COL_RULE, font)
+        for column in range(self.columnCount()):
+            item.setForeground(column, grey)
+

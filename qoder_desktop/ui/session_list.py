@@ -1,0 +1,180 @@
+"""The table model behind the main window's sessions list."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from qoder_desktop.models import Backend, SessionInfo, SessionState
+
+_Index = QModelIndex | QPersistentModelIndex
+
+COLUMNS = ("Session", "Backend", "Folder", "Mode", "State", "Pending")
+COL_NAME, COL_BACKEND, COL_CWD, COL_MODE, COL_STATE, COL_PENDING = range(len(COLUMNS))
+
+SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+BACKEND_LABELS = {Backend.CLAUDE: "Claude", Backend.QODER: "Qoder", Backend.EXTERNAL: "External"}
+STATE_LABELS = {
+    SessionState.STARTING: "Starting…",
+    SessionState.RUNNING: "Running",
+    SessionState.WAITING: "Waiting",
+    SessionState.IDLE: "Idle",
+    SessionState.STOPPED: "Stopped",
+    SessionState.FAILED: "Failed",
+}
+STATE_COLORS = {
+    SessionState.RUNNING: "#2F9E44",
+    SessionState.WAITING: "#E8590C",
+    SessionState.FAILED: "#E03131",
+    SessionState.STOPPED: "#868E96",
+}
+
+
+def short_path(path: str) -> str:
+    """`path` with the home folder shown as `~`."""
+    home = os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
+
+
+class SessionTableModel(QAbstractTableModel):
+    """Sessions as rows: name, backend, folder, mode, state and pending requests.
+
+    Rows keep the order sessions were given in; `update_session` changes a row in place
+    or appends a new one.
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._sessions: list[SessionInfo] = []
+        self._pending: dict[str, int] = {}
+
+    # -- Qt model interface ------------------------------------------------------------
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._sessions)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal:
+            if role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.TextAlignmentRole and section == COL_PENDING:
+                return int(Qt.AlignmentFlag.AlignCenter)
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._sessions):
+            return None
+        info = self._sessions[index.row()]
+        column = index.column()
+        pending = self._pending.get(info.session_id, 0)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(info, column, pending)
+        if role == SESSION_ID_ROLE:
+            return info.session_id
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(info, pending)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_PENDING:
+            return int(Qt.AlignmentFlag.AlignCenter)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if column == COL_STATE and info.state in STATE_COLORS:
+                return QBrush(QColor(STATE_COLORS[info.state]))
+            if column == COL_PENDING and pending:
+                return QBrush(QColor(STATE_COLORS[SessionState.WAITING]))
+        if role == Qt.ItemDataRole.FontRole and (
+                column == COL_NAME or (column == COL_PENDING and pending)):
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None
+
+    @staticmethod
+    def _display(info: SessionInfo, column: int, pending: int) -> str:
+        if column == COL_NAME:
+            return info.name
+        if column == COL_BACKEND:
+            return BACKEND_LABELS.get(info.backend, info.backend.value)
+        if column == COL_CWD:
+            return short_path(info.cwd)
+        if column == COL_MODE:
+            return info.permission_mode.value
+        if column == COL_STATE:
+            return STATE_LABELS.get(info.state, info.state.value)
+        return str(pending) if pending else "–"
+
+    @staticmethod
+    def _tooltip(info: SessionInfo, pending: int) -> str:
+        lines = [info.name, f"Folder: {info.cwd}",
+                 f"Backend: {BACKEND_LABELS.get(info.backend, info.backend.value)}",
+                 f"Mode: {info.permission_mode.value}",
+                 f"State: {STATE_LABELS.get(info.state, info.state.value)}",
+                 f"Pending requests: {pending}"]
+        if info.error:
+            lines.append(f"Error: {info.error}")
+        return "\n".join(lines)
+
+    # -- updates -----------------------------------------------------------------------
+
+    def set_sessions(self, sessions: list[SessionInfo]) -> None:
+        """Replace every row."""
+        self.beginResetModel()
+        self._sessions = list(sessions)
+        self.endResetModel()
+
+    def update_session(self, info: SessionInfo) -> int:
+        """Replace the row of `info.session_id` (or append it); returns its row."""
+        row = self.row_of(info.session_id)
+        if row is None:
+            row = len(self._sessions)
+            self.beginInsertRows(QModelIndex(), row, row)
+            self._sessions.append(info)
+            self.endInsertRows()
+            return row
+        self._sessions[row] = info
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+        return row
+
+    def set_pending_counts(self, counts: dict[str, int]) -> None:
+        """Set how many requests wait in each session (sessions not named have none)."""
+        if counts == self._pending:
+            return
+        self._pending = dict(counts)
+        if self._sessions:
+            top = self.index(0, 0)
+            bottom = self.index(len(self._sessions) - 1, len(COLUMNS) - 1)
+            self.dataChanged.emit(top, bottom)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def row_of(self, session_id: str) -> int | None:
+        """The row showing `session_id`, or None."""
+        for row, info in enumerate(self._sessions):
+            if info.session_id == session_id:
+                return row
+        return None
+
+    def session_at(self, row: int) -> SessionInfo | None:
+        """The session shown in `row`, or None."""
+        return self._sessions[row] if 0 <= row < len(self._sessions) else None
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        """The session with `session_id`, or None."""
+        row = self.row_of(session_id)
+        return None if row is None else self._sessions[row]
+
+    def pending_count(self, session_id: str) -> int:
+        """How many requests wait in `session_id`."""
+        return self._pending.get(session_id, 0)
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every session, in row order."""
+        return list(self._sessions)

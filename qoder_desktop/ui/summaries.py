@@ -1,0 +1,82 @@
+"""Short, plain-text summaries of requests for lists, menus and notifications.
+
+Model data is never trusted as markup: these helpers only produce plain, single-line,
+length-bounded text. Views show it with plain-text widgets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qoder_desktop.models import ApprovalRequest, RequestKind
+
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+_SUMMARY_KEYS = ("command", *_PATH_KEYS, "url", "pattern", "query", "description", "prompt")
+
+
+def one_line(text: str) -> str:
+    """Collapse all whitespace (newlines, tabs, runs of spaces) into single spaces."""
+    return " ".join(str(text).split())
+
+
+def elide(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters, ending with an ellipsis when cut."""
+    if limit <= 0:
+        return ""
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def first_question(tool_input: dict[str, Any]) -> str:
+    """The first question's text of an `AskUserQuestion` input ('' when absent)."""
+    questions = tool_input.get("questions")
+    if isinstance(questions, list) and questions:
+        first = questions[0]
+        if isinstance(first, dict):
+            return str(first.get("question") or first.get("header") or "")
+    return ""
+
+
+def input_summary(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """What a tool call acts on: the command, file path, URL or pattern (may be '')."""
+    for key in _SUMMARY_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return one_line(value)
+    edits = tool_input.get("edits")
+    if isinstance(edits, list) and tool_name:
+        return f"{len(edits)} edits"
+    for value in tool_input.values():
+        if isinstance(value, str) and value.strip():
+            return one_line(value)
+    return ""
+
+
+def request_summary(request: ApprovalRequest, limit: int = 160) -> str:
+    """A one-line description of what `request` asks, bounded to `limit` characters."""
+    if request.kind is RequestKind.QUESTION:
+        text = first_question(request.tool_input) or "The agent has a question"
+        return elide(one_line(text), limit)
+    if request.kind is RequestKind.PLAN:
+        plan = request.tool_input.get("plan")
+        first = next((ln for ln in str(plan or "").splitlines() if ln.strip()), "")
+        text = f"Plan: {one_line(first).lstrip('# ')}" if first else "Plan approval"
+        return elide(text, limit)
+    detail = input_summary(request.tool_name, request.tool_input)
+    text = f"{request.label}: {detail}" if detail else request.label
+    return elide(one_line(text), limit)
+
+
+def session_label(request: ApprovalRequest) -> str:
+    """The name of the request's session (its id prefix when it has no name)."""
+    return one_line(request.session_name) or request.session_id[:8]
+
+
+def kind_label(request: ApprovalRequest) -> str:
+    """`Approval`, `Question` or `Plan`: what sort of answer the request needs."""
+    return {
+        RequestKind.QUESTION: "Question",
+        RequestKind.PLAN: "Plan",
+        RequestKind.TOOL: "Approval",
+    }[request.kind]

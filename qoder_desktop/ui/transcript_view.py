@@ -1,0 +1,184 @@
+"""A read-only, plain-text view of one session's transcript.
+
+Every kind of event (prompt, assistant text, tool call, result, denial, error…) gets
+its own look, but the text itself is always inserted as plain text: nothing the model
+or a tool wrote is ever interpreted as markup. Events are appended at the end with a
+text cursor, so a long transcript never gets rebuilt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QTextEdit, QWidget
+
+from qoder_desktop.session_options import TranscriptEvent, TranscriptKind
+
+KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
+"""Block-format property holding the `TranscriptKind` value of the event a block shows."""
+
+MAX_RESULT_LINES = 24
+MAX_RESULT_CHARS = 6000
+MAX_BLOCKS = 50_000
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How one kind of event looks (colours are Qt's #AARRGGBB when translucent)."""
+
+    caption: str
+    color: str | None = None
+    background: str | None = None
+    monospace: bool = False
+    italic: bool = False
+    indent: int = 0
+    caption_own_line: bool = False
+
+
+STYLES: dict[TranscriptKind, _Style] = {
+    TranscriptKind.USER_PROMPT: _Style("You", background="#1A4263EB", caption_own_line=True),
+    TranscriptKind.ASSISTANT_TEXT: _Style("Agent", caption_own_line=True),
+    TranscriptKind.TOOL_CALL: _Style("▶", color="#364FC7", background="#14868E96",
+                                     monospace=True, indent=12),
+    TranscriptKind.TOOL_RESULT: _Style("", color="#5C636A", monospace=True, indent=30),
+    TranscriptKind.DENIAL: _Style("⊘ Denied", color="#C2410C", indent=12),
+    TranscriptKind.RESULT: _Style("✓ Done", color="#2B8A3E"),
+    TranscriptKind.ERROR: _Style("⚠ Error", color="#E03131", background="#1AE03131"),
+    TranscriptKind.SYSTEM: _Style("", color="#868E96", italic=True),
+}
+
+
+def _bounded(text: str, kind: TranscriptKind) -> str:
+    if kind is not TranscriptKind.TOOL_RESULT:
+        return text
+    lines = text.splitlines()
+    cut = lines[:MAX_RESULT_LINES]
+    body = "\n".join(cut)
+    if len(body) > MAX_RESULT_CHARS:
+        body = body[:MAX_RESULT_CHARS].rstrip() + "…"
+    if len(lines) > len(cut):
+        body += f"\n… {len(lines) - len(cut)} more lines"
+    return body
+
+
+class TranscriptView(QTextEdit):
+    """Shows `TranscriptEvent`s of one session, each kind styled distinctly.
+
+    Signals:
+        None of its own (inherits QTextEdit's).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setAcceptRichText(False)
+        self.setUndoRedoEnabled(False)
+        self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
+        self.document().setMaximumBlockCount(MAX_BLOCKS)
+        self.document().setDocumentMargin(12)
+        self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._count = 0
+        self.setPlaceholderText("Nothing here yet.")
+
+    def clear_events(self) -> None:
+        """Remove every event."""
+        self.clear()
+        self._count = 0
+
+    def set_events(self, events: list[TranscriptEvent]) -> None:
+        """Show exactly `events`, scrolled to the end."""
+        self.clear_events()
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        for event in events:
+            self._insert(cursor, event)
+        cursor.endEditBlock()
+        self._scroll_to_end()
+
+    def append_event(self, event: TranscriptEvent) -> None:
+        """Add one event at the end; follows it when the view was scrolled to the end."""
+        bar = self.verticalScrollBar()
+        at_end = bar.value() >= bar.maximum() - 4
+        cursor = QTextCursor(self.document())
+        self._insert(cursor, event)
+        if at_end:
+            self._scroll_to_end()
+
+    def event_count(self) -> int:
+        """How many events the view shows."""
+        return self._count
+
+    def _scroll_to_end(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    # -- formatting --------------------------------------------------------------------
+
+    def _char_format(self, style: _Style, *, caption: bool = False,
+                     is_error: bool = False) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        color = "#E03131" if is_error else style.color
+        if color:
+            fmt.setForeground(QColor(color))
+        if style.monospace and not caption:
+            fmt.setFontFamilies(self._fixed.families())
+            fmt.setFontFixedPitch(True)
+        if caption:
+            fmt.setFontWeight(QFont.Weight.Bold)
+            if style.caption_own_line:
+                fmt.setForeground(QColor("#4263EB" if style.caption == "You" else "#495057"))
+        if style.italic:
+            fmt.setFontItalic(True)
+        return fmt
+
+    def _block_format(self, style: _Style, kind: TranscriptKind, *,
+                      is_error: bool) -> QTextBlockFormat:
+        fmt = QTextBlockFormat()
+        fmt.setProperty(KIND_PROPERTY, kind.value)
+        fmt.setLeftMargin(style.indent)
+        fmt.setTopMargin(0)
+        background = "#1AE03131" if is_error else style.background
+        if background:
+            fmt.setBackground(QColor(background))
+        return fmt
+
+    def _insert(self, cursor: QTextCursor, event: TranscriptEvent) -> None:
+        kind = event.kind
+        style = STYLES.get(kind, STYLES[TranscriptKind.SYSTEM])
+        is_error = event.is_error and kind is TranscriptKind.TOOL_RESULT
+        block_format = self._block_format(style, kind, is_error=is_error)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if self.document().isEmpty():
+            cursor.setBlockFormat(block_format)
+        else:
+            cursor.insertBlock(block_format)
+        first_block = cursor.block()
+        caption = style.caption
+        if kind is TranscriptKind.TOOL_CALL:
+            caption = f"▶ {event.tool_name or 'Tool'}"
+        if caption:
+            cursor.insertText(caption, self._char_format(style, caption=True))
+            if style.caption_own_line:
+                stamp_fmt = QTextCharFormat()
+                stamp_fmt.setForeground(QColor("#868E96"))
+                stamp_fmt.setFontPointSize(max(7.0, self.font().pointSizeF() - 1))
+                cursor.insertText(f"  {event.at.astimezone().strftime('%H:%M:%S')}", stamp_fmt)
+                cursor.insertBlock(block_format)
+            elif event.text:
+                cursor.insertText("  ", self._char_format(style))
+        cursor.insertText(_bounded(event.text, kind),
+                          self._char_format(style, is_error=is_error))
+        spaced = QTextCursor(first_block)
+        first_format = first_block.blockFormat()
+        first_format.setTopMargin(12 if style.caption_own_line else 6)
+        spaced.setBlockFormat(first_format)
+        self._count += 1

@@ -1,0 +1,468 @@
+"""The main window, driven through clicks and key presses (offscreen)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox, QWidget
+
+from qoder_desktop.models import (
+    ApprovalRequest,
+    Backend,
+    PermissionMode,
+    RuleBehavior,
+    RuleValue,
+    SessionInfo,
+    SessionRule,
+    SessionState,
+    utc_now,
+)
+from qoder_desktop.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+from qoder_desktop.ui import confirm, pickers
+from qoder_desktop.ui.main_window import MainWindow
+from qoder_desktop.ui.new_session_form import NewSessionDialog
+from qoder_desktop.ui.rules_view import COL_ACTION
+from qoder_desktop.ui.session_list import COLUMNS
+from qoder_desktop.ui.transcript_view import KIND_PROPERTY
+
+
+def session(name: str, **kw: object) -> SessionInfo:
+    defaults: dict[str, object] = {"backend": Backend.CLAUDE, "cwd": f"/work/{name}",
+                                   "state": SessionState.RUNNING}
+    defaults.update(kw)
+    return SessionInfo(name=name, **defaults)  # type: ignore[arg-type]
+
+
+def request(info: SessionInfo, tool: str = "Bash", minutes_ago: int = 0,
+            **tool_input: object) -> ApprovalRequest:
+    return ApprovalRequest(session_id=info.session_id, session_name=info.name,
+                           backend=info.backend, tool_name=tool,
+                           tool_input=tool_input or {"command": "ls"},
+                           received_at=utc_now() - timedelta(minutes=minutes_ago))
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1300, 800)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+@pytest.fixture
+def no_confirm(monkeypatch: pytest.MonkeyPatch) -> list[PermissionMode]:
+    """Replace the confirmation box with one that the person declines."""
+    asked: list[PermissionMode] = []
+
+    def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
+        asked.append(mode)
+        on_done(False)
+
+    monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
+    return asked
+
+
+@pytest.fixture
+def yes_confirm(monkeypatch: pytest.MonkeyPatch) -> list[PermissionMode]:
+    """Replace the confirmation box with one that the person accepts."""
+    asked: list[PermissionMode] = []
+
+    def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
+        asked.append(mode)
+        on_done(True)
+
+    monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
+    return asked
+
+
+def cell(win: MainWindow, row: int, column: str) -> str:
+    model = win.ui.sessionsView.model()
+    return model.index(row, COLUMNS.index(column)).data()
+
+
+def test_sessions_list_shows_backend_cwd_mode_state_and_pending(window: MainWindow) -> None:
+    a = session("api", permission_mode=PermissionMode.ACCEPT_EDITS,
+                state=SessionState.WAITING)
+    b = session("docs", backend=Backend.QODER, cwd="/srv/docs", state=SessionState.IDLE)
+    window.set_sessions([a, b])
+    window.set_pending([request(a), request(a, "Write", file_path="/work/api/x.py"),
+                        request(b)])
+    assert [cell(window, 0, c) for c in COLUMNS] == [
+        "api", "Claude", "/work/api", "acceptEdits", "Waiting", "2"]
+    assert [cell(window, 1, c) for c in COLUMNS] == [
+        "docs", "Qoder", "/srv/docs", "default", "Idle", "1"]
+    window.set_pending([])
+    assert cell(window, 0, "Pending") == "–"
+    window.update_session(a.model_copy(update={"state": SessionState.STOPPED}))
+    assert cell(window, 0, "State") == "Stopped"
+
+
+def test_clicking_a_session_selects_it_and_shows_its_transcript(window: MainWindow,
+                                                                qtbot) -> None:  # type: ignore[no-untyped-def]
+    a, b = session("a"), session("b")
+    window.set_sessions([a, b])
+    window.set_transcript(b.session_id, [TranscriptEvent(session_id=b.session_id,
+                                                         kind=TranscriptKind.USER_PROMPT,
+                                                         text="hello from b")])
+    view = window.ui.sessionsView
+    rect = view.visualRect(view.model().index(1, 0))
+    with qtbot.waitSignal(window.session_selected) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert blocker.args == [b.session_id]
+    assert window.selected_session_id() == b.session_id
+    assert "hello from b" in window.ui.transcriptView.toPlainText()
+    assert window.ui.sessionTitle.text() == "b"
+    window.append_transcript(TranscriptEvent(session_id=a.session_id,
+                                             kind=TranscriptKind.ASSISTANT_TEXT, text="for a"))
+    assert "for a" not in window.ui.transcriptView.toPlainText()
+
+
+def test_transcript_styles_each_kind_and_never_renders_markup(window: MainWindow) -> None:
+    info = session("t")
+    window.set_sessions([info])
+    hostile = "<b>bold</b><img src=x>"
+    for kind in TranscriptKind:
+        window.append_transcript(TranscriptEvent(session_id=info.session_id, kind=kind,
+                                                 text=f"{kind.value}: {hostile}",
+                                                 tool_name="Bash"))
+    view = window.ui.transcriptView
+    text = view.toPlainText()
+    assert text.count(hostile) == len(TranscriptKind)
+    assert "<img" not in view.toHtml()
+    looks: dict[str, tuple[object, ...]] = {}
+    block = view.document().begin()
+    while block.isValid():
+        kind = block.blockFormat().property(KIND_PROPERTY)
+        if kind and kind not in looks and hostile in block.text():
+            cursor = QTextCursor(block)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+            fmt = cursor.charFormat()
+            looks[kind] = (block.text().split(":")[0], fmt.foreground().color().name(),
+                           fmt.fontItalic(), fmt.fontFixedPitch(),
+                           block.blockFormat().background().color().name(
+                               block.blockFormat().background().color().NameFormat.HexArgb),
+                           block.blockFormat().leftMargin())
+        block = block.next()
+    assert set(looks) == {kind.value for kind in TranscriptKind}
+    assert len(set(looks.values())) == len(TranscriptKind)
+
+
+def test_tool_result_is_bounded_and_an_error_result_is_marked(window: MainWindow) -> None:
+    info = session("t")
+    window.set_sessions([info])
+    window.append_transcript(TranscriptEvent(
+        session_id=info.session_id, kind=TranscriptKind.TOOL_RESULT, is_error=True,
+        text="\n".join(f"line {n}" for n in range(500))))
+    text = window.ui.transcriptView.toPlainText()
+    assert "line 0" in text and "line 499" not in text and "more lines" in text
+
+
+def test_revoke_button_emits_the_rule_id_and_revoked_rules_are_marked(
+        window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    info = session("r")
+    window.set_sessions([info])
+    active = SessionRule(session_id=info.session_id, behavior=RuleBehavior.ALLOW,
+                         rule=RuleValue.parse("Bash(npm test:*)"))
+    other = SessionRule(session_id=info.session_id, behavior=RuleBehavior.ALLOW,
+                        rule=RuleValue.parse("Read"))
+    revoked = SessionRule(session_id=info.session_id, behavior=RuleBehavior.ALLOW,
+                          rule=RuleValue.parse("Edit"), revoked_at=utc_now())
+    window.set_rules(info.session_id, [active, other, revoked])
+    rules = window.ui.rulesView
+    button = rules.revoke_button(active.rule_id)
+    assert button is not None and button.isVisible()
+    with qtbot.waitSignal(window.revoke_requested) as blocker:
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert blocker.args == [active.rule_id]
+    assert rules.revoke_button(revoked.rule_id) is None
+    item = rules.item_for(revoked.rule_id)
+    assert item is not None
+    assert item.text(COL_ACTION) == "Revoked"
+    assert item.font(0).strikeOut()
+    assert item.foreground(0).color() != rules.item_for(active.rule_id).foreground(0).color()
+
+
+def test_queue_is_oldest_first_and_enter_or_double_click_opens(window: MainWindow,
+                                                               qtbot) -> None:  # type: ignore[no-untyped-def]
+    a, b = session("a"), session("b")
+    window.set_sessions([a, b])
+    newest = request(a, minutes_ago=0)
+    oldest = request(b, "AskUserQuestion", minutes_ago=9,
+                     questions=[{"question": "Which colour?", "header": "C", "options": []}])
+    middle = request(a, "Write", minutes_ago=4, file_path="/work/a/x.py")
+    window.set_pending([newest, oldest, middle])
+    queue = window.ui.queueView
+    assert queue.request_ids() == [oldest.request_id, middle.request_id, newest.request_id]
+    assert queue.topLevelItem(0).text(2) == "Question"
+    assert window.ui.queueHeader.text() == "Waiting for you (3)"
+    queue.setFocus()
+    with qtbot.waitSignal(window.open_request_requested) as blocker:
+        qtbot.keyClick(queue, Qt.Key.Key_Return)
+    assert blocker.args == [oldest.request_id]
+    rect = queue.visualItemRect(queue.topLevelItem(2))
+    qtbot.mouseClick(queue.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    with qtbot.waitSignal(window.open_request_requested) as blocker:
+        qtbot.mouseDClick(queue.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert blocker.args == [newest.request_id]
+    with qtbot.waitSignal(window.open_request_requested) as blocker:
+        qtbot.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)
+    assert blocker.args == [oldest.request_id]
+
+
+def test_follow_up_prompt_interrupt_and_stop(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    info = session("p", state=SessionState.RUNNING)
+    window.set_sessions([info])
+    edit = window.ui.promptEdit
+    assert not window.ui.sendButton.isEnabled()
+    qtbot.keyClicks(edit, "  now add tests  ")
+    with qtbot.waitSignal(window.prompt_requested) as blocker:
+        qtbot.keyClick(edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert blocker.args == [info.session_id, "now add tests"]
+    assert edit.toPlainText() == ""
+    qtbot.keyClicks(edit, "again")
+    with qtbot.waitSignal(window.prompt_requested):
+        qtbot.mouseClick(window.ui.sendButton, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(window.interrupt_requested) as blocker:
+        window.ui.interruptAction.trigger()
+    assert blocker.args == [info.session_id]
+    with qtbot.waitSignal(window.stop_requested) as blocker:
+        window.ui.stopAction.trigger()
+    assert blocker.args == [info.session_id]
+    window.update_session(info.model_copy(update={"state": SessionState.STOPPED}))
+    assert not window.ui.stopAction.isEnabled()
+    assert not window.ui.interruptAction.isEnabled()
+    assert not edit.isEnabled()
+
+
+def test_mode_switch_asks_before_bypass(window: MainWindow, qtbot,  # type: ignore[no-untyped-def]
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    info = session("m")
+    window.set_sessions([info])
+    combo = window.mode_combo
+    combo.setFocus()
+    with qtbot.waitSignal(window.mode_change_requested) as blocker:
+        qtbot.keyClick(combo, Qt.Key.Key_Down)
+    assert blocker.args == [info.session_id, PermissionMode.ACCEPT_EDITS]
+
+    answers: list[bool] = [False]
+    asked: list[PermissionMode] = []
+
+    def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
+        asked.append(mode)
+        on_done(answers[0])
+
+    monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
+    with qtbot.assertNotEmitted(window.mode_change_requested):
+        qtbot.keyClick(combo, Qt.Key.Key_End)
+    assert asked == [PermissionMode.YOLO]
+    assert combo.currentData() == PermissionMode.DEFAULT.value
+    answers[0] = True
+    with qtbot.waitSignal(window.mode_change_requested) as blocker:
+        qtbot.keyClick(combo, Qt.Key.Key_End)
+    assert blocker.args == [info.session_id, PermissionMode.YOLO]
+
+
+def test_real_confirmation_box_names_the_risk_and_does_not_block(window: MainWindow,
+                                                                 qtbot) -> None:  # type: ignore[no-untyped-def]
+    answers: list[bool] = []
+    box = confirm.confirm_dangerous_mode(window, PermissionMode.BYPASS, answers.append)
+    qtbot.waitUntil(box.isVisible)
+    assert answers == []
+    assert "including deleting files and running commands" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: answers == [False])
+    box = confirm.confirm_dangerous_mode(window, PermissionMode.BYPASS, answers.append)
+    qtbot.waitUntil(box.isVisible)
+    accept = next(b for b in box.buttons()
+                  if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+    qtbot.mouseClick(accept, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: answers == [False, True])
+
+
+def _open_form(window: MainWindow, qtbot) -> NewSessionDialog:  # type: ignore[no-untyped-def]
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.new_session_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    return dialog
+
+
+def _start(dialog: NewSessionDialog, qtbot) -> None:  # type: ignore[no-untyped-def]
+    ok = dialog.ui.buttonBox.button(QDialogButtonBox.StandardButton.Ok)
+    qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)
+
+
+def test_new_session_form_emits_every_field(window: MainWindow, qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    work, extra = tmp_path / "work", tmp_path / "extra"
+    work.mkdir()
+    extra.mkdir()
+    chosen = iter([str(work), str(extra)])
+    monkeypatch.setattr(pickers, "pick_folder",
+                        lambda parent, title, on_chosen, start="": on_chosen(next(chosen)))
+    window.set_demo_scenarios(["bash", "question"])
+    dialog = _open_form(window, qtbot)
+    ui = dialog.ui
+    ui.backendCombo.setFocus()
+    qtbot.keyClick(ui.backendCombo, Qt.Key.Key_Down)
+    qtbot.keyClicks(ui.nameEdit, "refactor")
+    ui.cwdEdit.clear()
+    qtbot.mouseClick(ui.browseCwdButton, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(ui.promptEdit, "Tidy the imports")
+    ui.modeCombo.setFocus()
+    qtbot.keyClick(ui.modeCombo, Qt.Key.Key_Down)
+    qtbot.keyClicks(ui.modelEdit, "claude-sonnet")
+    ui.scenarioCombo.setFocus()
+    qtbot.keyClick(ui.scenarioCombo, Qt.Key.Key_Down)
+    qtbot.mouseClick(ui.addDirButton, Qt.MouseButton.LeftButton)
+    ui.limitToolsCheck.click()
+    qtbot.keyClicks(ui.toolsEdit, "Read, Grep")
+    qtbot.keyClicks(ui.allowedEdit, 'Read, Bash(git commit -m "a, b")')
+    qtbot.keyClicks(ui.disallowedEdit, "WebFetch")
+    ui.userSourceCheck.click()
+    ui.localSourceCheck.click()
+    qtbot.keyClicks(ui.mcpEdit, '{"docs": {"command": "docs-mcp"}}')
+    qtbot.keyClicks(ui.permissionsEdit, '{"deny": ["Read(./.env)"]}')
+    with qtbot.waitSignal(window.new_session_requested) as blocker:
+        _start(dialog, qtbot)
+    options: SessionOptions = blocker.args[0]
+    assert options == SessionOptions(
+        backend=Backend.QODER, prompt="Tidy the imports", name="refactor", cwd=str(work),
+        add_dirs=[str(extra)], tools=["Read", "Grep"],
+        allowed_tools=["Read", 'Bash(git commit -m "a, b")'], disallowed_tools=["WebFetch"],
+        permission_mode=PermissionMode.ACCEPT_EDITS, model="claude-sonnet",
+        settings_permissions={"deny": ["Read(./.env)"]}, setting_sources=["user", "local"],
+        mcp_servers={"docs": {"command": "docs-mcp"}}, scenario="question")
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+
+
+def test_new_session_form_hides_scenario_outside_demo_and_checks_fields(
+        window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window.set_new_session_defaults(SessionOptions(cwd=str(tmp_path / "missing")))
+    dialog = _open_form(window, qtbot)
+    assert not dialog.ui.scenarioCombo.isVisible()
+    with qtbot.assertNotEmitted(window.new_session_requested):
+        _start(dialog, qtbot)
+    assert "does not exist" in dialog.ui.errorLabel.text()
+    dialog.ui.cwdEdit.setText(str(tmp_path))
+    qtbot.keyClicks(dialog.ui.mcpEdit, "[1, 2")
+    with qtbot.assertNotEmitted(window.new_session_requested):
+        _start(dialog, qtbot)
+    assert "MCP servers" in dialog.ui.errorLabel.text()
+    assert dialog.isVisible()
+
+
+def test_bypass_mode_is_not_emitted_without_confirmation(
+        window: MainWindow, qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+        no_confirm: list[PermissionMode]) -> None:
+    window.set_new_session_defaults(SessionOptions(cwd=str(tmp_path)))
+    dialog = _open_form(window, qtbot)
+    dialog.ui.modeCombo.setFocus()
+    qtbot.keyClick(dialog.ui.modeCombo, Qt.Key.Key_End)
+    qtbot.keyClick(dialog.ui.modeCombo, Qt.Key.Key_Up)
+    assert dialog.chosen_mode() is PermissionMode.BYPASS
+    with qtbot.assertNotEmitted(window.new_session_requested):
+        _start(dialog, qtbot)
+    assert no_confirm == [PermissionMode.BYPASS]
+    assert dialog.isVisible()
+
+
+def test_bypass_mode_is_emitted_after_confirmation(
+        window: MainWindow, qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+        yes_confirm: list[PermissionMode]) -> None:
+    window.set_new_session_defaults(SessionOptions(cwd=str(tmp_path)))
+    dialog = _open_form(window, qtbot)
+    dialog.ui.modeCombo.setFocus()
+    qtbot.keyClick(dialog.ui.modeCombo, Qt.Key.Key_End)
+    with qtbot.waitSignal(window.new_session_requested) as blocker:
+        _start(dialog, qtbot)
+    assert blocker.args[0].permission_mode is PermissionMode.YOLO
+    assert blocker.args[0].bypass_confirmed
+    assert yes_confirm == [PermissionMode.YOLO]
+
+
+def test_title_and_status_badge_show_pending_without_a_tray(window: MainWindow) -> None:
+    info = session("x")
+    window.set_sessions([info])
+    window.set_pending([request(info), request(info), request(info)])
+    assert window.windowTitle() == "Qoder Desktop"
+    badge = window.findChild(QWidget, "pendingBadge")
+    assert badge is not None and not badge.isVisible()
+    window.set_tray_available(False)
+    assert window.windowTitle() == "Qoder Desktop (3 pending)"
+    assert badge.isVisible() and badge.text() == "3 pending"
+    window.set_pending([])
+    assert window.windowTitle() == "Qoder Desktop"
+    assert not badge.isVisible()
+
+
+def test_menu_actions_emit_settings_and_quit(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.settings_requested):
+        window.ui.settingsAction.trigger()
+    with qtbot.waitSignal(window.quit_requested):
+        qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_closing_hides_with_a_tray_and_quits_without_one(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.close()
+    assert not window.isVisible()
+    window.show()
+    window.set_tray_available(False)
+    with qtbot.waitSignal(window.quit_requested):
+        window.close()
+    assert window.isVisible()
+    window.set_quitting()
+    window.close()
+    assert not window.isVisible()
+
+
+def test_window_state_round_trip(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.resize(780, 560)  # the offscreen screen is 800 x 600
+    first.move(QPoint(10, 20))
+    first.show()
+    qtbot.waitExposed(first)
+    first.ui.mainSplitter.setSizes([300, 460])
+    first.ui.centerSplitter.setSizes([300, 140])
+    path = tmp_path / "state" / "window.json"
+    first.save_state(path)
+    data = json.loads(path.read_text())
+    assert set(data) == {"version", "geometry", "state", "splitters"}
+    assert set(data["splitters"]) == {"main", "left", "center"}
+    main_sizes = first.ui.mainSplitter.sizes()
+    center_sizes = first.ui.centerSplitter.sizes()
+
+    second = MainWindow()
+    qtbot.addWidget(second)
+    assert second.restore_state(path)
+    second.show()
+    qtbot.waitExposed(second)
+    QApplication.processEvents()
+    assert second.size() == first.size()
+    assert second.ui.mainSplitter.sizes() == main_sizes
+    assert second.ui.centerSplitter.sizes() == center_sizes
+
+
+def test_window_state_ignores_missing_and_corrupt_files(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    win = MainWindow()
+    qtbot.addWidget(win)
+    assert not win.restore_state(tmp_path / "nothing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert not win.restore_state(bad)
+    bad.write_text('{"version": 1, "geometry": "%%%", "splitters": {"main": 3}}')
+    assert not win.restore_state(bad)
