@@ -117,7 +117,7 @@ class MainWindow(QMainWindow):
         header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(COL_CWD, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((COL_NAME, 130), (1, 64), (3, 92), (4, 108), (COL_PENDING, 64)):
+        for column, width in ((COL_NAME, 130), (1, 78), (3, 96), (4, 88), (COL_PENDING, 70)):
             header.resizeSection(column, width)
         header.setMinimumSectionSize(40)
         ui.mainSplitter.setStretchFactor(0, 0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
@@ -12,6 +12,7 @@ from qoder_desktop.ui.summaries import kind_label, request_summary, session_labe
 
 REQUEST_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_TIME, COL_SESSION, COL_KIND, COL_WHAT = range(4)
+ROW_HEIGHT = 26
 
 _KIND_COLORS = {RequestKind.QUESTION: "#1971C2", RequestKind.PLAN: "#7048E8",
                 RequestKind.TOOL: "#E8590C"}
@@ -53,6 +54,7 @@ class QueueView(QTreeWidget):
             item = QTreeWidgetItem([format_time(request.received_at), session_label(request),
                                     kind_label(request), request_summary(request, 200)])
             item.setData(COL_TIME, REQUEST_ID_ROLE, request.request_id)
+            item.setSizeHint(COL_TIME, QSize(0, ROW_HEIGHT))
             item.setForeground(COL_KIND, QColor(_KIND_COLORS[request.kind]))
             item.setToolTip(COL_WHAT, request_summary(request, 600))
             item.setToolTip(COL_TIME, request.received_at.astimezone().strftime("%c"))

@@ -77,6 +77,7 @@ class RulesView(QTreeWidget):
         granted = f"{format_time(rule.granted_at)} by {rule.granted_by}"
         item = QTreeWidgetItem([str(rule.rule), rule.behavior.value, granted, ""])
         item.setData(COL_RULE, RULE_ID_ROLE, rule.rule_id)
+        item.setSizeHint(COL_RULE, QSize(0, 26))
         item.setToolTip(COL_RULE, str(rule.rule))
         self.addTopLevelItem(item)
         if rule.active:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QMessageBox, QWidget
 
 from qoder_desktop.models import (
     ApprovalRequest,
@@ -27,7 +27,12 @@ from qoder_desktop.models import (
     SessionState,
     utc_now,
 )
-from qoder_desktop.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+from qoder_desktop.session_options import (
+    SessionOptions,
+    SettingSource,
+    TranscriptEvent,
+    TranscriptKind,
+)
 from qoder_desktop.ui import confirm, pickers
 from qoder_desktop.ui.main_window import MainWindow
 from qoder_desktop.ui.new_session_form import NewSessionDialog
@@ -191,7 +196,9 @@ def test_revoke_button_emits_the_rule_id_and_revoked_rules_are_marked(
     assert item is not None
     assert item.text(COL_ACTION) == "Revoked"
     assert item.font(0).strikeOut()
-    assert item.foreground(0).color() != rules.item_for(active.rule_id).foreground(0).color()
+    active_item = rules.item_for(active.rule_id)
+    assert active_item is not None
+    assert item.foreground(0).color() != active_item.foreground(0).color()
 
 
 def test_queue_is_oldest_first_and_enter_or_double_click_opens(window: MainWindow,
@@ -205,13 +212,15 @@ def test_queue_is_oldest_first_and_enter_or_double_click_opens(window: MainWindo
     window.set_pending([newest, oldest, middle])
     queue = window.ui.queueView
     assert queue.request_ids() == [oldest.request_id, middle.request_id, newest.request_id]
-    assert queue.topLevelItem(0).text(2) == "Question"
+    first, last = queue.topLevelItem(0), queue.topLevelItem(2)
+    assert first is not None and last is not None
+    assert first.text(2) == "Question"
     assert window.ui.queueHeader.text() == "Waiting for you (3)"
     queue.setFocus()
     with qtbot.waitSignal(window.open_request_requested) as blocker:
         qtbot.keyClick(queue, Qt.Key.Key_Return)
     assert blocker.args == [oldest.request_id]
-    rect = queue.visualItemRect(queue.topLevelItem(2))
+    rect = queue.visualItemRect(last)
     qtbot.mouseClick(queue.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     with qtbot.waitSignal(window.open_request_requested) as blocker:
         qtbot.mouseDClick(queue.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
@@ -344,7 +353,8 @@ def test_new_session_form_emits_every_field(window: MainWindow, qtbot, tmp_path:
         add_dirs=[str(extra)], tools=["Read", "Grep"],
         allowed_tools=["Read", 'Bash(git commit -m "a, b")'], disallowed_tools=["WebFetch"],
         permission_mode=PermissionMode.ACCEPT_EDITS, model="claude-sonnet",
-        settings_permissions={"deny": ["Read(./.env)"]}, setting_sources=["user", "local"],
+        settings_permissions={"deny": ["Read(./.env)"]},
+        setting_sources=[SettingSource.USER, SettingSource.LOCAL],
         mcp_servers={"docs": {"command": "docs-mcp"}}, scenario="question")
     qtbot.waitUntil(lambda: not dialog.isVisible())
 
@@ -399,7 +409,7 @@ def test_title_and_status_badge_show_pending_without_a_tray(window: MainWindow) 
     window.set_sessions([info])
     window.set_pending([request(info), request(info), request(info)])
     assert window.windowTitle() == "Qoder Desktop"
-    badge = window.findChild(QWidget, "pendingBadge")
+    badge = window.findChild(QLabel, "pendingBadge")
     assert badge is not None and not badge.isVisible()
     window.set_tray_available(False)
     assert window.windowTitle() == "Qoder Desktop (3 pending)"

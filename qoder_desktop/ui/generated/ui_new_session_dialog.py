@@ -161,13 +161,12 @@ class Ui_NewSessionDialog(object):
         self.addDirsLabel = QLabel(self.toolsTab)
         self.addDirsLabel.setObjectName(u"addDirsLabel")
 
-        self.toolsForm.setWidget(4, QFormLayout.ItemRole.LabelRole, self.addDirsLabel)
+        self.toolsForm.setWidget(5, QFormLayout.ItemRole.LabelRole, self.addDirsLabel)
 
         self.addDirsRow = QHBoxLayout()
         self.addDirsRow.setObjectName(u"addDirsRow")
         self.addDirsList = QListWidget(self.toolsTab)
         self.addDirsList.setObjectName(u"addDirsList")
-        self.addDirsList.setMaximumSize(QSize(16777215, 110))
 
         self.addDirsRow.addWidget(self.addDirsList)
 
@@ -192,12 +191,12 @@ class Ui_NewSessionDialog(object):
         self.addDirsRow.addLayout(self.addDirsButtons)
 
 
-        self.toolsForm.setLayout(4, QFormLayout.ItemRole.FieldRole, self.addDirsRow)
+        self.toolsForm.setLayout(5, QFormLayout.ItemRole.FieldRole, self.addDirsRow)
 
         self.sourcesLabel = QLabel(self.toolsTab)
         self.sourcesLabel.setObjectName(u"sourcesLabel")
 
-        self.toolsForm.setWidget(5, QFormLayout.ItemRole.LabelRole, self.sourcesLabel)
+        self.toolsForm.setWidget(4, QFormLayout.ItemRole.LabelRole, self.sourcesLabel)
 
         self.sourcesRow = QHBoxLayout()
         self.sourcesRow.setObjectName(u"sourcesRow")
@@ -221,7 +220,7 @@ class Ui_NewSessionDialog(object):
         self.sourcesRow.addItem(self.sourcesSpacer)
 
 
-        self.toolsForm.setLayout(5, QFormLayout.ItemRole.FieldRole, self.sourcesRow)
+        self.toolsForm.setLayout(4, QFormLayout.ItemRole.FieldRole, self.sourcesRow)
 
         self.tabs.addTab(self.toolsTab, "")
         self.advancedTab = QWidget()

@@ -1,0 +1,81 @@
+"""The bridge between the approval broker and Qt: broker events in, answers out.
+
+This is the only UI module that knows the broker. The broker tells its subscribers
+synchronously on the asyncio loop; under qasync that loop runs on the GUI thread, so
+the signals are delivered at once. Were the broker ever to run on another thread, Qt's
+queued connections would carry the signals over to the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from qoder_desktop.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
+from qoder_desktop.models import ApprovalRequest, Decision
+
+log = logging.getLogger(__name__)
+
+
+class BrokerBridge(QObject):
+    """Re-emits an `ApprovalBroker`'s events as Qt signals and forwards answers to it.
+
+    Signals:
+        request_added(ApprovalRequest): a request waits for a person.
+        request_answered(ApprovalRequest, Decision): a request got its decision.
+        request_withdrawn(ApprovalRequest): the agent or app took a request back.
+        pending_changed(list): the requests now waiting (oldest first), after any event.
+    """
+
+    request_added = Signal(object)
+    request_answered = Signal(object, object)
+    request_withdrawn = Signal(object)
+    pending_changed = Signal(list)
+
+    def __init__(self, broker: ApprovalBroker, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._broker = broker
+        self._unsubscribe: Callable[[], None] | None = broker.subscribe(self._on_event)
+
+    def _on_event(self, event: BrokerEvent, request: ApprovalRequest,
+                  decision: Decision | None) -> None:
+        if event is BrokerEvent.ADDED:
+            self.request_added.emit(request)
+        elif event is BrokerEvent.ANSWERED:
+            self.request_answered.emit(request, decision)
+        elif event is BrokerEvent.WITHDRAWN:
+            self.request_withdrawn.emit(request)
+        self.pending_changed.emit(self.pending())
+
+    def pending(self) -> list[ApprovalRequest]:
+        """The requests waiting for a person, oldest first."""
+        return self._broker.pending()
+
+    def is_pending(self, request_id: str) -> bool:
+        """True while `request_id` waits for an answer."""
+        return self._broker.is_pending(request_id)
+
+    def answer(self, request_id: str, decision: Decision) -> bool:
+        """Answer a request; a late answer (already answered or withdrawn) does nothing.
+
+        Returns:
+            True when this answer was the one that counted.
+        """
+        try:
+            self._broker.answer(request_id, decision)
+        except AlreadyAnswered:
+            log.info("ignored a late answer for request %s (already answered or withdrawn)",
+                     request_id)
+            return False
+        return True
+
+    def unsubscribe(self) -> None:
+        """Stop listening to the broker (idempotent)."""
+        if self._unsubscribe is not None:
+            unsubscribe, self._unsubscribe = self._unsubscribe, None
+            try:
+                unsubscribe()
+            except ValueError:
+                log.debug("bridge was already unsubscribed")

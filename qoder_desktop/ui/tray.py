@@ -1,0 +1,199 @@
+"""The system tray icon: a pending-count badge, notifications and a request menu.
+
+The tray only formats and shows; the app decides when to notify (the window is not
+active) and what opening a request does. All text it shows is plain and bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QIcon, QImage
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from qoder_desktop.models import ApprovalRequest, RequestKind
+from qoder_desktop.ui import icons
+from qoder_desktop.ui.summaries import (
+    elide,
+    first_question,
+    input_summary,
+    one_line,
+    request_summary,
+    session_label,
+)
+
+APP_NAME = "Qoder Desktop"
+TITLE_LIMIT = 80
+BODY_LIMIT = 200
+MENU_LIMIT = 10
+MESSAGE_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A notification's plain-text title and body."""
+
+    title: str
+    body: str
+
+    @property
+    def text(self) -> str:
+        """Title and body on one line (what a screen reader would say)."""
+        return f"{self.title}: {self.body}" if self.body else self.title
+
+
+def format_notification(request: ApprovalRequest) -> Notification:
+    """How a new request is announced; a question is never announced with "Allow"."""
+    session = elide(session_label(request), 40)
+    if request.kind is RequestKind.QUESTION:
+        question = one_line(first_question(request.tool_input)) or "The agent has a question."
+        return Notification(elide(f"Question from {session}", TITLE_LIMIT),
+                            elide(question, BODY_LIMIT))
+    if request.kind is RequestKind.PLAN:
+        return Notification(elide(f"Plan from {session} is ready for review", TITLE_LIMIT),
+                            elide(request_summary(request, BODY_LIMIT), BODY_LIMIT))
+    label = elide(one_line(request.label), 40)
+    detail = input_summary(request.tool_name, request.tool_input)
+    return Notification(elide(f"{label} in {session} wants approval", TITLE_LIMIT),
+                        elide(detail, BODY_LIMIT))
+
+
+def tooltip_text(pending: int) -> str:
+    """The tray tooltip for `pending` waiting requests."""
+    return f"{APP_NAME} — {pending} pending"
+
+
+class Tray(QObject):
+    """Wraps `QSystemTrayIcon`: badge, tooltip, notifications and a context menu.
+
+    Signals:
+        open_request(str): open the request with this id (from a notification or menu).
+        activate_window(): the icon was clicked; bring the main window forward.
+        toggle_window(): the menu's Show/Hide window entry was chosen.
+        quit_requested(): the menu's Quit entry was chosen.
+    """
+
+    open_request = Signal(str)
+    activate_window = Signal()
+    toggle_window = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pending: list[ApprovalRequest] = []
+        self._icons: dict[int, QIcon] = {}
+        self._last_notified: str | None = None
+        self._window_visible = True
+        self._icon = QSystemTrayIcon(self._icon_for(0), self)
+        self._icon.setToolTip(tooltip_text(0))
+        self._menu = QMenu()
+        self._menu.setObjectName("trayMenu")
+        self._icon.setContextMenu(self._menu)
+        self._icon.activated.connect(self._activated)
+        self._icon.messageClicked.connect(self._message_clicked)
+        self._rebuild_menu()
+
+    @staticmethod
+    def is_available() -> bool:
+        """True when the desktop has a system tray to put the icon in."""
+        return QSystemTrayIcon.isSystemTrayAvailable()
+
+    def show(self) -> None:
+        """Put the icon in the tray."""
+        self._icon.show()
+
+    def hide(self) -> None:
+        """Take the icon out of the tray."""
+        self._icon.hide()
+
+    def dispose(self) -> None:
+        """Hide the icon and free the menu (call before the app quits)."""
+        self._icon.hide()
+        self._icon.setContextMenu(None)  # type: ignore[arg-type]
+        self._menu.deleteLater()
+
+    # -- state -------------------------------------------------------------------------
+
+    def set_pending(self, requests: list[ApprovalRequest]) -> None:
+        """Show how many requests wait (badge, tooltip) and list them in the menu."""
+        self._pending = sorted(requests, key=lambda r: r.received_at)
+        count = len(self._pending)
+        self._icon.setIcon(self._icon_for(count))
+        self._icon.setToolTip(tooltip_text(count))
+        self._rebuild_menu()
+
+    def set_window_visible(self, visible: bool) -> None:
+        """Tell the tray whether the main window shows (for the Show/Hide entry)."""
+        self._window_visible = visible
+        self._rebuild_menu()
+
+    def notify(self, request: ApprovalRequest) -> Notification:
+        """Announce a new request; clicking the message opens it. Returns what was shown."""
+        note = format_notification(request)
+        self._last_notified = request.request_id
+        if self._icon.isVisible() and QSystemTrayIcon.supportsMessages():
+            self._icon.showMessage(note.title, note.body, self._icon.icon(), MESSAGE_TIMEOUT_MS)
+        return note
+
+    # -- queries (tests, wiring) -------------------------------------------------------
+
+    def tooltip(self) -> str:
+        """The current tooltip text."""
+        return self._icon.toolTip()
+
+    def icon_image(self, size: int = 64) -> QImage:
+        """The current icon rendered at `size` pixels."""
+        return self._icon.icon().pixmap(size, size).toImage()
+
+    def last_notified(self) -> str | None:
+        """The id of the most recently announced request."""
+        return self._last_notified
+
+    def menu(self) -> QMenu:
+        """The context menu."""
+        return self._menu
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _icon_for(self, count: int) -> QIcon:
+        key = min(count, 100)
+        if key not in self._icons:
+            self._icons[key] = icons.tray_icon(key)
+        return self._icons[key]
+
+    def _rebuild_menu(self) -> None:
+        menu = self._menu
+        menu.clear()
+        count = len(self._pending)
+        header = menu.addAction(f"{count} pending" if count else "Nothing is waiting for you")
+        header.setEnabled(False)
+        for request in self._pending[:MENU_LIMIT]:
+            text = f"{elide(session_label(request), 30)} — {request_summary(request, 60)}"
+            action = menu.addAction(text.replace("&", "&&"))
+            action.setData(request.request_id)
+            action.triggered.connect(
+                lambda _=False, rid=request.request_id: self.open_request.emit(rid))
+        if count > MENU_LIMIT:
+            more = menu.addAction(f"… and {count - MENU_LIMIT} more")
+            more.triggered.connect(self.activate_window)
+        menu.addSeparator()
+        toggle = QAction("Hide window" if self._window_visible else "Show window", menu)
+        toggle.setObjectName("toggleWindowAction")
+        toggle.triggered.connect(self.toggle_window)
+        menu.addAction(toggle)
+        quit_action = QAction("Quit", menu)
+        quit_action.setObjectName("quitAction")
+        quit_action.triggered.connect(self.quit_requested)
+        menu.addAction(quit_action)
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (QSystemTrayIcon.ActivationReason.Trigger,
+                      QSystemTrayIcon.ActivationReason.DoubleClick):
+            self.activate_window.emit()
+
+    def _message_clicked(self) -> None:
+        if self._last_notified is not None:
+            self.open_request.emit(self._last_notified)
+        else:
+            self.activate_window.emit()

@@ -1,0 +1,185 @@
+"""The broker bridge, with a real broker and SQLite storage, under a qasync loop."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
+
+import pytest
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.ledger import Ledger
+from qoder_desktop.models import (
+    ApprovalRequest,
+    Backend,
+    Decision,
+    DecisionKind,
+    SessionInfo,
+)
+from qoder_desktop.storage import Database
+from qoder_desktop.ui.bridge import BrokerBridge
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def loop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    """A qasync loop on the test's QApplication (asyncio and Qt share one thread)."""
+    event_loop = qasync.QEventLoop(qapp)
+    try:
+        yield event_loop
+    finally:
+        event_loop.close()
+
+
+@pytest.fixture
+def session(db: Database) -> SessionInfo:
+    info = SessionInfo(name="bridge", backend=Backend.CLAUDE, cwd="/tmp")
+    db.upsert_session(info)
+    return info
+
+
+@pytest.fixture
+def broker(db: Database) -> ApprovalBroker:
+    return ApprovalBroker(db, Ledger(db))
+
+
+@pytest.fixture
+def bridge(broker: ApprovalBroker) -> Iterator[BrokerBridge]:
+    item = BrokerBridge(broker)
+    yield item
+    item.unsubscribe()
+
+
+def run(loop: qasync.QEventLoop, coro: Coroutine[Any, Any, T], timeout: float = 5) -> T:
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+def bash(info: SessionInfo, command: str = "make") -> ApprovalRequest:
+    return ApprovalRequest(session_id=info.session_id, session_name=info.name,
+                           backend=info.backend, tool_name="Bash",
+                           tool_input={"command": command}, cwd="/tmp")
+
+
+class Recorder:
+    """Collects every bridge signal in order."""
+
+    def __init__(self, bridge: BrokerBridge) -> None:
+        self.events: list[tuple[str, tuple[Any, ...]]] = []
+        self.pending: list[list[str]] = []
+        bridge.request_added.connect(lambda r: self.events.append(("added", (r,))))
+        bridge.request_answered.connect(
+            lambda r, d: self.events.append(("answered", (r, d))))
+        bridge.request_withdrawn.connect(lambda r: self.events.append(("withdrawn", (r,))))
+        bridge.pending_changed.connect(
+            lambda items: self.pending.append([r.request_id for r in items]))
+
+    def kinds(self) -> list[str]:
+        return [kind for kind, _ in self.events]
+
+
+def test_request_is_added_and_an_answer_through_the_bridge_completes_it(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo, caplog: pytest.LogCaptureFixture) -> None:
+    recorder = Recorder(bridge)
+    request = bash(session)
+    decisions: list[bool] = []
+
+    def answer_when_added(added: ApprovalRequest) -> None:
+        # Answer from the Qt side, as a dialog would: a plain callback, no awaiting.
+        loop.call_soon(lambda: decisions.append(
+            bridge.answer(added.request_id, Decision.allow_once(added.tool_input))))
+
+    bridge.request_added.connect(answer_when_added)
+    decision = run(loop, broker.request(request))
+    assert decision.kind is DecisionKind.ALLOW_ONCE
+    assert decision.final_input == {"command": "make"}
+    assert decisions == [True]
+    assert recorder.kinds() == ["added", "answered"]
+    assert recorder.events[0][1][0] == request
+    assert recorder.events[1][1][1].kind is DecisionKind.ALLOW_ONCE
+    assert recorder.pending == [[request.request_id], []]
+
+    with caplog.at_level(logging.INFO, logger="qoder_desktop.ui.bridge"):
+        late = bridge.answer(request.request_id, Decision.deny("too late"))
+    assert late is False
+    assert "late answer" in caplog.text
+    assert recorder.kinds() == ["added", "answered"]
+
+
+def test_a_second_answer_while_pending_is_ignored(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo) -> None:
+    request = bash(session, "rm -r build")
+    results: list[bool] = []
+
+    def answer_twice(added: ApprovalRequest) -> None:
+        results.append(bridge.answer(added.request_id, Decision.deny("no")))
+        results.append(bridge.answer(added.request_id, Decision.allow_once(added.tool_input)))
+
+    bridge.request_added.connect(answer_twice)
+    decision = run(loop, broker.request(request))
+    assert results == [True, False]
+    assert decision.kind is DecisionKind.DENY
+    assert not bridge.is_pending(request.request_id)
+
+
+def test_cancellation_emits_request_withdrawn(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo) -> None:
+    recorder = Recorder(bridge)
+    request = bash(session)
+
+    async def cancel_while_waiting() -> None:
+        task = asyncio.ensure_future(broker.request(request))
+        while not bridge.pending():
+            await asyncio.sleep(0.01)
+        assert [r.request_id for r in bridge.pending()] == [request.request_id]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(loop, cancel_while_waiting())
+    assert recorder.kinds() == ["added", "withdrawn"]
+    assert recorder.events[1][1][0].request_id == request.request_id
+    assert recorder.pending[-1] == []
+    assert bridge.answer(request.request_id, Decision.deny("after the fact")) is False
+
+
+def test_qt_timers_and_asyncio_share_the_loop(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo) -> None:
+    from PySide6.QtCore import QTimer
+
+    request = bash(session)
+    bridge.request_added.connect(lambda added: QTimer.singleShot(
+        20, lambda: bridge.answer(added.request_id, Decision.deny("by a Qt timer"))))
+    decision = run(loop, broker.request(request))
+    assert decision.message == "by a Qt timer"
+
+
+def test_unsubscribe_stops_the_signals(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo) -> None:
+    recorder = Recorder(bridge)
+    bridge.unsubscribe()
+    bridge.unsubscribe()
+    request = bash(session)
+
+    async def ask_and_answer() -> Decision:
+        task = asyncio.ensure_future(broker.request(request))
+        while not broker.is_pending(request.request_id):
+            await asyncio.sleep(0.01)
+        assert bridge.answer(request.request_id, Decision.deny("quiet"))
+        return await task
+
+    assert run(loop, ask_and_answer()).kind is DecisionKind.DENY
+    assert recorder.events == []
