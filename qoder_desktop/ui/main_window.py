@@ -11,9 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, Qt, Signal, SignalInstance
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QHeaderView,
     QLabel,
     QMainWindow,
@@ -30,8 +29,9 @@ from qoder_desktop.models import (
     SessionState,
 )
 from qoder_desktop.session_options import SessionOptions, TranscriptEvent
-from qoder_desktop.ui import confirm, icons, window_state
+from qoder_desktop.ui import icons, window_state
 from qoder_desktop.ui.generated.ui_main_window import Ui_MainWindow
+from qoder_desktop.ui.mode_switch import ModeSwitcher
 from qoder_desktop.ui.new_session_form import NewSessionDialog
 from qoder_desktop.ui.session_list import (
     BACKEND_LABELS,
@@ -67,6 +67,7 @@ class MainWindow(QMainWindow):
             `set_transcript` / `set_rules`).
         settings_requested(): open the settings.
         quit_requested(): quit the app.
+        visibility_changed(bool): the window was shown (True) or hidden (False).
     """
 
     new_session_requested = Signal(object)
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
     session_selected = Signal(str)
     settings_requested = Signal()
     quit_requested = Signal()
+    visibility_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, *,
                  scenarios: list[str] | None = None) -> None:
@@ -135,13 +137,9 @@ class MainWindow(QMainWindow):
                   context=Qt.ShortcutContext.WidgetShortcut)
 
     def _setup_toolbar(self) -> None:
-        label = QLabel("  Mode: ", self)
-        self.mode_combo = QComboBox(self)
-        self.mode_combo.setObjectName("modeCombo")
-        self.mode_combo.setToolTip("The selected session's permission mode")
-        for mode in PermissionMode:
-            self.mode_combo.addItem(mode.value, mode.value)
-        self.ui.mainToolBar.addWidget(label)
+        self.modes = ModeSwitcher(self, self.ui.sessionMenu)
+        self.mode_combo = self.modes.combo
+        self.ui.mainToolBar.addWidget(QLabel("  Mode: ", self))
         self.ui.mainToolBar.addWidget(self.mode_combo)
         spacer = QWidget(self)
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -163,7 +161,7 @@ class MainWindow(QMainWindow):
         ui.rulesView.revoke_requested.connect(self.revoke_requested)
         ui.queueView.open_requested.connect(self.open_request_requested)
         ui.sessionsView.selectionModel().selectionChanged.connect(self._selection_changed)
-        self.mode_combo.activated.connect(self._mode_chosen)
+        self.modes.mode_requested.connect(self.mode_change_requested)
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -232,8 +230,6 @@ class MainWindow(QMainWindow):
                 details += f"\n{info.error}"
             ui.sessionDetails.setText(details)
             ui.sessionDetails.setToolTip(info.cwd)
-            index = self.mode_combo.findData(info.permission_mode.value)
-            self.mode_combo.setCurrentIndex(index)
         self._update_actions()
 
     def _update_actions(self) -> None:
@@ -245,7 +241,8 @@ class MainWindow(QMainWindow):
         ui.promptAction.setEnabled(live)
         ui.interruptAction.setEnabled(info is not None and info.state in _BUSY)
         ui.stopAction.setEnabled(live)
-        self.mode_combo.setEnabled(live)
+        self.modes.set_session(self._current, info.permission_mode if info else
+                               PermissionMode.DEFAULT, enabled=live)
         ui.openNextAction.setEnabled(bool(self._pending))
 
     # -- transcript and rules ----------------------------------------------------------
@@ -323,24 +320,6 @@ class MainWindow(QMainWindow):
         self.prompt_requested.emit(self._current, text)
         self.ui.promptEdit.clear()
 
-    def _mode_chosen(self, index: int) -> None:
-        mode = PermissionMode(self.mode_combo.itemData(index))
-        session_id = self._current
-        info = self._model.session(session_id) if session_id else None
-        if info is None or session_id is None or mode is info.permission_mode:
-            return
-        if not mode.is_dangerous:
-            self.mode_change_requested.emit(session_id, mode)
-            return
-
-        def answered(ok: bool) -> None:
-            if ok:
-                self.mode_change_requested.emit(session_id, mode)
-            else:
-                self._update_session_header()
-
-        confirm.confirm_dangerous_mode(self, mode, answered)
-
     # -- new session form --------------------------------------------------------------
 
     def set_new_session_defaults(self, defaults: SessionOptions) -> None:
@@ -381,6 +360,24 @@ class MainWindow(QMainWindow):
     def set_quitting(self, quitting: bool = True) -> None:
         """Let the next close really close the window (the app is quitting)."""
         self._quitting = quitting
+
+    def bring_to_front(self) -> None:
+        """Show the window (restored if minimized), raise it and give it focus."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Tell listeners (the tray menu) that the window shows."""
+        super().showEvent(event)
+        self.visibility_changed.emit(True)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Tell listeners (the tray menu) that the window is hidden."""
+        super().hideEvent(event)
+        self.visibility_changed.emit(False)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """With a tray, closing hides the window; without one it asks the app to quit."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon, QImage
-from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from qoder_desktop.models import ApprovalRequest, RequestKind
 from qoder_desktop.ui import icons
@@ -128,12 +128,22 @@ class Tray(QObject):
         self._window_visible = visible
         self._rebuild_menu()
 
-    def notify(self, request: ApprovalRequest) -> Notification:
-        """Announce a new request; clicking the message opens it. Returns what was shown."""
+    def notify(self, request: ApprovalRequest, *, sound: bool = False) -> Notification:
+        """Announce a new request; clicking the message opens it.
+
+        Args:
+            request: the request that just arrived.
+            sound: also ring the system bell.
+
+        Returns:
+            The notification's text (also when the desktop cannot show messages).
+        """
         note = format_notification(request)
         self._last_notified = request.request_id
         if self._icon.isVisible() and QSystemTrayIcon.supportsMessages():
             self._icon.showMessage(note.title, note.body, self._icon.icon(), MESSAGE_TIMEOUT_MS)
+        if sound:
+            QApplication.beep()
         return note
 
     # -- queries (tests, wiring) -------------------------------------------------------

@@ -283,6 +283,37 @@ def test_mode_switch_asks_before_bypass(window: MainWindow, qtbot,  # type: igno
     assert blocker.args == [info.session_id, PermissionMode.YOLO]
 
 
+def test_mode_menu_follows_the_session_and_asks_before_bypass(
+        window: MainWindow, qtbot, no_confirm: list[PermissionMode]) -> None:  # type: ignore[no-untyped-def]
+    info = session("m", permission_mode=PermissionMode.PLAN)
+    window.set_sessions([info])
+    actions = {a.text(): a for a in window.modes.menu.actions()}
+    assert actions["plan"].isChecked()
+    with qtbot.assertNotEmitted(window.mode_change_requested):
+        actions["bypassPermissions"].trigger()
+    assert no_confirm == [PermissionMode.BYPASS]
+    assert actions["plan"].isChecked()
+    with qtbot.waitSignal(window.mode_change_requested) as blocker:
+        actions["default"].trigger()
+    assert blocker.args == [info.session_id, PermissionMode.DEFAULT]
+    window.update_session(info.model_copy(update={"permission_mode": PermissionMode.AUTO}))
+    assert actions["auto"].isChecked()
+    assert window.mode_combo.currentText() == "auto"
+    window.update_session(info.model_copy(update={"state": SessionState.FAILED}))
+    assert not window.modes.menu.isEnabled() and not window.mode_combo.isEnabled()
+
+
+def test_visibility_is_reported_and_bring_to_front_restores(
+        window: MainWindow, qtbot, qtlog) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.visibility_changed) as blocker:
+        window.hide()
+    assert blocker.args == [False]
+    with qtbot.waitSignal(window.visibility_changed) as blocker, qtlog.disabled():
+        window.bring_to_front()  # offscreen warns that it cannot raise windows
+    assert blocker.args == [True]
+    assert window.isVisible()
+
+
 def test_real_confirmation_box_names_the_risk_and_does_not_block(window: MainWindow,
                                                                  qtbot) -> None:  # type: ignore[no-untyped-def]
     answers: list[bool] = []

@@ -1,0 +1,77 @@
+"""The selected session's permission mode, as a toolbar combo box and a menu."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QComboBox, QMenu, QWidget
+
+from qoder_desktop.models import PermissionMode
+from qoder_desktop.ui import confirm
+
+
+class ModeSwitcher(QObject):
+    """Lets the person switch the selected session's mode; bypass modes need confirming.
+
+    The combo box and the menu always show the session's actual mode: a declined
+    confirmation puts them back, and a granted switch shows once the app reports it.
+
+    Signals:
+        mode_requested(str, PermissionMode): switch this session to this mode (already
+            confirmed when it is a bypass mode).
+    """
+
+    mode_requested = Signal(str, object)
+
+    def __init__(self, window: QWidget, menu: QMenu) -> None:
+        super().__init__(window)
+        self._window = window
+        self._session_id: str | None = None
+        self._mode = PermissionMode.DEFAULT
+        self.combo = QComboBox(window)
+        self.combo.setObjectName("modeCombo")
+        self.combo.setToolTip("The selected session's permission mode")
+        self.menu = menu.addMenu("Permission &mode")
+        self._group = QActionGroup(self)
+        self._actions: dict[PermissionMode, QAction] = {}
+        for mode in PermissionMode:
+            self.combo.addItem(mode.value, mode.value)
+            action = self.menu.addAction(mode.value)
+            action.setCheckable(True)
+            action.triggered.connect(lambda _=False, m=mode: self._chosen(m))
+            self._group.addAction(action)
+            self._actions[mode] = action
+        self.combo.activated.connect(
+            lambda index: self._chosen(PermissionMode(self.combo.itemData(index))))
+        self.set_session(None, PermissionMode.DEFAULT)
+
+    def set_session(self, session_id: str | None, mode: PermissionMode,
+                    enabled: bool = True) -> None:
+        """Show `mode` as the mode of `session_id` (None: no session, disabled)."""
+        self._session_id = session_id
+        self._mode = mode
+        self._show(mode)
+        usable = session_id is not None and enabled
+        self.combo.setEnabled(usable)
+        self.menu.setEnabled(usable)
+
+    def _show(self, mode: PermissionMode) -> None:
+        self.combo.setCurrentIndex(self.combo.findData(mode.value))
+        self._actions[mode].setChecked(True)
+
+    def _chosen(self, mode: PermissionMode) -> None:
+        session_id = self._session_id
+        if session_id is None or mode is self._mode:
+            self._show(self._mode)
+            return
+        if not mode.is_dangerous:
+            self.mode_requested.emit(session_id, mode)
+            return
+
+        def answered(ok: bool) -> None:
+            if ok:
+                self.mode_requested.emit(session_id, mode)
+            elif self._session_id == session_id:
+                self._show(self._mode)
+
+        confirm.confirm_dangerous_mode(self._window, mode, answered)
