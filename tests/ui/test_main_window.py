@@ -6,15 +6,14 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import json
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialogButtonBox, QLabel, QWidget
 
 from qoder_desktop.models import (
     ApprovalRequest,
@@ -74,19 +73,6 @@ def no_confirm(monkeypatch: pytest.MonkeyPatch) -> list[PermissionMode]:
     def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
         asked.append(mode)
         on_done(False)
-
-    monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
-    return asked
-
-
-@pytest.fixture
-def yes_confirm(monkeypatch: pytest.MonkeyPatch) -> list[PermissionMode]:
-    """Replace the confirmation box with one that the person accepts."""
-    asked: list[PermissionMode] = []
-
-    def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
-        asked.append(mode)
-        on_done(True)
 
     monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
     return asked
@@ -314,24 +300,6 @@ def test_visibility_is_reported_and_bring_to_front_restores(
     assert window.isVisible()
 
 
-def test_real_confirmation_box_names_the_risk_and_does_not_block(window: MainWindow,
-                                                                 qtbot) -> None:  # type: ignore[no-untyped-def]
-    answers: list[bool] = []
-    box = confirm.confirm_dangerous_mode(window, PermissionMode.BYPASS, answers.append)
-    qtbot.waitUntil(box.isVisible)
-    assert answers == []
-    assert "including deleting files and running commands" in box.text()
-    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
-    qtbot.keyClick(box, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: answers == [False])
-    box = confirm.confirm_dangerous_mode(window, PermissionMode.BYPASS, answers.append)
-    qtbot.waitUntil(box.isVisible)
-    accept = next(b for b in box.buttons()
-                  if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
-    qtbot.mouseClick(accept, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: answers == [False, True])
-
-
 def _open_form(window: MainWindow, qtbot) -> NewSessionDialog:  # type: ignore[no-untyped-def]
     qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     dialog = window.new_session_dialog
@@ -390,51 +358,6 @@ def test_new_session_form_emits_every_field(window: MainWindow, qtbot, tmp_path:
     qtbot.waitUntil(lambda: not dialog.isVisible())
 
 
-def test_new_session_form_hides_scenario_outside_demo_and_checks_fields(
-        window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    window.set_new_session_defaults(SessionOptions(cwd=str(tmp_path / "missing")))
-    dialog = _open_form(window, qtbot)
-    assert not dialog.ui.scenarioCombo.isVisible()
-    with qtbot.assertNotEmitted(window.new_session_requested):
-        _start(dialog, qtbot)
-    assert "does not exist" in dialog.ui.errorLabel.text()
-    dialog.ui.cwdEdit.setText(str(tmp_path))
-    qtbot.keyClicks(dialog.ui.mcpEdit, "[1, 2")
-    with qtbot.assertNotEmitted(window.new_session_requested):
-        _start(dialog, qtbot)
-    assert "MCP servers" in dialog.ui.errorLabel.text()
-    assert dialog.isVisible()
-
-
-def test_bypass_mode_is_not_emitted_without_confirmation(
-        window: MainWindow, qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
-        no_confirm: list[PermissionMode]) -> None:
-    window.set_new_session_defaults(SessionOptions(cwd=str(tmp_path)))
-    dialog = _open_form(window, qtbot)
-    dialog.ui.modeCombo.setFocus()
-    qtbot.keyClick(dialog.ui.modeCombo, Qt.Key.Key_End)
-    qtbot.keyClick(dialog.ui.modeCombo, Qt.Key.Key_Up)
-    assert dialog.chosen_mode() is PermissionMode.BYPASS
-    with qtbot.assertNotEmitted(window.new_session_requested):
-        _start(dialog, qtbot)
-    assert no_confirm == [PermissionMode.BYPASS]
-    assert dialog.isVisible()
-
-
-def test_bypass_mode_is_emitted_after_confirmation(
-        window: MainWindow, qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
-        yes_confirm: list[PermissionMode]) -> None:
-    window.set_new_session_defaults(SessionOptions(cwd=str(tmp_path)))
-    dialog = _open_form(window, qtbot)
-    dialog.ui.modeCombo.setFocus()
-    qtbot.keyClick(dialog.ui.modeCombo, Qt.Key.Key_End)
-    with qtbot.waitSignal(window.new_session_requested) as blocker:
-        _start(dialog, qtbot)
-    assert blocker.args[0].permission_mode is PermissionMode.YOLO
-    assert blocker.args[0].bypass_confirmed
-    assert yes_confirm == [PermissionMode.YOLO]
-
-
 def test_title_and_status_badge_show_pending_without_a_tray(window: MainWindow) -> None:
     info = session("x")
     window.set_sessions([info])
@@ -468,42 +391,3 @@ def test_closing_hides_with_a_tray_and_quits_without_one(window: MainWindow, qtb
     window.set_quitting()
     window.close()
     assert not window.isVisible()
-
-
-def test_window_state_round_trip(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    first = MainWindow()
-    qtbot.addWidget(first)
-    first.resize(780, 560)  # the offscreen screen is 800 x 600
-    first.move(QPoint(10, 20))
-    first.show()
-    qtbot.waitExposed(first)
-    first.ui.mainSplitter.setSizes([300, 460])
-    first.ui.centerSplitter.setSizes([300, 140])
-    path = tmp_path / "state" / "window.json"
-    first.save_state(path)
-    data = json.loads(path.read_text())
-    assert set(data) == {"version", "geometry", "state", "splitters"}
-    assert set(data["splitters"]) == {"main", "left", "center"}
-    main_sizes = first.ui.mainSplitter.sizes()
-    center_sizes = first.ui.centerSplitter.sizes()
-
-    second = MainWindow()
-    qtbot.addWidget(second)
-    assert second.restore_state(path)
-    second.show()
-    qtbot.waitExposed(second)
-    QApplication.processEvents()
-    assert second.size() == first.size()
-    assert second.ui.mainSplitter.sizes() == main_sizes
-    assert second.ui.centerSplitter.sizes() == center_sizes
-
-
-def test_window_state_ignores_missing_and_corrupt_files(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    win = MainWindow()
-    qtbot.addWidget(win)
-    assert not win.restore_state(tmp_path / "nothing.json")
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    assert not win.restore_state(bad)
-    bad.write_text('{"version": 1, "geometry": "%%%", "splitters": {"main": 3}}')
-    assert not win.restore_state(bad)
