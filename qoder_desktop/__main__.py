@@ -1,0 +1,32 @@
+"""Entry point: `qoder-desktop` / `python -m qoder_desktop`.
+
+Only the GUI path imports Qt, so `qoder-desktop ledger export` works without a display.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["ledger"]:
+        from qoder_desktop.ledger import ledger_main
+
+        return ledger_main(args_list[1:])
+    from qoder_desktop.cli import parse_app_args
+
+    args = parse_app_args(args_list)
+    if args.self_check:
+        from qoder_desktop.self_check import run_self_check
+
+        return run_self_check()
+    from qoder_desktop.ui.app import run_gui
+
+    return run_gui(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Backend adapters: one per agent SDK, each only translating between that SDK and our models."""

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Install Qoder Desktop with its test extras into .venv and run every check and test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/ruff check qoder_desktop tests tools
+.venv/bin/mypy qoder_desktop
+QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q "$@"

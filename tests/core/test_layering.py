@@ -1,0 +1,77 @@
+"""The layering is a test, not a convention: the core never imports Qt."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import qoder_desktop
+
+PACKAGE = Path(qoder_desktop.__file__).parent
+QT_MODULES = ("PySide6", "qasync", "shiboken6")
+BACKENDS = PACKAGE / "backends"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _core_modules() -> list[Path]:
+    return [path for path in PACKAGE.rglob("*.py") if (PACKAGE / "ui") not in path.parents]
+
+
+def test_there_is_a_core_to_check() -> None:
+    names = {path.name for path in _core_modules()}
+    assert {"models.py", "broker.py", "questions.py"} <= names
+
+
+def test_no_core_module_imports_qt() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in _core_modules()
+        for name in _imports(path)
+        if name.split(".")[0] in QT_MODULES
+    ]
+    assert offenders == []
+
+
+def test_backends_never_import_each_other() -> None:
+    if not BACKENDS.is_dir():
+        return
+    backend_names = {path.stem for path in BACKENDS.glob("*.py")} - {"__init__", "base"}
+    offenders = []
+    for path in BACKENDS.glob("*.py"):
+        for name in _imports(path):
+            parts = name.split(".")
+            if (parts[:2] == ["qoder_desktop", "backends"] and len(parts) > 2
+                    and parts[2] in backend_names and parts[2] != path.stem):
+                offenders.append(f"{path.name} imports {name}")
+    assert offenders == []
+
+
+def test_importing_the_core_loads_no_qt_at_run_time() -> None:
+    """Catches indirect imports too: a fresh interpreter imports every core module."""
+    modules = sorted(
+        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        for path in _core_modules()
+        if path.name != "__main__.py"
+    )
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]\n"
+        "print(','.join(bad))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=PACKAGE.parent)
+    assert result.stdout.strip() == ""

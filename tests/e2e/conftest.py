@@ -1,0 +1,69 @@
+"""End-to-end harness: the real Claude Code CLI, the scripted model on loopback, our broker.
+
+No GUI: a test answers requests through the broker, as the dialogs would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from helpers.claude_harness import Harness
+
+from qoder_desktop.backends.base import AgentSession, SessionSink
+from qoder_desktop.backends.claude import ClaudeSession
+from qoder_desktop.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.ledger import Ledger
+from qoder_desktop.models import ApprovalRequest, Decision, SessionInfo
+from qoder_desktop.scripted_model.cli_env import build_cli_env
+from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+from qoder_desktop.session_options import SessionOptions, TranscriptKind
+from qoder_desktop.sessions import HubEvent, SessionHub
+from qoder_desktop.storage import Database
+
+
+@pytest.fixture(scope="session")
+def scripted_model() -> Iterator[ThreadedScriptedModel]:
+    """One scripted model for the whole run; tests tell their records apart by session."""
+    with ThreadedScriptedModel() as model:
+        yield model
+
+
+@pytest_asyncio.fixture
+async def harness(tmp_path: Path, scripted_model: ThreadedScriptedModel) -> AsyncIterator[Harness]:
+    """A fresh database, broker and hub per test, with a scratch workspace."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    config_dir = tmp_path / "claude-config"
+    db = Database.open(tmp_path / "ledger.sqlite3")
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+
+    def factory(info: SessionInfo, options: SessionOptions, broker: ApprovalBroker,
+                sink: SessionSink) -> AgentSession:
+        env = build_cli_env(scripted_model.base_url, config_dir, scenario=options.scenario)
+        return ClaudeSession(info, options, broker, sink, env=env)
+
+    hub = SessionHub(db, ledger, broker, factory)
+    harness = Harness(hub, broker, db, ledger, workspace, scripted_model)
+
+    def on_broker(event: BrokerEvent, request: ApprovalRequest, decision: Decision | None) -> None:
+        if event is BrokerEvent.ADDED:
+            harness.requests.put_nowait(request)
+        else:
+            harness.finished.put_nowait((event, request, decision))
+
+    def on_hub(event: HubEvent) -> None:
+        if event.line is not None and event.line.kind in (TranscriptKind.RESULT,
+                                                          TranscriptKind.ERROR):
+            harness.idle.set()
+
+    broker.subscribe(on_broker)
+    hub.subscribe(on_hub)
+    try:
+        yield harness
+    finally:
+        await hub.stop_all()
+        db.close()

@@ -1,0 +1,145 @@
+"""The real Claude Code CLI, driven by the scripted model, answered through the broker."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+from helpers.claude_harness import Harness
+
+from qoder_desktop.broker import BrokerEvent
+from qoder_desktop.models import (
+    DecidedBy,
+    Decision,
+    DecisionKind,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+    SessionState,
+)
+from qoder_desktop.questions import QuestionAnswer, answer_labels, encode_answers, parse_questions
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
+
+
+def _session_grant(rule: str) -> tuple[PermissionSuggestion, ...]:
+    return (PermissionSuggestion(type="addRules", rules=(RuleValue.parse(rule),),
+                                 behavior=RuleBehavior.ALLOW, destination="session"),)
+
+
+async def test_allow_once_runs_the_tool(harness: Harness) -> None:
+    await harness.start("bash")
+    request = await harness.next_request()
+    assert request.tool_name == "Bash"
+    assert request.tool_input["command"] == "echo hello > hello.txt"
+    harness.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
+    await harness.wait_idle()
+    assert (harness.workspace / "hello.txt").read_text() == "hello\n"
+    entries = harness.ledger.entries(request.session_id)
+    [approval] = [e for e in entries if e.entry_type == "approval"]
+    assert approval.outcome == DecisionKind.ALLOW_ONCE
+    phases = [e.status for e in entries if e.entry_type == "tool_event"]
+    assert phases == ["PreToolUse", "PostToolUse"]
+
+
+async def test_deny_keeps_the_tool_from_running_and_the_model_sees_why(harness: Harness) -> None:
+    await harness.start("bash")
+    request = await harness.next_request()
+    harness.broker.answer(request.request_id, Decision.deny("not on my machine, thanks"))
+    await harness.wait_idle()
+    assert not (harness.workspace / "hello.txt").exists()
+    assert any("not on my machine, thanks" in text
+               for text in harness.results_for(request.tool_use_id))
+
+
+async def test_edited_input_is_what_runs(harness: Harness) -> None:
+    await harness.start("bash")
+    request = await harness.next_request()
+    edited = dict(request.tool_input, command="echo edited > edited.txt")
+    harness.broker.answer(request.request_id, Decision.allow_once(edited))
+    await harness.wait_idle()
+    assert (harness.workspace / "edited.txt").read_text() == "edited\n"
+    assert not (harness.workspace / "hello.txt").exists()
+
+
+async def test_allow_for_session_skips_the_second_ask_and_writes_no_project_settings(
+        harness: Harness) -> None:
+    session_id = await harness.start("repeat_command")
+    first = await harness.next_request()
+    assert first.tool_input["command"] == "touch marker.txt"
+    harness.broker.answer(first.request_id, Decision.allow_session(
+        dict(first.tool_input), _session_grant("Bash(touch marker.txt)")))
+    await harness.wait_idle()
+    assert harness.requests.empty(), "the second identical command reached the callback"
+    assert (harness.workspace / "marker.txt").exists()
+    assert not (harness.workspace / ".claude").exists()
+    assert [str(r.rule) for r in harness.hub.rules(session_id)] == ["Bash(touch marker.txt)"]
+
+
+async def test_revoked_session_rule_makes_the_next_identical_command_ask_again(
+        harness: Harness) -> None:
+    session_id = await harness.start("repeat_command")
+    first = await harness.next_request()
+    harness.broker.answer(first.request_id, Decision.allow_session(
+        dict(first.tool_input), _session_grant("Bash(touch marker.txt)")))
+    await harness.wait_idle()
+    assert harness.requests.empty()
+    [rule] = harness.hub.rules(session_id)
+    harness.hub.revoke_rule(rule.rule_id)
+    await harness.hub.send(session_id, "Once more please. [scenario:repeat_command]")
+    again = await harness.next_request()
+    assert again.tool_input["command"] == "touch marker.txt"
+    harness.broker.answer(again.request_id, Decision.deny("revoked, so no"))
+    third = await harness.next_request()
+    assert third.tool_input["command"] == "touch marker.txt"
+    harness.broker.answer(third.request_id, Decision.deny("still no", interrupt=True))
+    await harness.wait_idle()
+    [rule] = harness.hub.rules(session_id)
+    assert not rule.active
+
+
+async def test_ask_user_question_answers_reach_the_model(harness: Harness) -> None:
+    await harness.start("multi_question")
+    request = await harness.next_request()
+    assert request.tool_name == "AskUserQuestion"
+    questions = parse_questions(request.tool_input)
+    first, second = questions.questions
+    answers = {first.question: QuestionAnswer(labels=("pytest",)),
+               second.question: QuestionAnswer(labels=("Lint", "Types"), other_text="Docs")}
+    harness.broker.answer(request.request_id, Decision.allow_once(
+        encode_answers(request.tool_input, questions, answers),
+        answer_labels=answer_labels(answers)))
+    await harness.wait_idle()
+    [result] = harness.results_for(request.tool_use_id)
+    assert "pytest" in result
+    assert "Lint, Types, Docs" in result
+
+
+async def test_interrupt_while_pending_withdraws_the_request(harness: Harness) -> None:
+    session_id = await harness.start("bash")
+    request = await harness.next_request()
+    await harness.hub.interrupt(session_id)
+    event, finished, decision = await harness.next_finished()
+    assert event is BrokerEvent.WITHDRAWN
+    assert finished.request_id == request.request_id
+    assert decision is not None and decision.decided_by is DecidedBy.WITHDRAWN
+    assert not harness.broker.is_pending(request.request_id)
+    assert not (harness.workspace / "hello.txt").exists()
+
+
+async def test_killing_the_cli_withdraws_every_pending_request(harness: Harness) -> None:
+    session_id = await harness.start("parallel")
+    pending = [await harness.next_request(), await harness.next_request()]
+    session = harness.hub._sessions[session_id]
+    pid = session._client._transport._process.pid
+    os.kill(pid, signal.SIGKILL)
+    withdrawn = {(await harness.next_finished())[1].request_id for _ in pending}
+    assert withdrawn == {r.request_id for r in pending}
+    for _ in range(100):
+        if harness.hub.session(session_id).state is SessionState.FAILED:
+            break
+        await asyncio.sleep(0.05)
+    assert harness.hub.session(session_id).state is SessionState.FAILED
+    assert harness.broker.pending() == []
