@@ -16,7 +16,7 @@ from typing import Any
 from qoder_desktop.backends.base import AgentSession, SessionSink
 from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.ledger import Ledger, ToolEventPhase
-from qoder_desktop.models import PermissionMode, SessionInfo, SessionRule, SessionState
+from qoder_desktop.models import Backend, PermissionMode, SessionInfo, SessionRule, SessionState
 from qoder_desktop.session_options import SessionOptions, TranscriptEvent
 from qoder_desktop.storage import Database
 
@@ -154,6 +154,21 @@ class SessionHub(SessionSink):
         self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
         await session.start()
         return self._infos[info.session_id]
+
+    def external_session(self, client_name: str, cwd: str = "") -> SessionInfo:
+        """The "external" session for agents started elsewhere, one per calling client.
+
+        Created on first use; its requests go through the same broker, rules and ledger.
+        """
+        for info in self._infos.values():
+            if info.backend is Backend.EXTERNAL and info.name == client_name:
+                return info
+        info = SessionInfo(name=client_name, backend=Backend.EXTERNAL, cwd=cwd,
+                           state=SessionState.RUNNING)
+        self._infos[info.session_id] = info
+        self._db.upsert_session(info)
+        self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
+        return info
 
     def _running(self, session_id: str) -> AgentSession:
         try:
