@@ -1,0 +1,80 @@
+"""The arming delay: decision controls stay inert for a moment after a dialog appears.
+
+A keystroke meant for another window (Return, Ctrl+Return, a digit) must never approve
+something that popped up under the cursor. `ArmingGate` disables the widgets it guards
+until `ARMING_DELAY_MS` after `start()`; dialogs call `start()` from `showEvent`, and
+their shortcut slots check `is_armed()` before doing anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QWidget
+
+ARMING_DELAY_MS = 400
+
+
+class ArmingGate(QObject):
+    """Keeps a set of widgets disabled until a delay has passed since `start()`.
+
+    A guarded widget is enabled only when the gate is armed *and* its own condition
+    (see `guard`) holds, so "armed but the JSON is invalid" keeps Allow disabled.
+
+    Signals:
+        armed_changed(bool): the gate armed (True) or was reset/disarmed (False).
+    """
+
+    armed_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None, delay_ms: int = ARMING_DELAY_MS) -> None:
+        super().__init__(parent)
+        self._armed = False
+        self._guarded: list[tuple[QWidget, Callable[[], bool]]] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(delay_ms)
+        self._timer.timeout.connect(self._arm)
+
+    @property
+    def delay_ms(self) -> int:
+        """The delay between `start()` and arming, in milliseconds."""
+        return self._timer.interval()
+
+    def guard(self, widget: QWidget, condition: Callable[[], bool] | None = None) -> None:
+        """Keep `widget` disabled until armed and `condition()` (if given) is true."""
+        self._guarded.append((widget, condition or (lambda: True)))
+        self.refresh()
+
+    def start(self) -> None:
+        """(Re)start the delay: disarm now, arm after `delay_ms`."""
+        was_armed = self._armed
+        self._armed = False
+        self.refresh()
+        if was_armed:
+            self.armed_changed.emit(False)
+        self._timer.start()
+
+    def disarm(self) -> None:
+        """Disarm for good (the dialog is finished); the timer no longer arms it."""
+        self._timer.stop()
+        was_armed = self._armed
+        self._armed = False
+        self._guarded.clear()
+        if was_armed:
+            self.armed_changed.emit(False)
+
+    def is_armed(self) -> bool:
+        """True once the delay has passed since the last `start()`."""
+        return self._armed
+
+    def refresh(self) -> None:
+        """Re-evaluate every guarded widget's enabled state."""
+        for widget, condition in self._guarded:
+            widget.setEnabled(self._armed and bool(condition()))
+
+    def _arm(self) -> None:
+        self._armed = True
+        self.refresh()
+        self.armed_changed.emit(True)

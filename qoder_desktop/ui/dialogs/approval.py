@@ -1,0 +1,190 @@
+"""The approval dialog: allow a tool call once, for the session, or deny it.
+
+Everything the agent sent is shown as plain text with hidden characters made visible;
+the tool input is editable JSON (what runs is what the editor holds); file tools show the
+diff against the disk and shell commands the risk lens, both following the edited input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel, QWidget
+
+from qoder_desktop.diffs import FILE_TOOLS
+from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
+from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
+from qoder_desktop.ui.dialogs.session_grants import SessionGrants
+from qoder_desktop.ui.generated.ui_approval_dialog import Ui_ApprovalDialog
+from qoder_desktop.ui.json_editor import JsonEditor
+from qoder_desktop.visible import describe_hidden, hidden_in_value, make_visible
+
+SHELL_TOOLS = frozenset({"Bash"})
+DEFAULT_DENY = "The user denied this tool call."
+DEFAULT_DENY_STOP = "The user denied this tool call and stopped the agent."
+
+
+def _set_plain(label: QLabel, text: str | None) -> None:
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(make_visible(text or ""))
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+
+def approval_title(request: ApprovalRequest) -> str:
+    """The window title: `Approve {label} — {session_name}`."""
+    title = f"Approve {request.label}"
+    if request.session_name:
+        title += f" — {request.session_name}"
+    return make_visible(title).replace("\n", " ")
+
+
+def who_text(request: ApprovalRequest) -> str:
+    """Who asks: the session and, for a sub-agent, its id."""
+    session = request.session_name or request.session_id
+    agent = f"sub-agent {request.agent_id}" if request.agent_id else "main agent"
+    return f"Session: {session}  ·  {agent}  ·  {request.backend.value}"
+
+
+class ApprovalDialog(BaseDecisionDialog):
+    """Approve, narrow, edit or deny one tool call.
+
+    Keys: Ctrl+Return allow once; Ctrl+Shift+Return allow for this session; Escape deny
+    with the typed reason; Ctrl+E focus the JSON editor. Focus starts on the deny reason.
+
+    Signals:
+        decided(object): the `models.Decision` (allow once / for the session / deny).
+        shown(): the dialog was shown.
+    """
+
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+        super().__init__(request, parent)
+        self.ui = Ui_ApprovalDialog()
+        self.ui.setupUi(self)
+        ui = self.ui
+        self.setWindowTitle(approval_title(request))
+        _set_plain(ui.titleLabel, request.title or f"Allow {request.label}?")
+        _set_plain(ui.whoLabel, who_text(request))
+        for row, (label, text) in enumerate((
+                (ui.descriptionLabel, request.description),
+                (ui.reasonLabel, request.decision_reason),
+                (ui.blockedLabel, request.blocked_path))):
+            _set_plain(label, text)
+            ui.infoForm.setRowVisible(row, bool(text))
+
+        self.json_editor = JsonEditor(self)
+        ui.inputLayout.addWidget(self.json_editor)
+        self.json_editor.set_value(dict(request.tool_input))
+
+        self.risk_lens: RiskLensView | None = None
+        self.diff_panel: DiffPanel | None = None
+        if request.tool_name in SHELL_TOOLS:
+            self.risk_lens = RiskLensView(self)
+            ui.inspectLayout.addWidget(self.risk_lens)
+            ui.detailTabs.setTabText(0, "Command")
+        elif request.tool_name in FILE_TOOLS:
+            self.diff_panel = DiffPanel(self)
+            ui.inspectLayout.addWidget(self.diff_panel)
+            ui.detailTabs.setTabText(0, "Changes")
+        else:
+            ui.detailTabs.removeTab(0)
+        self._inspect_timer = QTimer(self)
+        self._inspect_timer.setSingleShot(True)
+        self._inspect_timer.setInterval(150)
+        self._inspect_timer.timeout.connect(self._refresh_inspection)
+        self._refresh_inspection()
+
+        self.grants = SessionGrants(request, self)
+        ui.sessionLayout.addWidget(self.grants)
+        _set_plain(ui.hiddenWarning, "")
+        self._update_hidden_warning()
+
+        self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
+        self.guard(ui.allowSessionButton, self.allow_session,
+                   lambda: self.json_editor.is_valid() and self.grants.is_valid())
+        self.guard(ui.denyButton, self.deny)
+        self.guard(ui.denyStopButton, self.deny_and_stop)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once)
+        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
+        self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
+        self.json_editor.validity_changed.connect(self._on_validity_changed)
+        self.json_editor.value_changed.connect(self._on_input_changed)
+        self.grants.validity_changed.connect(self.refresh_buttons)
+        ui.allowSessionButton.setToolTip("")
+        self.setTabOrder(ui.denyReasonEdit, ui.denyButton)
+
+    # -- actions ---------------------------------------------------------------------
+    def allow_once(self) -> None:
+        """Allow this call with the (possibly edited) input."""
+        value = self.json_editor.value()
+        if value is not None:
+            self.emit_decision(Decision.allow_once(value))
+
+    def allow_session(self) -> None:
+        """Allow this call and grant the (possibly narrowed) rules for the session."""
+        value = self.json_editor.value()
+        updates = self.grants.updates()
+        if value is not None and updates:
+            self.emit_decision(Decision.allow_session(value, updates))
+
+    def deny(self) -> None:
+        """Deny with the typed reason (or a default one)."""
+        self.emit_decision(self.escape_decision())
+
+    def deny_and_stop(self) -> None:
+        """Deny and tell the agent to stop."""
+        reason = self.ui.denyReasonEdit.text().strip() or DEFAULT_DENY_STOP
+        self.emit_decision(Decision.deny(reason, interrupt=True))
+
+    def escape_decision(self) -> Decision:
+        """Escape and closing the window deny with the typed reason."""
+        return Decision.deny(self.ui.denyReasonEdit.text().strip() or DEFAULT_DENY)
+
+    def focus_json_editor(self) -> None:
+        """Show the input tab and put the cursor in the JSON editor (Ctrl+E)."""
+        self.ui.detailTabs.setCurrentWidget(self.ui.inputTab)
+        self.json_editor.focus_editor()
+
+    def focus_safe_choice(self) -> None:
+        """Focus starts on the deny reason field, never on an allow button."""
+        self.ui.denyReasonEdit.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    # -- internals -------------------------------------------------------------------
+    def _current_input(self) -> dict[str, Any]:
+        value = self.json_editor.value()
+        return value if value is not None else dict(self.request.tool_input)
+
+    def _on_validity_changed(self, valid: bool) -> None:
+        tab = self.ui.detailTabs.indexOf(self.ui.inputTab)
+        self.ui.detailTabs.setTabText(tab, "Input (JSON) — Ctrl+E" if valid
+                                      else "Input (JSON) ⚠ invalid")
+        self.refresh_buttons()
+
+    def _on_input_changed(self, _value: object) -> None:
+        self._update_hidden_warning()
+        self._inspect_timer.start()
+
+    def _refresh_inspection(self) -> None:
+        tool_input = self._current_input()
+        if self.risk_lens is not None:
+            command = tool_input.get("command")
+            description = tool_input.get("description")
+            self.risk_lens.show_command(
+                command if isinstance(command, str) else "", self.request.cwd,
+                description=description if isinstance(description, str) else None)
+        if self.diff_panel is not None:
+            self.diff_panel.show_diff(self.request.tool_name, tool_input, self.request.cwd)
+
+    def _update_hidden_warning(self) -> None:
+        request = self.request
+        names = hidden_in_value(self._current_input())
+        meta = "".join(t or "" for t in (request.title, request.description,
+                                         request.decision_reason, request.blocked_path,
+                                         request.display_name, request.session_name))
+        names += [n for n in describe_hidden(meta) if n not in names]
+        label = self.ui.hiddenWarning
+        label.setText("⚠ This request contains hidden or control characters: "
+                      + ", ".join(names) + ". They are shown as ⟨…⟩ markers (and as "
+                      "\\uXXXX escapes in the JSON)." if names else "")
+        label.setVisible(bool(names))

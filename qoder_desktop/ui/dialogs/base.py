@@ -1,0 +1,215 @@
+"""What every decision dialog shares: arming, `shown`, exactly-once emission, withdraw.
+
+A decision dialog takes a value object (`ApprovalRequest`), shows it, and emits one
+`models.Decision` through `decided`. It never awaits, never touches storage or the
+broker, and opens with `show()`/`open()` (never `exec()`, which would nest an event loop
+under qasync).
+
+Life cycle (qutebrowser's question objects): a dialog ends exactly once, either
+*answered* (the user decided: `decided` is emitted, then the dialog closes) or
+*withdrawn* (the agent cancelled the request: `withdraw()` closes it and nothing is
+emitted). After either, clicks, shortcuts and `close()` do nothing more.
+
+Keys: Escape is the dialog's safe answer (deny / cancel) and, like every decision key
+and button, is inert until the arming delay has passed. Closing the window through the
+window manager is the same safe answer even before arming — it can never allow anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtWidgets import QDialog, QPushButton, QWidget
+
+from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.ui.arming import ArmingGate
+from qoder_desktop.visible import make_visible
+
+DIALOG_QSS = """
+QLabel#titleLabel { font-size: 14pt; font-weight: 600; }
+QLabel#whoLabel, QLabel#keysHint { color: palette(placeholder-text); }
+QLabel#descriptionCaption, QLabel#reasonCaption, QLabel#blockedCaption {
+    color: palette(placeholder-text); }
+QLabel#hiddenWarning, QLabel#ruleError, QLabel#jsonStatus, QLabel#questionError {
+    color: #C92A2A; font-weight: 600; }
+QLabel#editedMarker { color: #E8590C; font-weight: 600; }
+QLabel#previewBanner, QLabel#refusedNote, QLabel#diffNote {
+    color: palette(placeholder-text); font-style: italic; }
+QLabel#optionDescription { color: palette(placeholder-text); }
+QLabel#questionText { font-weight: 600; }
+QPushButton { padding: 5px 12px; }
+QPushButton#allowOnceButton, QPushButton#submitButton, QPushButton#approveButton {
+    background: #4263EB; color: white; font-weight: 600; border: 1px solid #364FC7;
+    border-radius: 4px; }
+QPushButton#allowOnceButton:disabled, QPushButton#submitButton:disabled,
+QPushButton#approveButton:disabled {
+    background: palette(button); color: palette(placeholder-text);
+    border: 1px solid palette(mid); }
+QPushButton#denyStopButton { color: #C92A2A; }
+QPlainTextEdit#jsonEdit, QPlainTextEdit#jsonDiffView, QPlainTextEdit#diffView,
+QTextEdit#commandView, QTextBrowser#previewBrowser {
+    border: 1px solid palette(mid); border-radius: 4px; }
+QGroupBox { font-weight: 600; }
+QGroupBox QLabel, QGroupBox QCheckBox, QGroupBox QRadioButton, QGroupBox QLineEdit {
+    font-weight: normal; }
+"""
+
+
+def button_text(text: str) -> str:
+    """Model text made safe for a button/check box/group title: visible, `&` literal."""
+    return make_visible(text).replace("&", "&&")
+
+
+class BaseDecisionDialog(QDialog):
+    """Base for the approval, question and plan dialogs.
+
+    Subclasses build their widgets, register their decision buttons with `guard()` and
+    their keys with `add_shortcut()`, and implement `escape_decision()`.
+
+    Signals:
+        decided(object): the user's `models.Decision`; emitted at most once.
+        shown(): the dialog was shown (for tests and benchmarks).
+    """
+
+    decided = Signal(object)
+    shown = Signal()
+
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.request = request
+        self._finished = False
+        self._withdrawn = False
+        self._decision_buttons: list[QPushButton] = []
+        self._shortcuts: list[QShortcut] = []
+        self.gate = ArmingGate(self)
+        self.gate.armed_changed.connect(self._on_armed_changed)
+        self.setModal(False)
+        self.setSizeGripEnabled(True)
+        self.setStyleSheet(DIALOG_QSS)
+
+    # -- for subclasses --------------------------------------------------------------
+    def guard(self, button: QPushButton, slot: Callable[[], None],
+              condition: Callable[[], bool] | None = None) -> None:
+        """Make `button` a decision button: inert until armed (and `condition()`)."""
+        button.setAutoDefault(False)
+        button.setDefault(False)
+        self._decision_buttons.append(button)
+        self.gate.guard(button, condition)
+        button.clicked.connect(lambda: self.run_armed(slot))
+
+    def add_shortcut(self, keys: Sequence[str], slot: Callable[[], None], *,
+                     armed: bool = True) -> list[QShortcut]:
+        """Bind key sequences to `slot`; with `armed`, they do nothing before arming."""
+        created = []
+        for key in keys:
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.setAutoRepeat(False)
+            if armed:
+                shortcut.activated.connect(lambda s=slot: self.run_armed(s))
+                shortcut.setEnabled(False)
+                self._shortcuts.append(shortcut)
+            else:
+                shortcut.activated.connect(slot)
+            created.append(shortcut)
+        return created
+
+    def run_armed(self, slot: Callable[[], None]) -> None:
+        """Call `slot` only when armed and not finished."""
+        if self.gate.is_armed() and not self._finished:
+            slot()
+
+    def refresh_buttons(self) -> None:
+        """Re-evaluate the decision buttons' enabled state (after a validity change)."""
+        if not self._finished:
+            self.gate.refresh()
+
+    def emit_decision(self, decision: Decision) -> bool:
+        """Emit `decision` (once) and close. Returns False when already finished."""
+        if self._finished:
+            return False
+        self._finish()
+        self.decided.emit(decision)
+        code = QDialog.DialogCode.Accepted if decision.kind.allows else QDialog.DialogCode.Rejected
+        self.done(code.value)
+        return True
+
+    def escape_decision(self) -> Decision:
+        """The safe answer for Escape and closing the window (subclasses override)."""
+        return Decision.deny("The user closed the dialog.")
+
+    # -- public API ------------------------------------------------------------------
+    def is_armed(self) -> bool:
+        """True once the arming delay has passed since the dialog was shown."""
+        return self.gate.is_armed()
+
+    def is_finished(self) -> bool:
+        """True after a decision was emitted or the request was withdrawn."""
+        return self._finished
+
+    def is_withdrawn(self) -> bool:
+        """True after `withdraw()`."""
+        return self._withdrawn
+
+    def withdraw(self) -> None:
+        """The agent withdrew the request: close at once and emit nothing, ever."""
+        if self._finished:
+            return
+        self._withdrawn = True
+        self._finish()
+        self.done(QDialog.DialogCode.Rejected.value)
+
+    # -- Qt overrides ----------------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:
+        """Start the arming delay and announce `shown`."""
+        super().showEvent(event)
+        if not self._finished:
+            self.gate.start()
+            self.focus_safe_choice()
+        self.shown.emit()
+
+    def focus_safe_choice(self) -> None:
+        """Put keyboard focus on the safe choice (subclasses override)."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Escape gives the safe answer once armed; plain Return never clicks anything."""
+        key = event.key()
+        if key == Qt.Key.Key_Escape and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            event.accept()
+            self.run_armed(self._escape)
+            return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers():
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def reject(self) -> None:
+        """Closing the window (or any other reject) is the safe answer, exactly once."""
+        if not self._finished:
+            self.emit_decision(self.escape_decision())
+        else:
+            super().reject()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing counts as the safe answer (see `reject`)."""
+        if not self._finished:
+            self.emit_decision(self.escape_decision())
+        event.accept()
+
+    # -- internals -------------------------------------------------------------------
+    def _escape(self) -> None:
+        self.emit_decision(self.escape_decision())
+
+    def _finish(self) -> None:
+        self._finished = True
+        self.gate.disarm()
+        for button in self._decision_buttons:
+            button.setEnabled(False)
+        for shortcut in self._shortcuts:
+            shortcut.setEnabled(False)
+
+    def _on_armed_changed(self, armed: bool) -> None:
+        for shortcut in self._shortcuts:
+            shortcut.setEnabled(armed and not self._finished)

@@ -1,0 +1,197 @@
+"""Read-only views of what a tool call would do: the shell risk lens and file diffs.
+
+Both show model text through `visible.make_visible`, insert it as plain text, and add
+colour with character formats only, so nothing the model sent is ever parsed as rich
+text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from qoder_desktop.diffs import FileDiff, diff_for_tool
+from qoder_desktop.risk import RiskFinding, Severity, analyze_command
+from qoder_desktop.ui.json_editor import monospace_font
+from qoder_desktop.ui.preview import plain_label
+from qoder_desktop.visible import find_hidden, make_visible, make_visible_with_map
+
+SEVERITY_COLORS = {
+    Severity.INFO: ("#D0EBFF", "#1864AB"),
+    Severity.WARNING: ("#FFEC99", "#E67700"),
+    Severity.DANGER: ("#FFC9C9", "#C92A2A"),
+}
+SEVERITY_ORDER = (Severity.INFO, Severity.WARNING, Severity.DANGER)
+_MARKER = QColor("#C92A2A")
+
+
+def _span_format(severity: Severity) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    background, underline = SEVERITY_COLORS[severity]
+    fmt.setBackground(QColor(background))
+    fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+    fmt.setUnderlineColor(QColor(underline))
+    return fmt
+
+
+def _marker_format() -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setBackground(_MARKER)
+    fmt.setForeground(QColor("white"))
+    return fmt
+
+
+class RiskLensView(QWidget):
+    """A shell command, shown verbatim with hidden characters visible and risky spans
+    highlighted, above a list of what each highlight means.
+
+    Signals:
+        (none)
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.command_view = QTextEdit(self)
+        self.command_view.setObjectName("commandView")
+        self.command_view.setReadOnly(True)
+        self.command_view.setAcceptRichText(False)
+        self.command_view.setFont(monospace_font())
+        self.command_view.setAccessibleName("Command")
+        self.description = plain_label()
+        self.description.setObjectName("commandDescription")
+        self.findings_list = QListWidget(self)
+        self.findings_list.setObjectName("riskFindings")
+        self.findings_list.setAccessibleName("What to look at")
+        self.findings_list.setWordWrap(True)
+        self.findings: list[RiskFinding] = []
+        self.findings_caption = plain_label("What to look at")
+        self.findings_caption.setObjectName("findingsCaption")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.description)
+        layout.addWidget(self.command_view)
+        layout.addWidget(self.findings_caption)
+        layout.addWidget(self.findings_list, 1)
+
+    def show_command(self, command: str, cwd: str | None = None,
+                     extra_dirs: Sequence[str] = (), description: str | None = None) -> None:
+        """Show `command` with its risk findings (spans refer to the original string)."""
+        self.findings = analyze_command(command, cwd, extra_dirs)
+        shown, offsets = make_visible_with_map(command)
+        self.command_view.setPlainText(shown)
+        cursor = QTextCursor(self.command_view.document())
+        ordered = sorted(self.findings, key=lambda f: SEVERITY_ORDER.index(f.severity))
+        for finding in ordered:
+            cursor.setPosition(offsets[finding.start])
+            cursor.setPosition(offsets[finding.end], QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(_span_format(finding.severity))
+        for hidden in find_hidden(command):
+            cursor.setPosition(offsets[hidden.index])
+            cursor.setPosition(offsets[hidden.index + 1], QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(_marker_format())
+        lines = sum(1 + len(line) // 90 for line in shown.split("\n"))
+        spacing = self.command_view.fontMetrics().lineSpacing()
+        self.command_view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
+        self.description.setText(f"The agent says: {make_visible(description)}"
+                                 if description else "")
+        self.description.setVisible(bool(description))
+        self.findings_list.clear()
+        for finding in sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
+                                                            f.start)):
+            excerpt = make_visible(command[finding.start:finding.end])
+            if len(excerpt) > 60:
+                excerpt = excerpt[:57] + "…"
+            item = QListWidgetItem(f"●  {excerpt}  —  {finding.explanation}")
+            item.setForeground(QColor(SEVERITY_COLORS[finding.severity][1]))
+            item.setData(Qt.ItemDataRole.UserRole, finding)
+            self.findings_list.addItem(item)
+        if not self.findings:
+            self.findings_list.addItem("Nothing in this command stands out.")
+
+    def shown_text(self) -> str:
+        """The command as displayed (hidden characters replaced by markers)."""
+        return self.command_view.toPlainText()
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours a unified diff: additions, removals, hunk headers, file headers."""
+
+    def highlightBlock(self, text: str) -> None:
+        """Colour one diff line by its first character."""
+        fmt = QTextCharFormat()
+        if text.startswith(("+++", "---")):
+            fmt.setFontWeight(600)
+        elif text.startswith("+"):
+            fmt.setBackground(QColor("#D3F9D8"))
+            fmt.setForeground(QColor("#2B8A3E"))
+        elif text.startswith("-"):
+            fmt.setBackground(QColor("#FFE3E3"))
+            fmt.setForeground(QColor("#C92A2A"))
+        elif text.startswith("@@"):
+            fmt.setForeground(QColor("#1864AB"))
+        else:
+            return
+        self.setFormat(0, len(text), fmt)
+        for index, char in enumerate(text):
+            if char == "⟨":
+                end = text.find("⟩", index)
+                if end > 0:
+                    self.setFormat(index, end - index + 1, _marker_format())
+
+
+class DiffPanel(QWidget):
+    """The unified diff a file tool would make, with a note above it.
+
+    Signals:
+        (none)
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.note = plain_label()
+        self.note.setObjectName("diffNote")
+        self.path_label = plain_label()
+        self.path_label.setObjectName("diffPath")
+        self.view = QPlainTextEdit(self)
+        self.view.setObjectName("diffView")
+        self.view.setReadOnly(True)
+        self.view.setFont(monospace_font())
+        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.view.setAccessibleName("Changes to the file")
+        self.highlighter = DiffHighlighter(self.view.document())
+        self.diff: FileDiff | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.path_label)
+        layout.addWidget(self.note)
+        layout.addWidget(self.view, 1)
+
+    def show_diff(self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | None) -> None:
+        """Compute and show the diff of `tool_name` with `tool_input` against the disk."""
+        self.diff = diff_for_tool(tool_name, tool_input, cwd)
+        diff = self.diff
+        if diff is None:
+            self.view.setPlainText("")
+            return
+        self.path_label.setText(f"File: {make_visible(diff.path)}" if diff.path else "")
+        self.path_label.setVisible(bool(diff.path))
+        self.note.setText(diff.note)
+        self.note.setProperty("failed", not diff.ok)
+        self.note.setVisible(bool(diff.note))
+        self.view.setPlainText(make_visible(diff.text) if diff.text else
+                               "(no changes to show)")
+
+    def text(self) -> str:
+        """The diff as displayed."""
+        return self.view.toPlainText()

@@ -1,0 +1,86 @@
+"""The plan dialog (ExitPlanMode): approve the agent's plan and pick the next mode.
+
+The plan is rendered as markdown in a `PreviewPane` (sanitized; nothing is loaded). The
+mode to continue in is one of the modes that still ask before tools run (default,
+acceptEdits); a bypass mode is never offered here.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QWidget
+
+from qoder_desktop.models import ApprovalRequest, Decision, PermissionMode
+from qoder_desktop.ui.dialogs.approval import who_text
+from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
+from qoder_desktop.ui.generated.ui_plan_dialog import Ui_PlanDialog
+from qoder_desktop.ui.preview import PreviewPane
+from qoder_desktop.visible import make_visible
+
+KEEP_PLANNING = "Keep planning."
+CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (
+    (PermissionMode.DEFAULT, "Default — ask before each tool that needs permission"),
+    (PermissionMode.ACCEPT_EDITS, "Accept edits — file edits run without asking"),
+)
+
+
+class PlanDialog(BaseDecisionDialog):
+    """Approve a plan (and choose the mode to continue in) or keep planning.
+
+    Keys: Ctrl+Return approve; Escape keep planning (with the typed feedback).
+
+    Signals:
+        continue_mode(str): the chosen `PermissionMode` value, emitted just before an
+            approving `decided`.
+        decided(object): allow once with the input unchanged, or a deny with feedback.
+        shown(): the dialog was shown.
+    """
+
+    continue_mode = Signal(str)
+
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+        super().__init__(request, parent)
+        self.ui = Ui_PlanDialog()
+        self.ui.setupUi(self)
+        ui = self.ui
+        self.setWindowTitle(make_visible(f"Approve plan — {request.session_name}"
+                                         if request.session_name else "Approve plan"))
+        ui.titleLabel.setText("The agent is ready to leave plan mode")
+        ui.whoLabel.setText(make_visible(who_text(request)))
+        self.preview = PreviewPane(ui.planContainer)
+        ui.planLayout.addWidget(self.preview)
+        plan = request.tool_input.get("plan")
+        if isinstance(plan, str) and plan.strip():
+            self.preview.show_preview(plan, "markdown")
+        else:
+            self.preview.show_message("(The agent sent no plan text.)")
+        for mode, text in CONTINUE_MODES:
+            ui.modeCombo.addItem(text, mode.value)
+        ui.modeCombo.setCurrentIndex(0)
+
+        self.guard(ui.approveButton, self.approve)
+        self.guard(ui.keepPlanningButton, self.keep_planning)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.approve)
+
+    def chosen_mode(self) -> str:
+        """The mode picked in the combo box (a `PermissionMode` value)."""
+        return str(self.ui.modeCombo.currentData())
+
+    def approve(self) -> None:
+        """Approve: emit `continue_mode`, then an allow with the input unchanged."""
+        if self.is_finished():
+            return
+        self.continue_mode.emit(self.chosen_mode())
+        self.emit_decision(Decision.allow_once(dict(self.request.tool_input)))
+
+    def keep_planning(self) -> None:
+        """Reject the plan with the typed feedback."""
+        self.emit_decision(self.escape_decision())
+
+    def escape_decision(self) -> Decision:
+        """Escape and closing the window keep planning, with the typed feedback."""
+        return Decision.deny(self.ui.feedbackEdit.text().strip() or KEEP_PLANNING)
+
+    def focus_safe_choice(self) -> None:
+        """Focus starts on the feedback field."""
+        self.ui.feedbackEdit.setFocus(Qt.FocusReason.OtherFocusReason)

@@ -1,0 +1,287 @@
+"""The question dialog: answer the agent's AskUserQuestion with options or own text.
+
+Each question shows its header, its text and its options (radio buttons, or check boxes
+for multi-select) with their descriptions, plus an "Other" answer that is always there.
+The preview of the hovered, focused or selected option is rendered beside the options
+in a `PreviewPane`. Preview kind: a preview whose text starts with `<` (after leading
+whitespace) is HTML, anything else markdown (`preview_sanitize.sniff_kind`).
+
+Submitting sends the original input with `answers` added (`questions.encode_answers`);
+cancelling is a deny with a reason, never an empty answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import partial
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QButtonGroup,
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.questions import (
+    Question,
+    QuestionAnswer,
+    QuestionInputError,
+    QuestionOption,
+    answer_labels,
+    encode_answers,
+    parse_questions,
+)
+from qoder_desktop.ui.dialogs.approval import who_text
+from qoder_desktop.ui.dialogs.base import BaseDecisionDialog, button_text
+from qoder_desktop.ui.generated.ui_question_dialog import Ui_QuestionDialog
+from qoder_desktop.ui.preview import PreviewPane, plain_label
+from qoder_desktop.visible import make_visible
+
+CANCEL_MESSAGE = "The user declined to answer the question."
+
+
+class QuestionBox(QGroupBox):
+    """One question: header, text, options with descriptions, and "Other".
+
+    Signals:
+        changed(): the answer changed.
+        option_pointed(object): an option (or None for "Other") was hovered, focused or
+            selected; carries its `QuestionOption`.
+        hover_ended(): the pointer left an option.
+    """
+
+    changed = Signal()
+    option_pointed = Signal(object)
+    hover_ended = Signal()
+
+    def __init__(self, question: Question, number: int, parent: QWidget | None = None) -> None:
+        super().__init__(button_text(question.header or f"Question {number}"), parent)
+        self.setObjectName(f"question{number}")
+        self.question = question
+        layout = QVBoxLayout(self)
+        layout.setSpacing(4)
+        text = plain_label(make_visible(question.question))
+        text.setObjectName("questionText")
+        layout.addWidget(text)
+        if question.multi_select:
+            hint = plain_label("Choose one or more.")
+            hint.setObjectName("optionDescription")
+            layout.addWidget(hint)
+        self.group = QButtonGroup(self)
+        self.group.setExclusive(not question.multi_select)
+        self.option_buttons: list[tuple[QAbstractButton, QuestionOption]] = []
+        for index, option in enumerate(question.options, start=1):
+            label = button_text(f"{index}  ·  {option.label}")
+            button: QAbstractButton = (QCheckBox(label, self) if question.multi_select
+                                       else QRadioButton(label, self))
+            button.setObjectName(f"option{index}")
+            self.group.addButton(button)
+            self.option_buttons.append((button, option))
+            button.toggled.connect(lambda on, o=option: self._on_toggled(on, o))
+            button.installEventFilter(self)
+            layout.addWidget(button)
+            if option.description:
+                description = plain_label(make_visible(option.description))
+                description.setObjectName("optionDescription")
+                description.setContentsMargins(24, 0, 0, 2)
+                layout.addWidget(description)
+        row = QHBoxLayout()
+        self.other_button: QAbstractButton = (QCheckBox("Other:", self) if question.multi_select
+                                              else QRadioButton("Other:", self))
+        self.other_button.setObjectName("otherButton")
+        self.group.addButton(self.other_button)
+        self.other_edit = QLineEdit(self)
+        self.other_edit.setObjectName("otherEdit")
+        self.other_edit.setPlaceholderText("Type your own answer")
+        self.other_edit.setAccessibleName("Other answer")
+        self.other_edit.textEdited.connect(self._on_other_typed)
+        self.other_edit.textChanged.connect(self.changed)
+        self.other_button.toggled.connect(self.changed)
+        row.addWidget(self.other_button)
+        row.addWidget(self.other_edit, 1)
+        layout.addLayout(row)
+
+    def answer(self) -> QuestionAnswer:
+        """What is chosen now (labels in option order, then the Other text if ticked)."""
+        labels = tuple(option.label for button, option in self.option_buttons
+                       if button.isChecked())
+        other = self.other_edit.text() if self.other_button.isChecked() else ""
+        return QuestionAnswer(labels=labels, other_text=other)
+
+    def is_answered(self) -> bool:
+        """True when the answer is not empty."""
+        return not self.answer().is_empty
+
+    def choose(self, number: int) -> None:
+        """Choose option `number` (1-based): select it, or toggle it for multi-select."""
+        if not 1 <= number <= len(self.option_buttons):
+            return
+        button, option = self.option_buttons[number - 1]
+        button.setChecked(not button.isChecked() if self.question.multi_select else True)
+        button.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.option_pointed.emit(option)
+
+    def selected_option(self) -> QuestionOption | None:
+        """The first checked option, if any."""
+        return next((o for b, o in self.option_buttons if b.isChecked()), None)
+
+    def first_button(self) -> QAbstractButton:
+        """The first option's button."""
+        return self.option_buttons[0][0]
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Report hovered and focused options for the preview."""
+        option = next((o for b, o in self.option_buttons if b is watched), None)
+        if option is not None:
+            if event.type() in (QEvent.Type.Enter, QEvent.Type.FocusIn):
+                self.option_pointed.emit(option)
+            elif event.type() == QEvent.Type.Leave:
+                self.hover_ended.emit()
+        return super().eventFilter(watched, event)
+
+    def _on_toggled(self, on: bool, option: QuestionOption) -> None:
+        if on:
+            self.option_pointed.emit(option)
+        self.changed.emit()
+
+    def _on_other_typed(self, text: str) -> None:
+        if text and not self.other_button.isChecked():
+            self.other_button.setChecked(True)
+
+
+class QuestionDialog(BaseDecisionDialog):
+    """Answer the agent's questions, with option previews beside them.
+
+    Keys: Ctrl+Return submit; Escape cancel (a deny with a reason); 1–4 choose option N
+    of the current question (not while typing in an "Other" field).
+
+    Raises:
+        QuestionInputError: when the input is malformed (the caller should fail closed).
+
+    Signals:
+        decided(object): allow with the encoded answers, or a deny when cancelled.
+        shown(): the dialog was shown.
+    """
+
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+        self.questions = parse_questions(request.tool_input)  # raises before any widget
+        super().__init__(request, parent)
+        self.ui = Ui_QuestionDialog()
+        self.ui.setupUi(self)
+        ui = self.ui
+        self.setWindowTitle(make_visible(f"Question — {request.session_name}"
+                                         if request.session_name else "Question"))
+        count = len(self.questions.questions)
+        ui.titleLabel.setText("The agent asks you a question" if count == 1
+                              else f"The agent asks you {count} questions")
+        ui.whoLabel.setText(make_visible(who_text(request)))
+        self.boxes: list[QuestionBox] = []
+        for number, question in enumerate(self.questions.questions, start=1):
+            box = QuestionBox(question, number, ui.questionsContainer)
+            box.changed.connect(self.refresh_buttons)
+            box.option_pointed.connect(self._show_option)
+            box.hover_ended.connect(self._show_current)
+            ui.questionsLayout.addWidget(box)
+            self.boxes.append(box)
+        ui.questionsLayout.addStretch(1)
+        self.error = plain_label()
+        self.error.setObjectName("questionError")
+        self.error.hide()
+        ui.dialogLayout.insertWidget(ui.dialogLayout.indexOf(ui.keysHint), self.error)
+        self.preview = PreviewPane(ui.previewContainer)
+        ui.previewLayout.addWidget(self.preview, 1)
+        has_previews = any(q.has_previews for q in self.questions.questions)
+        ui.previewContainer.setVisible(has_previews)
+        if has_previews:
+            ui.contentSplitter.setSizes([420, 420])
+        else:
+            self.resize(600, self.height())
+        self.preview.show_message("Point at an option to see its preview.")
+        self.current = 0
+
+        self.guard(ui.submitButton, self.submit, self.all_answered)
+        self.guard(ui.cancelButton, self.cancel)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.submit)
+        for number in range(1, 5):
+            self.add_shortcut([str(number)], partial(self.choose, number))
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._on_focus_changed)
+        ui.keysHint.setText("Keys 1–4 choose an option of the current question  ·  "
+                            "Ctrl+Return submits  ·  Esc cancels")
+
+    def all_answered(self) -> bool:
+        """True when every question has an answer."""
+        return all(box.is_answered() for box in self.boxes)
+
+    def answers(self) -> dict[str, QuestionAnswer]:
+        """The current answer per question text."""
+        return {box.question.question: box.answer() for box in self.boxes}
+
+    def choose(self, number: int) -> None:
+        """Choose option `number` of the current question (keys 1–4)."""
+        self.boxes[self.current].choose(number)
+
+    def submit(self) -> None:
+        """Send the answers (only when every question is answered and they encode)."""
+        if not self.all_answered():
+            return
+        answers = self.answers()
+        try:
+            final = encode_answers(self.request.tool_input, self.questions, answers)
+        except QuestionInputError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            return
+        self.emit_decision(Decision.allow_once(final, answer_labels=answer_labels(answers)))
+
+    def cancel(self) -> None:
+        """Decline to answer: a deny with a reason."""
+        self.emit_decision(self.escape_decision())
+
+    def escape_decision(self) -> Decision:
+        """Escape, Cancel and closing the window decline to answer."""
+        return Decision.deny(CANCEL_MESSAGE)
+
+    def focus_safe_choice(self) -> None:
+        """Focus the first option of the first question (choosing is not submitting)."""
+        self.boxes[0].first_button().setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if new is None or self.is_finished():
+            return
+        for index, box in enumerate(self.boxes):
+            if box.isAncestorOf(new):
+                self.current = index
+                self._show_current()
+                return
+
+    def _show_option(self, option: QuestionOption | None) -> None:
+        if option is None or not option.preview:
+            label = make_visible(option.label) if option else "this answer"
+            self.preview.show_message(f"No preview for {label}.")
+            return
+        self.preview.show_preview(option.preview)
+
+    def _show_current(self) -> None:
+        box = self.boxes[self.current]
+        focused = next((o for b, o in box.option_buttons if b.hasFocus()), None)
+        option = focused or box.selected_option()
+        if option is not None:
+            self._show_option(option)
+
+    def done(self, result: int) -> None:
+        """Stop following focus once closed."""
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            with contextlib.suppress(RuntimeError, TypeError):
+                app.focusChanged.disconnect(self._on_focus_changed)
+        super().done(result)

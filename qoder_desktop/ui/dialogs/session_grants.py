@@ -1,0 +1,176 @@
+"""The "allow for this session" section of the approval dialog.
+
+It shows the rules the grant would add (the CLI's allow suggestions, forced to
+destination `session`, or our own narrowest rule when the CLI suggested none), each in a
+line edit the user may *narrow*; the other suggestions (mode switches, directories,
+settings-file rules) as separate, unticked check boxes; dangerous ones (a switch to a
+mode that stops asking) only as a refused note; and an unticked "save to the project"
+box that turns the granted rules' destination into `localSettings`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget
+
+from qoder_desktop.models import ApprovalRequest, PermissionSuggestion, RuleBehavior, RuleValue
+from qoder_desktop.rules import is_dangerous, rule_for_request, split_suggestions
+from qoder_desktop.ui.dialogs.base import button_text
+from qoder_desktop.ui.preview import plain_label
+from qoder_desktop.visible import make_visible
+
+_SUFFIXES = (":*", " *", "/**", "**", "*")
+
+
+def narrowing_error(original: RuleValue, edited: RuleValue) -> str:
+    """Why `edited` is not a narrowing of `original` ("" when it is acceptable).
+
+    Same tool; a specifier may not be removed; when the original has no wildcard it must
+    stay as it is; otherwise the edit must keep the original's fixed part and may only
+    use the original's trailing wildcard form.
+    """
+    if edited.tool_name != original.tool_name:
+        return f"the rule must stay a {original.tool_name} rule"
+    if original.rule_content is None:
+        return ""
+    if edited.rule_content is None:
+        return f"that would allow every {original.tool_name} call; narrow it instead"
+    old, new = original.rule_content, edited.rule_content
+    if "*" not in old:
+        return "" if new == old else "this rule is already exact; it cannot be narrowed"
+    suffix = next((s for s in _SUFFIXES if old.endswith(s)), "")
+    stem = old[: len(old) - len(suffix)] if suffix else old.split("*", 1)[0]
+    body = new[: len(new) - len(suffix)] if suffix and new.endswith(suffix) else new
+    if "*" in body:
+        return "only the original's trailing wildcard may stay"
+    if not new.startswith(stem):
+        return f"a narrower rule must start with {stem!r}"
+    return ""
+
+
+def _rule_of(original: RuleValue, edit: QLineEdit) -> RuleValue:
+    """The rule an edit box holds; an untouched box keeps the original value exactly
+    (its text may show hidden characters as markers)."""
+    if edit.text() == make_visible(str(original)):
+        return original
+    return RuleValue.parse(edit.text())
+
+
+class SessionGrants(QWidget):
+    """Editable rules and optional extra updates for "allow for this session".
+
+    Signals:
+        validity_changed(bool): whether the section can produce updates now.
+    """
+
+    validity_changed = Signal(bool)
+
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        split = split_suggestions(request.suggestions)
+        grants = list(split.session_rules)
+        if not grants:
+            rule = rule_for_request(request.tool_name, dict(request.tool_input),
+                                    request.cwd or "")
+            if rule is not None:
+                grants.append(PermissionSuggestion(type="addRules", rules=(rule,),
+                                                   behavior=RuleBehavior.ALLOW,
+                                                   destination="session"))
+        self._grants = grants
+        self.rule_edits: list[tuple[int, RuleValue, QLineEdit]] = []
+        self.kept_aside: list[tuple[PermissionSuggestion, QCheckBox]] = []
+        self.refused: list[PermissionSuggestion] = []
+        self._valid = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        self.hint = plain_label()
+        self.hint.setObjectName("sessionHint")
+        layout.addWidget(self.hint)
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        for index, grant in enumerate(grants):
+            for rule in grant.rules or ():
+                edit = QLineEdit(make_visible(str(rule)), self)
+                edit.setObjectName(f"ruleEdit{len(self.rule_edits)}")
+                edit.setAccessibleName("Session rule")
+                edit.textChanged.connect(self._revalidate)
+                self.rule_edits.append((index, rule, edit))
+                caption = plain_label(f"Rule {len(self.rule_edits)}:", wrap=False)
+                form.addRow(caption, edit)
+        layout.addLayout(form)
+        self.error = plain_label()
+        self.error.setObjectName("ruleError")
+        layout.addWidget(self.error)
+        for update in split.kept_aside:
+            if is_dangerous(update):
+                self.refused.append(update)
+                continue
+            box = QCheckBox(button_text("Also: " + update.describe()), self)
+            box.setChecked(False)
+            self.kept_aside.append((update, box))
+            layout.addWidget(box)
+        self.refused_note = plain_label()
+        self.refused_note.setObjectName("refusedNote")
+        if self.refused:
+            names = "; ".join(make_visible(u.describe()) for u in self.refused)
+            self.refused_note.setText(f"Not offered (it would stop Qoder Desktop from asking "
+                                      f"before tools run): {names}.")
+        self.refused_note.setVisible(bool(self.refused))
+        layout.addWidget(self.refused_note)
+        self.save_to_project = QCheckBox(
+            "Also save these rules to the project's local settings "
+            "(.claude/settings.local.json)", self)
+        self.save_to_project.setObjectName("saveToProjectCheck")
+        self.save_to_project.setChecked(False)
+        self.save_to_project.setVisible(bool(self.rule_edits))
+        layout.addWidget(self.save_to_project)
+        if self.rule_edits:
+            self.hint.setText("These rules are added for the rest of this session. "
+                              "You can narrow them before allowing.")
+        else:
+            self.hint.setText("No rule can be made for this request, so it can only be "
+                              "allowed once.")
+        self._revalidate()
+
+    def is_valid(self) -> bool:
+        """True when there is at least one rule and every rule text is acceptable."""
+        return self._valid
+
+    def error_text(self) -> str:
+        """The current problem with the rule texts ("" when valid)."""
+        return self.error.text()
+
+    def updates(self) -> tuple[PermissionSuggestion, ...] | None:
+        """The permission updates to send with "allow for this session", or None."""
+        if not self._valid:
+            return None
+        destination = "localSettings" if self.save_to_project.isChecked() else "session"
+        edited: dict[int, list[RuleValue]] = {}
+        for index, original, edit in self.rule_edits:
+            edited.setdefault(index, []).append(_rule_of(original, edit))
+        result = [grant.model_copy(update={"rules": tuple(edited[index]),
+                                           "destination": destination})
+                  for index, grant in enumerate(self._grants) if index in edited]
+        result += [update for update, box in self.kept_aside if box.isChecked()]
+        return tuple(result)
+
+    def _revalidate(self) -> None:
+        problems = []
+        for number, (_index, original, edit) in enumerate(self.rule_edits, start=1):
+            try:
+                rule = _rule_of(original, edit)
+            except ValueError:
+                problems.append(f"Rule {number} is not a rule (expected Tool or "
+                                f"Tool(specifier)).")
+                continue
+            why = narrowing_error(original, rule)
+            if why:
+                problems.append(f"Rule {number}: {why}.")
+        self.error.setText(" ".join(problems))
+        self.error.setVisible(bool(problems))
+        valid = bool(self.rule_edits) and not problems
+        if valid != self._valid:
+            self._valid = valid
+            self.validity_changed.emit(valid)

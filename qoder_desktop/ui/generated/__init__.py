@@ -1,0 +1,1 @@
+"""Modules generated from the Designer forms in ui/ by tools/compile_ui.py; do not edit."""

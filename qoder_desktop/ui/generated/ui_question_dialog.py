@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+
+################################################################################
+## Form generated from reading UI file 'question_dialog.ui'
+##
+## Created by: Qt User Interface Compiler version 6.12.0
+##
+## WARNING! All changes made in this file will be lost when recompiling UI file!
+################################################################################
+
+from PySide6.QtCore import (QCoreApplication, QDate, QDateTime, QLocale,
+    QMetaObject, QObject, QPoint, QRect,
+    QSize, QTime, QUrl, Qt)
+from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
+    QFont, QFontDatabase, QGradient, QIcon,
+    QImage, QKeySequence, QLinearGradient, QPainter,
+    QPalette, QPixmap, QRadialGradient, QTransform)
+from PySide6.QtWidgets import (QApplication, QDialog, QFrame, QHBoxLayout,
+    QLabel, QPushButton, QScrollArea, QSizePolicy,
+    QSpacerItem, QSplitter, QVBoxLayout, QWidget)
+
+class Ui_QuestionDialog(object):
+    def setupUi(self, QuestionDialog):
+        if not QuestionDialog.objectName():
+            QuestionDialog.setObjectName(u"QuestionDialog")
+        QuestionDialog.resize(860, 600)
+        QuestionDialog.setMinimumSize(QSize(520, 400))
+        self.dialogLayout = QVBoxLayout(QuestionDialog)
+        self.dialogLayout.setSpacing(8)
+        self.dialogLayout.setObjectName(u"dialogLayout")
+        self.dialogLayout.setContentsMargins(16, 14, 16, 14)
+        self.titleLabel = QLabel(QuestionDialog)
+        self.titleLabel.setObjectName(u"titleLabel")
+        self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.titleLabel.setWordWrap(True)
+
+        self.dialogLayout.addWidget(self.titleLabel)
+
+        self.whoLabel = QLabel(QuestionDialog)
+        self.whoLabel.setObjectName(u"whoLabel")
+        self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.whoLabel.setWordWrap(True)
+
+        self.dialogLayout.addWidget(self.whoLabel)
+
+        self.contentSplitter = QSplitter(QuestionDialog)
+        self.contentSplitter.setObjectName(u"contentSplitter")
+        self.contentSplitter.setOrientation(Qt.Orientation.Horizontal)
+        self.contentSplitter.setChildrenCollapsible(False)
+        self.questionsScroll = QScrollArea(self.contentSplitter)
+        self.questionsScroll.setObjectName(u"questionsScroll")
+        self.questionsScroll.setWidgetResizable(True)
+        self.questionsScroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.questionsContainer = QWidget()
+        self.questionsContainer.setObjectName(u"questionsContainer")
+        self.questionsLayout = QVBoxLayout(self.questionsContainer)
+        self.questionsLayout.setSpacing(10)
+        self.questionsLayout.setObjectName(u"questionsLayout")
+        self.questionsLayout.setContentsMargins(0, 0, 6, 0)
+        self.questionsScroll.setWidget(self.questionsContainer)
+        self.contentSplitter.addWidget(self.questionsScroll)
+        self.previewContainer = QWidget(self.contentSplitter)
+        self.previewContainer.setObjectName(u"previewContainer")
+        self.previewLayout = QVBoxLayout(self.previewContainer)
+        self.previewLayout.setObjectName(u"previewLayout")
+        self.previewLayout.setContentsMargins(6, 0, 0, 0)
+        self.previewCaption = QLabel(self.previewContainer)
+        self.previewCaption.setObjectName(u"previewCaption")
+        self.previewCaption.setTextFormat(Qt.TextFormat.PlainText)
+
+        self.previewLayout.addWidget(self.previewCaption)
+
+        self.contentSplitter.addWidget(self.previewContainer)
+
+        self.dialogLayout.addWidget(self.contentSplitter)
+
+        self.keysHint = QLabel(QuestionDialog)
+        self.keysHint.setObjectName(u"keysHint")
+        self.keysHint.setTextFormat(Qt.TextFormat.PlainText)
+
+        self.dialogLayout.addWidget(self.keysHint)
+
+        self.buttonRow = QHBoxLayout()
+        self.buttonRow.setSpacing(8)
+        self.buttonRow.setObjectName(u"buttonRow")
+        self.cancelButton = QPushButton(QuestionDialog)
+        self.cancelButton.setObjectName(u"cancelButton")
+        self.cancelButton.setAutoDefault(False)
+
+        self.buttonRow.addWidget(self.cancelButton)
+
+        self.buttonSpacer = QSpacerItem(20, 10, QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+
+        self.buttonRow.addItem(self.buttonSpacer)
+
+        self.submitButton = QPushButton(QuestionDialog)
+        self.submitButton.setObjectName(u"submitButton")
+        self.submitButton.setAutoDefault(False)
+
+        self.buttonRow.addWidget(self.submitButton)
+
+
+        self.dialogLayout.addLayout(self.buttonRow)
+
+        self.dialogLayout.setStretch(2, 1)
+
+        self.retranslateUi(QuestionDialog)
+
+        QMetaObject.connectSlotsByName(QuestionDialog)
+    # setupUi
+
+    def retranslateUi(self, QuestionDialog):
+        QuestionDialog.setWindowTitle(QCoreApplication.translate("QuestionDialog", u"Question", None))
+        self.titleLabel.setText(QCoreApplication.translate("QuestionDialog", u"The agent has a question", None))
+        self.whoLabel.setText(QCoreApplication.translate("QuestionDialog", u"Session", None))
+        self.previewCaption.setText(QCoreApplication.translate("QuestionDialog", u"Preview", None))
+        self.keysHint.setText(QCoreApplication.translate("QuestionDialog", u"Keys 1\u20134 choose an option of the current question.", None))
+        self.cancelButton.setText(QCoreApplication.translate("QuestionDialog", u"Cancel (Esc)", None))
+        self.submitButton.setText(QCoreApplication.translate("QuestionDialog", u"Submit (Ctrl+Return)", None))
+    # retranslateUi
+

@@ -1,0 +1,247 @@
+"""The tool-input editor: JSON with syntax colours, live validation and an edit diff.
+
+The input is shown pretty-printed with hidden characters written as `\\uXXXX` escapes
+(so a bidi override or zero-width space is visible but the value is unchanged). Every
+edit is parsed at once: an error names its line and column, and `value()` is None until
+the text is a valid JSON object again. An "edited" marker, a Reset button and a unified
+diff against the original show exactly what will run instead of what the agent sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from qoder_desktop.diffs import json_edit_diff, pretty_json
+from qoder_desktop.ui.preview import plain_label
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?'
+                    r"|\btrue\b|\bfalse\b|\bnull\b")
+_HIDDEN_ESCAPE = re.compile(r"\\u(?:00[01][0-9a-fA-F]|007[fF]|008[0-9a-fA-F]|009[0-9a-fA-F]"
+                            r"|20[0-6][0-9a-fA-F]|feff|FEFF|d[89ab][0-9a-fA-F]{2})")
+
+
+def monospace_font() -> QFont:
+    """The system's fixed-width font."""
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+def _format(color: str, *, bold: bool = False, background: str | None = None) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(color))
+    if bold:
+        fmt.setFontWeight(QFont.Weight.DemiBold)
+    if background:
+        fmt.setBackground(QColor(background))
+    return fmt
+
+
+class JsonHighlighter(QSyntaxHighlighter):
+    """Colours JSON keys, strings, numbers and literals; flags hidden-character escapes."""
+
+    KEY = _format("#364FC7", bold=True)
+    STRING = _format("#2B8A3E")
+    NUMBER = _format("#C2255C")
+    LITERAL = _format("#E8590C", bold=True)
+    HIDDEN = _format("#FFFFFF", bold=True, background="#C92A2A")
+
+    def highlightBlock(self, text: str) -> None:
+        """Colour one line (JSON from `pretty_json` keeps each string on one line)."""
+        if len(text) > 20_000:
+            return
+        for match in _TOKEN.finditer(text):
+            token = match.group()
+            if token.startswith('"'):
+                is_key = text[match.end():].lstrip().startswith(":")
+                fmt = self.KEY if is_key else self.STRING
+            elif token in ("true", "false", "null"):
+                fmt = self.LITERAL
+            else:
+                fmt = self.NUMBER
+            self.setFormat(match.start(), match.end() - match.start(), fmt)
+        for match in _HIDDEN_ESCAPE.finditer(text):
+            self.setFormat(match.start(), match.end() - match.start(), self.HIDDEN)
+
+
+def parse_object(text: str) -> tuple[dict[str, Any] | None, str]:
+    """Parse editor text as a JSON object.
+
+    Returns:
+        (value, "") when valid, else (None, an error naming line and column).
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
+    except RecursionError:
+        return None, "Invalid JSON: nested too deeply."
+    if not isinstance(value, dict):
+        return None, "Invalid input at line 1, column 1: the input must be a JSON object."
+    return value, ""
+
+
+class JsonEditor(QWidget):
+    """Editable, validated JSON input with an edited marker, Reset and an edit diff.
+
+    Signals:
+        validity_changed(bool): the text became valid (True) or invalid (False).
+        edited_changed(bool): the value now differs (True) from the original or not.
+        value_changed(object): the parsed value after an edit (None while invalid).
+    """
+
+    validity_changed = Signal(bool)
+    edited_changed = Signal(bool)
+    value_changed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._original: dict[str, Any] = {}
+        self._value: dict[str, Any] | None = {}
+        self._valid = True
+        self._edited = False
+
+        self.editor = QPlainTextEdit(self)
+        self.editor.setObjectName("jsonEdit")
+        self.editor.setFont(monospace_font())
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.editor.setTabChangesFocus(True)
+        self.editor.setAccessibleName("Tool input (JSON)")
+        self.highlighter = JsonHighlighter(self.editor.document())
+
+        self.status = plain_label(wrap=True)
+        self.status.setObjectName("jsonStatus")
+        self.edited_label = plain_label("Edited — the edited input will run", wrap=False)
+        self.edited_label.setObjectName("editedMarker")
+        self.reset_button = QPushButton("&Reset to original", self)
+        self.reset_button.setObjectName("resetJsonButton")
+        self.reset_button.setAutoDefault(False)
+        self.reset_button.clicked.connect(self.reset)
+        self.reset_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+
+        self.diff_view = QPlainTextEdit(self)
+        self.diff_view.setObjectName("jsonDiffView")
+        self.diff_view.setReadOnly(True)
+        self.diff_view.setFont(monospace_font())
+        self.diff_view.setPlaceholderText("Changes to the input appear here.")
+        self.diff_view.setAccessibleName("Changes to the input")
+
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.status, 1)
+        row.addStretch(0)
+        row.addWidget(self.edited_label)
+        row.addWidget(self.reset_button)
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.editor)
+        splitter.addWidget(self.diff_view)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        self.splitter = splitter
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(row)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._revalidate)
+        self.editor.textChanged.connect(self._timer.start)
+        self._show_state()
+
+    # -- public API ------------------------------------------------------------------
+    def set_value(self, value: dict[str, Any]) -> None:
+        """Show `value` as the original input (clears any edit)."""
+        self._original = value
+        self.editor.setPlainText(pretty_json(value))
+        self._revalidate()
+
+    def original(self) -> dict[str, Any]:
+        """The input as the agent sent it."""
+        return self._original
+
+    def value(self) -> dict[str, Any] | None:
+        """The current input: the parsed text, or None while it is invalid."""
+        self._flush()
+        return self._value if self._valid else None
+
+    def is_valid(self) -> bool:
+        """True when the text is a valid JSON object."""
+        self._flush()
+        return self._valid
+
+    def is_edited(self) -> bool:
+        """True when the text no longer means the original value (or is invalid)."""
+        self._flush()
+        return self._edited
+
+    def error_text(self) -> str:
+        """The current validation error ("" when valid)."""
+        self._flush()
+        return "" if self._valid else self.status.text()
+
+    def reset(self) -> None:
+        """Go back to the original input."""
+        self.set_value(self._original)
+
+    def focus_editor(self) -> None:
+        """Move keyboard focus into the text editor."""
+        self.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    # -- internals -------------------------------------------------------------------
+    def _flush(self) -> None:
+        if self._timer.isActive():
+            self._timer.stop()
+            self._revalidate()
+
+    def _revalidate(self) -> None:
+        value, error = parse_object(self.editor.toPlainText())
+        valid = value is not None
+        edited = (not valid) or value != self._original
+        self._value = value
+        changed_validity = valid != self._valid
+        changed_edit = edited != self._edited
+        self._valid, self._edited = valid, edited
+        self.status.setText(error)
+        self._show_state()
+        if changed_validity:
+            self.validity_changed.emit(valid)
+        if changed_edit:
+            self.edited_changed.emit(edited)
+        self.value_changed.emit(value)
+
+    def _show_state(self) -> None:
+        self.status.setProperty("error", not self._valid)
+        self.status.setVisible(not self._valid)
+        self.edited_label.setVisible(self._edited)
+        self.reset_button.setEnabled(self._edited)
+        self.diff_view.setVisible(self._edited)
+        if self._edited and self._valid and self._value is not None:
+            self.diff_view.setPlainText(json_edit_diff(self._original, self._value))
+        elif self._edited:
+            self.diff_view.setPlainText("(the input is not valid JSON)")
+        selections = []
+        if not self._valid:
+            match = re.search(r"line (\d+)", self.status.text())
+            block = self.editor.document().findBlockByNumber(int(match[1]) - 1 if match else 0)
+            selection = QTextEdit.ExtraSelection()
+            selection.format.setBackground(QColor(255, 80, 80, 50))
+            selection.format.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
+            selection.cursor = self.editor.textCursor()
+            selection.cursor.setPosition(block.position())
+            selections.append(selection)
+        self.editor.setExtraSelections(selections)

@@ -1,0 +1,57 @@
+"""View tests: offscreen Qt, Qt warnings fail the test, helpers to open decision dialogs."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from qoder_desktop.models import ApprovalRequest, Backend, Decision
+
+
+@pytest.fixture(autouse=True)
+def _qt_warnings_fail(request: pytest.FixtureRequest) -> None:
+    """Any QtWarningMsg or QtCriticalMsg logged during a view test fails it."""
+    request.node.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+
+
+def _make_request(tool_name: str = "Bash", tool_input: dict | None = None,
+                  **fields: object) -> ApprovalRequest:
+    values: dict[str, object] = {"session_id": "s-1", "session_name": "demo",
+                                 "backend": Backend.CLAUDE}
+    values.update(fields)
+    return ApprovalRequest(tool_name=tool_name, tool_input=tool_input or {}, **values)
+
+
+@pytest.fixture
+def make_request() -> Callable[..., ApprovalRequest]:
+    """`make_request(tool_name, tool_input, **fields)`: an ApprovalRequest with defaults."""
+    return _make_request
+
+
+@pytest.fixture
+def open_dialog(qtbot) -> Callable:  # type: ignore[no-untyped-def]
+    """Show a decision dialog, make it the active window and (by default) wait until armed.
+
+    Returns a function `open(dialog, arm=True) -> (dialog, decisions)` where `decisions`
+    collects everything the dialog emits through `decided`.
+    """
+
+    def _open(dialog, *, arm: bool = True):  # type: ignore[no-untyped-def]
+        decisions: list[Decision] = []
+        dialog.decided.connect(decisions.append)
+        qtbot.addWidget(dialog)
+        with qtbot.waitSignal(dialog.shown, timeout=2000):
+            dialog.show()
+        dialog.activateWindow()
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=2000)
+        if arm:
+            qtbot.waitUntil(dialog.is_armed, timeout=2000)
+        return dialog, decisions
+
+    return _open
