@@ -7,17 +7,24 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.models import ApprovalRequest, Backend, Decision
 
+_HERE = Path(__file__).resolve().parent
+OFFSCREEN_NOISE = r"^This plugin does not support propagateSizeHints\(\)$"
+"""The offscreen platform says this for any resizable top level; it is not our bug."""
 
-@pytest.fixture(autouse=True)
-def _qt_warnings_fail(request: pytest.FixtureRequest) -> None:
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Any QtWarningMsg or QtCriticalMsg logged during a view test fails it."""
-    request.node.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+    for item in items:
+        if _HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOISE))
 
 
 def _make_request(tool_name: str = "Bash", tool_input: dict | None = None,

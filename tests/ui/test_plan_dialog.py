@@ -1,0 +1,101 @@
+"""The plan dialog (ExitPlanMode), driven by real key presses and clicks (offscreen)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel
+
+from qoder_desktop.models import DecisionKind
+from qoder_desktop.ui.dialogs import PlanDialog, dialog_for
+from qoder_desktop.ui.dialogs.plan import KEEP_PLANNING
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+PLAN = "# Plan\n\n1. Add a **settings** page\n2. Write tests\n\n![diagram](/etc/passwd)\n"
+
+
+@pytest.fixture
+def plan(make_request):
+    def build(text: object = PLAN):
+        return make_request("ExitPlanMode", {"plan": text}, session_name="design")
+    return build
+
+
+def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
+    QTest.keyClick(widget, key, modifiers)
+
+
+def test_title_plan_and_modes(open_dialog, plan):
+    dialog, _ = open_dialog(PlanDialog(plan()))
+    assert dialog.windowTitle() == "Approve plan — design"
+    text = dialog.preview.browser.toPlainText()
+    assert "Add a settings page" in text and "[image: diagram]" in text
+    assert dialog.preview.browser.last_preview.kind == "markdown"
+    modes = [dialog.ui.modeCombo.itemData(i) for i in range(dialog.ui.modeCombo.count())]
+    assert modes == ["default", "acceptEdits"]
+    for label in dialog.findChildren(QLabel):
+        assert label.textFormat() == Qt.TextFormat.PlainText, label.objectName()
+
+
+def test_focus_starts_on_feedback(open_dialog, plan):
+    dialog, _ = open_dialog(PlanDialog(plan()))
+    assert QApplication.focusWidget() is dialog.ui.feedbackEdit
+
+
+def test_approve_emits_mode_then_decision(open_dialog, plan):
+    dialog, decisions = open_dialog(PlanDialog(plan()))
+    order: list[object] = []
+    dialog.continue_mode.connect(lambda mode: order.append(("mode", mode)))
+    dialog.decided.connect(lambda d: order.append(("decided", d.kind)))
+    dialog.ui.modeCombo.setFocus()
+    press(dialog.ui.modeCombo, Qt.Key.Key_Down)
+    assert dialog.chosen_mode() == "acceptEdits"
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert order == [("mode", "acceptEdits"), ("decided", DecisionKind.ALLOW_ONCE)]
+    assert decisions[0].final_input == {"plan": PLAN}
+
+
+def test_keep_planning_with_feedback(open_dialog, qtbot, plan):
+    dialog, decisions = open_dialog(PlanDialog(plan()))
+    qtbot.keyClicks(dialog.ui.feedbackEdit, "Split step 1")
+    press(dialog.ui.feedbackEdit, Qt.Key.Key_Escape)
+    assert [(d.kind, d.message) for d in decisions] == [(DecisionKind.DENY, "Split step 1")]
+
+
+def test_keep_planning_button_default_message(open_dialog, qtbot, plan):
+    dialog, decisions = open_dialog(PlanDialog(plan()))
+    qtbot.mouseClick(dialog.ui.keepPlanningButton, Qt.MouseButton.LeftButton)
+    assert decisions[0].message == KEEP_PLANNING
+
+
+def test_arming_delay(open_dialog, qtbot, plan):
+    dialog, decisions = open_dialog(PlanDialog(plan()), arm=False)
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions == [] and not dialog.ui.approveButton.isEnabled()
+    qtbot.waitUntil(dialog.is_armed, timeout=2000)
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions[0].kind is DecisionKind.ALLOW_ONCE
+
+
+def test_missing_plan_text(open_dialog, plan):
+    dialog, _ = open_dialog(PlanDialog(plan(None)))
+    assert "no plan text" in dialog.preview.browser.toPlainText()
+
+
+def test_withdraw(open_dialog, plan):
+    dialog, decisions = open_dialog(PlanDialog(plan()))
+    modes: list[str] = []
+    dialog.continue_mode.connect(modes.append)
+    dialog.withdraw()
+    dialog.ui.approveButton.click()
+    dialog.approve()
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions == [] and modes == [] and not dialog.isVisible()
+
+
+def test_factory_builds_plan_dialog(qtbot, plan):
+    dialog = dialog_for(plan())
+    qtbot.addWidget(dialog)
+    assert isinstance(dialog, PlanDialog)

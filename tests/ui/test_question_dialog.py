@@ -1,0 +1,204 @@
+"""The question dialog, driven by real key presses and clicks (offscreen)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QEnterEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QRadioButton
+
+from qoder_desktop.models import DecisionKind
+from qoder_desktop.ui.dialogs import DialogBuildError, QuestionDialog, dialog_for
+from qoder_desktop.ui.dialogs.question import CANCEL_MESSAGE
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+LAYOUT = "Which layout should the settings page use?"
+PLATFORMS = "Which platforms must it support?"
+
+
+def _input(preview_a: str | None = "## Sidebar\n\n- fast", preview_b: str | None = None):
+    return {"questions": [
+        {"question": LAYOUT, "header": "Layout", "multiSelect": False, "options": [
+            {"label": "Sidebar", "description": "Sections on the left", "preview": preview_a},
+            {"label": "Tabs & more", "description": "<b>tabs</b>",
+             "preview": preview_b or "<h3>Tabs</h3><p>One <b>tab</b> each</p>"},
+            {"label": "Single page", "description": "One long page"}]},
+        {"question": PLATFORMS, "header": "Platforms", "multiSelect": True, "options": [
+            {"label": "Linux"}, {"label": "macOS"}, {"label": "Windows"}]},
+    ]}
+
+
+@pytest.fixture
+def question(make_request):
+    def build(tool_input=None, **fields):
+        return make_request("AskUserQuestion", tool_input or _input(), session_name="design",
+                            **fields)
+    return build
+
+
+def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
+    QTest.keyClick(widget, key, modifiers)
+
+
+def click(qtbot, button):
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton, pos=QPoint(8, button.height() // 2))
+
+
+def test_layout_title_and_plain_text(open_dialog, question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    assert dialog.windowTitle() == "Question — design"
+    layout, platforms = dialog.boxes
+    assert layout.title() == "Layout" and platforms.title() == "Platforms"
+    assert all(isinstance(b, QRadioButton) for b, _ in layout.option_buttons)
+    assert all(isinstance(b, QCheckBox) for b, _ in platforms.option_buttons)
+    assert layout.option_buttons[1][0].text() == "2  ·  Tabs && more"
+    assert layout.other_edit.isVisible() and platforms.other_edit.isVisible()
+    labels = [label.text() for label in dialog.findChildren(QLabel)]
+    assert "<b>tabs</b>" in labels and LAYOUT in labels
+    for label in dialog.findChildren(QLabel):
+        assert label.textFormat() == Qt.TextFormat.PlainText, label.objectName()
+
+
+def test_focus_starts_on_first_option_not_submit(open_dialog, question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    assert QApplication.focusWidget() is dialog.boxes[0].option_buttons[0][0]
+    assert not dialog.ui.submitButton.isEnabled()
+
+
+def test_submit_needs_every_answer_then_encodes(open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()))
+    layout, platforms = dialog.boxes
+    press(dialog, Qt.Key.Key_2)
+    assert layout.option_buttons[1][0].isChecked()
+    assert not dialog.ui.submitButton.isEnabled()
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions == []
+    click(qtbot, platforms.option_buttons[0][0])
+    press(dialog, Qt.Key.Key_3)  # the current question is now Platforms
+    assert [b.isChecked() for b, _ in platforms.option_buttons] == [True, False, True]
+    assert dialog.ui.submitButton.isEnabled()
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    (decision,) = decisions
+    assert decision.kind is DecisionKind.ALLOW_ONCE
+    assert decision.final_input["answers"] == {LAYOUT: "Tabs & more",
+                                               PLATFORMS: "Linux, Windows"}
+    assert decision.final_input["questions"] == _input()["questions"]
+    assert decision.answer_labels == {LAYOUT: ("Tabs & more",),
+                                      PLATFORMS: ("Linux", "Windows")}
+
+
+def test_other_answers(open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()))
+    layout, platforms = dialog.boxes
+    press(dialog, Qt.Key.Key_1)
+    layout.other_edit.setFocus()
+    qtbot.keyClicks(layout.other_edit, "Two panes 1")
+    assert layout.other_button.isChecked()
+    assert not layout.option_buttons[0][0].isChecked()
+    assert layout.other_edit.text() == "Two panes 1"  # digits type, they do not choose
+    click(qtbot, platforms.option_buttons[1][0])
+    platforms.other_edit.setFocus()
+    qtbot.keyClicks(platforms.other_edit, "FreeBSD")
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions[0].final_input["answers"] == {LAYOUT: "Two panes 1",
+                                                   PLATFORMS: "macOS, FreeBSD"}
+
+
+def test_cancel_is_a_deny_with_a_reason(open_dialog, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()))
+    press(dialog, Qt.Key.Key_1)
+    press(dialog, Qt.Key.Key_Escape)
+    assert [(d.kind, d.message) for d in decisions] == [(DecisionKind.DENY, CANCEL_MESSAGE)]
+    assert decisions[0].final_input is None
+
+
+def test_cancel_button(open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()))
+    qtbot.mouseClick(dialog.ui.cancelButton, Qt.MouseButton.LeftButton)
+    assert decisions[0].kind is DecisionKind.DENY
+
+
+def test_arming_delay_and_exactly_once(open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()), arm=False)
+    press(dialog, Qt.Key.Key_1)
+    press(dialog, Qt.Key.Key_Escape)
+    assert not any(b.isChecked() for b, _ in dialog.boxes[0].option_buttons)
+    assert decisions == []
+    qtbot.waitUntil(dialog.is_armed, timeout=2000)
+    press(dialog, Qt.Key.Key_1)
+    click(qtbot, dialog.boxes[1].option_buttons[2][0])
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    press(dialog, Qt.Key.Key_Escape)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+
+
+def test_preview_follows_focus_and_selection(open_dialog, qtbot, question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    browser = dialog.preview.browser
+    assert dialog.ui.previewContainer.isVisible()
+    assert "Sidebar" in browser.toPlainText() and browser.last_preview.kind == "markdown"
+    press(dialog, Qt.Key.Key_2)
+    assert "One tab each" in browser.toPlainText() and browser.last_preview.kind == "html"
+    press(dialog, Qt.Key.Key_3)
+    assert "No preview for Single page" in browser.toPlainText()
+
+
+def test_preview_on_hover(open_dialog, qtbot, question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    tabs = dialog.boxes[0].option_buttons[1][0]
+    point = QPointF(2, 2)
+    QApplication.sendEvent(tabs, QEnterEvent(point, point, point))
+    assert "One tab each" in dialog.preview.browser.toPlainText()
+
+
+def test_no_preview_column_without_previews(open_dialog, question):
+    data = _input(preview_a=None)
+    data["questions"][0]["options"][1].pop("preview")
+    dialog, _ = open_dialog(QuestionDialog(question(data)))
+    assert not dialog.ui.previewContainer.isVisible()
+
+
+def test_hostile_preview_loads_nothing(open_dialog, question, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    dialog, _ = open_dialog(QuestionDialog(question(_input(
+        preview_a=f"![x]({fifo})", preview_b=f"<p>hi</p><img src='{fifo}'>"))))
+    press(dialog, Qt.Key.Key_2)
+    dialog.grab()
+    assert "hi" in dialog.preview.browser.toPlainText()
+    with pytest.raises(OSError) as info:
+        os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    assert info.value.errno == 6
+
+
+def test_withdraw(open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()))
+    press(dialog, Qt.Key.Key_1)
+    click(qtbot, dialog.boxes[1].option_buttons[0][0])
+    dialog.withdraw()
+    assert not dialog.isVisible()
+    dialog.ui.submitButton.click()
+    dialog.submit()
+    dialog.close()
+    assert decisions == []
+
+
+@pytest.mark.parametrize("bad", [
+    {"questions": []},
+    {"questions": [{"question": "Q?", "header": "H", "options": [{"label": "only"}]}]},
+    {"questions": [{"question": "Q?", "options": [{"label": "a"}, {"label": "b"}]}],
+     "answers": {"Q?": "a"}},
+])
+def test_malformed_input_fails_closed(question, bad):
+    with pytest.raises(DialogBuildError, match="could not show"):
+        dialog_for(question(bad))
+
+
+def test_factory_builds_question_dialog(qtbot, question):
+    dialog = dialog_for(question())
+    qtbot.addWidget(dialog)
+    assert isinstance(dialog, QuestionDialog)
