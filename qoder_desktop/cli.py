@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
+
+from pydantic import ValidationError
 
 from qoder_desktop import __version__
 from qoder_desktop.models import Backend, PermissionMode
+from qoder_desktop.session_options import SessionOptions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,3 +54,33 @@ def parse_app_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.scenario and not args.demo:
         parser.error("--scenario only works with --demo")
     return args
+
+
+def session_options_from_args(args: argparse.Namespace, *,
+                              default_backend: Backend = Backend.CLAUDE,
+                              default_mode: PermissionMode = PermissionMode.DEFAULT,
+                              bypass_confirmed: bool = False) -> SessionOptions:
+    """The session a command line asks for (`--backend/--prompt/...`).
+
+    Raises:
+        ValueError: the options are invalid (the message says which), e.g. a bypass
+            mode that was not confirmed.
+    """
+    fields = {
+        "backend": Backend(args.backend) if args.backend else default_backend,
+        "prompt": args.prompt or "",
+        "name": args.name or "",
+        "cwd": os.path.abspath(args.cwd or os.getcwd()),
+        "add_dirs": [os.path.abspath(d) for d in args.add_dirs],
+        "allowed_tools": list(args.allowed_tools),
+        "disallowed_tools": list(args.disallowed_tools),
+        "permission_mode": (PermissionMode(args.permission_mode) if args.permission_mode
+                            else default_mode),
+        "bypass_confirmed": bypass_confirmed,
+        "model": args.model,
+    }
+    try:
+        return SessionOptions(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+        raise ValueError(problems) from None

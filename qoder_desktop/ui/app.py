@@ -1,0 +1,205 @@
+"""Starting the desktop app: one qasync loop for Qt and asyncio, then the wiring.
+
+`run_gui(args)` opens the main window (with a session when `--demo` or
+`--backend/--prompt` asked for one), hands the work over to a running instance when
+there is one, shows unexpected errors instead of dying, and cleans up on quit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import traceback
+from types import TracebackType
+from typing import Any
+
+import qasync
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from qoder_desktop import __version__
+from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.cli import session_options_from_args
+from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher
+from qoder_desktop.ledger import Ledger
+from qoder_desktop.paths import AppPaths
+from qoder_desktop.secrets import RedactSecrets, SecretStore
+from qoder_desktop.session_options import SessionOptions
+from qoder_desktop.sessions import SessionHub
+from qoder_desktop.settings import load_settings
+from qoder_desktop.storage import Database, StorageError
+from qoder_desktop.ui import icons
+from qoder_desktop.ui.confirm import confirm_dangerous_mode
+from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
+from qoder_desktop.ui.wiring import DesktopApp
+
+log = logging.getLogger(__name__)
+
+
+def _setup_logging(paths: AppPaths) -> RedactSecrets:
+    handler = logging.FileHandler(paths.state_dir / "qoder-desktop.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    root.addHandler(console)
+    redactor = RedactSecrets()
+    redactor.install(root)
+    return redactor
+
+
+class ErrorReporter:
+    """Shows unexpected errors in a (non-blocking) message box instead of dying."""
+
+    def __init__(self) -> None:
+        self._boxes: list[QMessageBox] = []
+
+    def excepthook(self, kind: type[BaseException], error: BaseException,
+                   tb: TracebackType | None) -> None:
+        """`sys.excepthook`: log the error and show it."""
+        log.error("unexpected error", exc_info=(kind, error, tb))
+        self.show(f"{kind.__name__}: {error}",
+                  "".join(traceback.format_exception(kind, error, tb))[-4000:])
+
+    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The asyncio loop's exception handler."""
+        error = context.get("exception")
+        log.error("unexpected error in the event loop: %s", context.get("message"),
+                  exc_info=error if isinstance(error, BaseException) else None)
+        if isinstance(error, BaseException):
+            self.show(f"{type(error).__name__}: {error}", str(context.get("message", "")))
+
+    def show(self, text: str, details: str = "") -> None:
+        """Open a message box with `text` (plain text, never rich text)."""
+        if QApplication.instance() is None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Critical, "Qoder Desktop — unexpected error", "")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(f"Something went wrong, but Qoder Desktop keeps running.\n\n{text}")
+        if details:
+            box.setDetailedText(details)
+        box.finished.connect(lambda _code, b=box: self._boxes.remove(b))
+        self._boxes.append(box)
+        box.open()
+
+
+def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
+    if args.backend and args.prompt:
+        return {"action": "start", "argv": sys.argv[1:], "cwd": os.getcwd()}
+    return {"action": "show"}
+
+
+def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
+                     desktop: DesktopApp) -> None:
+    if demo is not None:
+        scenario = args.scenario or DEMO_SCENARIO
+        desktop.start_session(SessionOptions(
+            prompt=args.prompt or "Show me what Qoder Desktop can do.",
+            cwd=str(demo.workspace), scenario=scenario, name=f"Demo ({scenario})"))
+    elif args.backend:
+        start_from_args(args, desktop)
+
+
+def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
+    """Start the session a command line asked for; bypass modes are confirmed first."""
+    try:
+        options = session_options_from_args(args, default_backend=desktop.settings.default_backend)
+    except ValueError as exc:
+        if args.permission_mode and "confirmation" in str(exc):
+            from qoder_desktop.models import PermissionMode
+
+            def decided(ok: bool) -> None:
+                if ok:
+                    desktop.start_session(session_options_from_args(args, bypass_confirmed=True))
+
+            confirm_dangerous_mode(desktop.window, PermissionMode(args.permission_mode), decided)
+            return
+        desktop.window.show_status(f"Could not start the session: {exc}")
+        return
+    desktop.start_session(options)
+
+
+def run_gui(args: argparse.Namespace) -> int:
+    """Run the desktop app until the person quits; returns the exit code."""
+    paths = AppPaths.default().ensure()
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
+    app.setApplicationName("Qoder Desktop")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("io.qoder.Desktop")
+    app.setQuitOnLastWindowClosed(False)
+    name = server_name(str(paths.data_dir))
+    if not args.demo and hand_over(name, _handover_message(args)):
+        print("Qoder Desktop is already running; the request went to that window.")
+        return 0
+    redactor = _setup_logging(paths)
+    reporter = ErrorReporter()
+    sys.excepthook = reporter.excepthook
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    loop.set_exception_handler(reporter.loop_exception)
+    app.setWindowIcon(icons.app_icon())
+    app.setStyleSheet(icons.stylesheet())
+
+    loaded = load_settings(paths.settings_file)
+    try:
+        db = Database.open(paths.database)
+    except StorageError as exc:
+        print(f"qoder-desktop: {exc}", file=sys.stderr)
+        return 1
+    secrets = SecretStore(redactor=redactor)
+    demo_server = demo = None
+    if args.demo:
+        from qoder_desktop.scripted_model.scenario import builtin_scenario_names
+        from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+
+        demo_server = ThreadedScriptedModel()
+        demo_server.start()
+        demo = DemoModel(demo_server.base_url)
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+    launcher = SessionLauncher(secrets, anthropic_base_url=loaded.settings.anthropic_base_url,
+                               demo=demo)
+    hub = SessionHub(db, ledger, broker, launcher)
+    desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
+                         demo_scenarios=builtin_scenario_names() if demo else None)
+    instance = InstanceServer(name)
+    instance.message_received.connect(lambda message: _on_handover(message, desktop))
+    desktop.window.restore_state(paths.window_state_file)
+    desktop.show()
+    for problem in loaded.problems:
+        desktop.window.show_status(f"Settings: {problem}")
+    try:
+        with loop:
+            loop.call_soon(_initial_session, args, demo, desktop)
+            loop.run_forever()
+    finally:
+        desktop.window.save_state(paths.window_state_file)
+        instance.close()
+        if demo_server is not None:
+            demo_server.stop()
+        if demo is not None:
+            demo.cleanup()
+        db.close()
+    return 0
+
+
+def _on_handover(message: dict[str, Any], desktop: DesktopApp) -> None:
+    desktop.window.bring_to_front()
+    if message.get("action") == "start":
+        from qoder_desktop.cli import parse_app_args
+
+        try:
+            args = parse_app_args([str(part) for part in message.get("argv", [])])
+        except SystemExit:
+            desktop.window.show_status("A second launch sent arguments that are not valid.")
+            return
+        base = str(message.get("cwd") or os.getcwd())
+        args.cwd = os.path.join(base, args.cwd or ".")
+        args.add_dirs = [os.path.join(base, folder) for folder in args.add_dirs]
+        start_from_args(args, desktop)

@@ -1,0 +1,106 @@
+"""Which decision dialogs are open: the oldest pending request gets one, the rest wait.
+
+The main window's queue shows every pending request; a person can open any of them
+directly. When a dialog's request is answered (by anyone) or withdrawn, the dialog
+closes at once and the next oldest request gets its dialog.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError, dialog_for
+
+log = logging.getLogger(__name__)
+
+DialogFactory = Callable[[ApprovalRequest, QWidget | None], BaseDecisionDialog]
+
+
+class DialogQueue(QObject):
+    """Opens, raises and closes decision dialogs for pending requests.
+
+    Signals:
+        decided(str, object): a person answered request_id with a `Decision`.
+        build_failed(str, str): no dialog could be built for request_id (message); the
+            caller must fail closed.
+        dialog_opened(object): a dialog was shown (for tests and benchmarks).
+    """
+
+    decided = Signal(str, object)
+    build_failed = Signal(str, str)
+    dialog_opened = Signal(object)
+
+    def __init__(self, parent_widget: QWidget | None = None,
+                 factory: DialogFactory = dialog_for) -> None:
+        super().__init__()
+        self._parent_widget = parent_widget
+        self._factory = factory
+        self._dialogs: dict[str, BaseDecisionDialog] = {}
+        self._pending: list[ApprovalRequest] = []
+
+    def dialog(self, request_id: str) -> BaseDecisionDialog | None:
+        """The open dialog of a request, if any."""
+        return self._dialogs.get(request_id)
+
+    def open_dialogs(self) -> list[BaseDecisionDialog]:
+        """Every dialog open now."""
+        return list(self._dialogs.values())
+
+    def set_pending(self, pending: list[ApprovalRequest]) -> None:
+        """Follow the broker's pending list; opens a dialog when none is open."""
+        self._pending = list(pending)
+        still = {request.request_id for request in pending}
+        for request_id in [rid for rid in self._dialogs if rid not in still]:
+            self.close(request_id)
+        if not self._dialogs and self._pending:
+            self.open(self._pending[0].request_id)
+
+    def open(self, request_id: str) -> BaseDecisionDialog | None:
+        """Show (or raise) the dialog for a pending request."""
+        existing = self._dialogs.get(request_id)
+        if existing is not None:
+            existing.raise_()
+            existing.activateWindow()
+            return existing
+        request = next((r for r in self._pending if r.request_id == request_id), None)
+        if request is None:
+            return None
+        try:
+            dialog = self._factory(request, self._parent_widget)
+        except DialogBuildError as exc:
+            log.warning("no dialog for request %s: %s", request_id, exc)
+            self.build_failed.emit(request_id, str(exc))
+            return None
+        self._dialogs[request_id] = dialog
+        dialog.decided.connect(lambda decision, rid=request_id: self._on_decided(rid, decision))
+        dialog.finished.connect(lambda _code, rid=request_id: self._forget(rid))
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        self.dialog_opened.emit(dialog)
+        return dialog
+
+    def close(self, request_id: str) -> None:
+        """The request was answered elsewhere or withdrawn: close its dialog, emit nothing."""
+        dialog = self._dialogs.pop(request_id, None)
+        if dialog is not None:
+            dialog.withdraw()
+            dialog.deleteLater()
+
+    def close_all(self) -> None:
+        """Close every dialog (the app is quitting)."""
+        for request_id in list(self._dialogs):
+            self.close(request_id)
+
+    def _on_decided(self, request_id: str, decision: Decision) -> None:
+        self.decided.emit(request_id, decision)
+
+    def _forget(self, request_id: str) -> None:
+        dialog = self._dialogs.pop(request_id, None)
+        if dialog is not None:
+            dialog.deleteLater()

@@ -1,0 +1,92 @@
+"""One running app per user and data folder: a second launch hands its work over.
+
+A second `qoder-desktop --prompt …` connects to the running instance's `QLocalServer`,
+sends one JSON line (the session to start, or just "show the window") and exits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_MS = 500
+MAX_MESSAGE_BYTES = 1_000_000
+
+
+def server_name(data_dir: str) -> str:
+    """The local socket name for this user and data folder."""
+    digest = hashlib.sha256(os.path.realpath(data_dir).encode()).hexdigest()[:16]
+    return f"qoder-desktop-{os.getuid() if hasattr(os, 'getuid') else 'user'}-{digest}"
+
+
+def hand_over(name: str, message: dict[str, Any]) -> bool:
+    """Send `message` to a running instance; False when none is running."""
+    socket = QLocalSocket()
+    socket.connectToServer(name)
+    if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
+        return False
+    socket.write(json.dumps(message).encode() + b"\n")
+    socket.waitForBytesWritten(CONNECT_TIMEOUT_MS)
+    socket.disconnectFromServer()
+    return True
+
+
+class InstanceServer(QObject):
+    """Listens for hand-overs from later launches.
+
+    Signals:
+        message_received(dict): one JSON object sent by a later launch.
+    """
+
+    message_received = Signal(dict)
+
+    def __init__(self, name: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._server = QLocalServer(self)
+        self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        self._server.newConnection.connect(self._accept)
+        if not self._server.listen(name):
+            # A stale socket file from a crashed instance: nobody answered hand_over().
+            QLocalServer.removeServer(name)
+            if not self._server.listen(name):
+                log.warning("single-instance server could not listen: %s",
+                            self._server.errorString())
+
+    def close(self) -> None:
+        """Stop listening."""
+        self._server.close()
+
+    def _accept(self) -> None:
+        while self._server.hasPendingConnections():
+            socket = self._server.nextPendingConnection()
+            buffer = bytearray()
+
+            def read(sock: QLocalSocket = socket, buf: bytearray = buffer) -> None:
+                buf.extend(bytes(sock.readAll().data()))
+                if len(buf) > MAX_MESSAGE_BYTES:
+                    sock.abort()
+                    return
+                if b"\n" in buf:
+                    line = bytes(buf).split(b"\n", 1)[0]
+                    sock.disconnectFromServer()
+                    self._deliver(line)
+
+            socket.readyRead.connect(read)
+            socket.disconnected.connect(socket.deleteLater)
+
+    def _deliver(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            log.warning("ignored a malformed hand-over message")
+            return
+        if isinstance(message, dict):
+            self.message_received.emit(message)

@@ -1,0 +1,229 @@
+"""The one place that wires the Qt views to the core (qutebrowser's `_connect_signals`).
+
+`DesktopApp` owns the views (main window, tray, dialogs) and the bridge to the broker,
+subscribes to the session hub, and turns the views' intents into core calls. Long
+work (starting a CLI, keyring calls) runs as asyncio tasks whose references are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
+from qoder_desktop.secrets import SecretName, SecretStore
+from qoder_desktop.session_options import SessionOptions
+from qoder_desktop.sessions import HubEvent, HubEventKind, SessionHub
+from qoder_desktop.settings import Settings, save_settings
+from qoder_desktop.ui.bridge import BrokerBridge
+from qoder_desktop.ui.dialog_queue import DialogQueue
+from qoder_desktop.ui.dialogs import PlanDialog
+from qoder_desktop.ui.main_window import MainWindow
+from qoder_desktop.ui.settings_dialog import SettingsDialog
+from qoder_desktop.ui.tray import Tray
+
+log = logging.getLogger(__name__)
+
+
+class DesktopApp:
+    """The running desktop app: views, bridge and core, wired together once."""
+
+    def __init__(self, broker: ApprovalBroker, hub: SessionHub, secrets: SecretStore,
+                 settings: Settings, settings_path: Any, *,
+                 demo_scenarios: list[str] | None = None) -> None:
+        self.broker = broker
+        self.hub = hub
+        self.secrets = secrets
+        self.settings = settings
+        self._settings_path = settings_path
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._plan_modes: dict[str, str] = {}
+        self.window = MainWindow(scenarios=demo_scenarios)
+        self.bridge = BrokerBridge(broker)
+        self.dialogs = DialogQueue(None)
+        self.tray = Tray(self.window)
+        self.tray_available = Tray.is_available()
+        self.settings_dialog: SettingsDialog | None = None
+        self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
+        self._connect_signals()
+        self.window.set_tray_available(self.tray_available)
+        self.window.set_new_session_defaults(SessionOptions(
+            backend=settings.default_backend, permission_mode=settings.default_permission_mode,
+            model=settings.default_model, allowed_tools=list(settings.default_allowed_tools),
+            disallowed_tools=list(settings.default_disallowed_tools)))
+        if self.tray_available:
+            self.tray.show()
+
+    # -- wiring ----------------------------------------------------------------------
+
+    def _connect_signals(self) -> None:
+        window, tray, bridge, dialogs = self.window, self.tray, self.bridge, self.dialogs
+        bridge.pending_changed.connect(self._on_pending_changed)
+        bridge.request_added.connect(self._on_request_added)
+        bridge.request_answered.connect(self._on_request_answered)
+        dialogs.decided.connect(self._on_decided)
+        dialogs.build_failed.connect(self._on_build_failed)
+        dialogs.dialog_opened.connect(self._on_dialog_opened)
+        window.new_session_requested.connect(self.start_session)
+        window.prompt_requested.connect(
+            lambda sid, text: self._spawn(self.hub.send(sid, text), "sending the prompt"))
+        window.interrupt_requested.connect(
+            lambda sid: self._spawn(self.hub.interrupt(sid), "interrupting"))
+        window.stop_requested.connect(lambda sid: self._spawn(self.hub.stop(sid), "stopping"))
+        window.mode_change_requested.connect(self._on_mode_change)
+        window.revoke_requested.connect(self.hub.revoke_rule)
+        window.open_request_requested.connect(dialogs.open)
+        window.session_selected.connect(self._show_session)
+        window.settings_requested.connect(self.open_settings)
+        window.quit_requested.connect(self.quit)
+        window.visibility_changed.connect(tray.set_window_visible)
+        tray.open_request.connect(self._open_from_tray)
+        tray.activate_window.connect(window.bring_to_front)
+        tray.toggle_window.connect(self._toggle_window)
+        tray.quit_requested.connect(self.quit)
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
+        """Run `coroutine` as a task whose reference is kept; failures reach the user."""
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+
+        def done(finished: asyncio.Task[Any]) -> None:
+            self._tasks.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                error = finished.exception()
+                log.error("%s failed: %s", what, error)
+                self.window.show_status(f"{what.capitalize()} failed: {error}")
+
+        task.add_done_callback(done)
+        return task
+
+    # -- broker side -----------------------------------------------------------------
+
+    def _on_pending_changed(self, pending: list[ApprovalRequest]) -> None:
+        self.window.set_pending(pending)
+        self.tray.set_pending(pending)
+        self.dialogs.set_pending(pending)
+
+    def _on_request_added(self, request: ApprovalRequest) -> None:
+        app = QApplication.instance()
+        inactive = app is None or QApplication.activeWindow() is None
+        prefs = self.settings.notifications
+        if self.tray_available and prefs.enabled and (inactive or not prefs.only_when_inactive):
+            self.tray.notify(request, sound=prefs.sound)
+
+    def _on_request_answered(self, request: ApprovalRequest, decision: Decision) -> None:
+        if decision.kind is DecisionKind.ALLOW_SESSION:
+            self.hub.rules_changed(request.session_id)
+        mode = self._plan_modes.pop(request.request_id, None)
+        if mode and decision.kind.allows and mode != PermissionMode.PLAN.value:
+            self._spawn(self.hub.set_mode(request.session_id, PermissionMode(mode)),
+                        "switching the permission mode")
+
+    def _on_dialog_opened(self, dialog: object) -> None:
+        if isinstance(dialog, PlanDialog):
+            request_id = dialog.request.request_id
+            dialog.continue_mode.connect(
+                lambda mode, rid=request_id: self._plan_modes.__setitem__(rid, mode))
+
+    def _on_decided(self, request_id: str, decision: Decision) -> None:
+        if not self.bridge.answer(request_id, decision):
+            self.window.show_status("That request was already answered or withdrawn.")
+
+    def _on_build_failed(self, request_id: str, message: str) -> None:
+        self.bridge.answer(request_id, Decision.error(message))
+        self.window.show_status(message)
+
+    def _open_from_tray(self, request_id: str) -> None:
+        self.window.bring_to_front()
+        if self.bridge.is_pending(request_id):
+            self.dialogs.open(request_id)
+
+    def _toggle_window(self) -> None:
+        if self.window.isVisible():
+            self.window.hide()
+        else:
+            self.window.bring_to_front()
+
+    # -- hub side --------------------------------------------------------------------
+
+    def _on_hub_event(self, event: HubEvent) -> None:
+        if event.kind is HubEventKind.SESSION and event.session is not None:
+            self.window.update_session(event.session)
+        elif event.kind is HubEventKind.TRANSCRIPT and event.line is not None:
+            self.window.append_transcript(event.line)
+        elif event.kind is HubEventKind.RULES:
+            self.window.set_rules(event.session_id, self.hub.rules(event.session_id))
+
+    def _show_session(self, session_id: str) -> None:
+        self.window.set_transcript(session_id, self.hub.transcript(session_id))
+        self.window.set_rules(session_id, self.hub.rules(session_id))
+
+    def start_session(self, options: SessionOptions) -> asyncio.Task[Any]:
+        """Start a session in the background; the window shows it at once."""
+        return self._spawn(self.hub.start_session(options), "starting the session")
+
+    def _on_mode_change(self, session_id: str, mode: PermissionMode) -> None:
+        # The window emits bypass modes only after the person confirmed the risk.
+        self._spawn(self.hub.set_mode(session_id, mode, confirmed=mode.is_dangerous),
+                    "switching the permission mode")
+
+    # -- settings --------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        """Show the settings dialog (non-modal); keyring checks run off the GUI thread."""
+        if self.settings_dialog is not None:
+            self.settings_dialog.raise_()
+            return
+        dialog = SettingsDialog(self.settings, self.window)
+        dialog.settings_saved.connect(self._save_settings)
+        dialog.secret_entered.connect(
+            lambda name, value: self._spawn(self._store_secret(name, value), "saving the secret"))
+        dialog.finished.connect(lambda _code: setattr(self, "settings_dialog", None))
+        self.settings_dialog = dialog
+        dialog.open()
+        self._spawn(self._refresh_keyring(dialog), "checking the keyring")
+
+    async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
+        status = await asyncio.to_thread(self.secrets.check_backend)
+        dialog.set_keyring_status(status)
+        for name in SecretName:
+            stored = await asyncio.to_thread(self.secrets.get, name)
+            dialog.set_secret_stored(name, stored is not None)
+
+    async def _store_secret(self, name: str, value: str) -> None:
+        await asyncio.to_thread(self.secrets.set, SecretName(name), value)
+        if self.settings_dialog is not None:
+            self.settings_dialog.set_secret_stored(name, True)
+        self.window.show_status(f"{SecretName(name).label} saved in the keyring.")
+
+    def _save_settings(self, settings: Settings) -> None:
+        save_settings(settings, self._settings_path)
+        self.settings = settings
+        self.window.show_status("Settings saved.")
+
+    # -- life cycle ------------------------------------------------------------------
+
+    def show(self) -> None:
+        """Show the main window."""
+        self.window.show()
+
+    def quit(self) -> None:
+        """Stop every session, close the views and stop the event loop."""
+        self._spawn(self._shutdown(), "quitting")
+
+    async def _shutdown(self) -> None:
+        self.dialogs.close_all()
+        await self.hub.stop_all()
+        self._unsubscribe_hub()
+        self.bridge.unsubscribe()
+        self.tray.dispose()
+        self.window.set_quitting()
+        self.window.close()
+        app = QApplication.instance()
+        if app is not None:
+            app.quit()
