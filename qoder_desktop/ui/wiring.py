@@ -48,6 +48,7 @@ class DesktopApp:
         self.dialogs = DialogQueue(None)
         self.tray = Tray(self.window)
         self.tray_available = Tray.is_available()
+        log.info("system tray available: %s", self.tray_available)
         self.settings_dialog: SettingsDialog | None = None
         self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
         self._connect_signals()
