@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from qoder_desktop.risk_scan import CONTROL, Op, ShellScanner, Token, Word
+
 
 class RiskKind(StrEnum):
     """What sort of thing a finding points at."""
@@ -61,25 +63,6 @@ class RiskFinding:
     severity: Severity = Severity.WARNING
 
 
-@dataclass
-class _Word:
-    start: int
-    end: int
-    value: str
-    raw: str
-
-
-@dataclass
-class _Op:
-    start: int
-    end: int
-    op: str
-
-
-_Token = _Word | _Op
-
-_REDIRECT = re.compile(r"\d*(?:>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)|&>>|&>")
-_CONTROL = re.compile(r"\|\||\|&|&&|;;|\||&|;|\(|\)")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SUDO = {"sudo", "doas", "su", "pkexec", "run0"}
@@ -101,7 +84,6 @@ _INLINE_FLAGS: list[tuple[re.Pattern[str], set[str], set[str]]] = [
 ]
 _HARMLESS_TARGETS = {"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 _MAX_DEPTH = 12
-_PASTES = "{} runs another command and pastes its output into this one."
 
 
 def _interpreter_rule(name: str) -> tuple[set[str], set[str]] | None:
@@ -111,30 +93,7 @@ def _interpreter_rule(name: str) -> tuple[set[str], set[str]] | None:
     return None
 
 
-def _match_close(text: str, i: int, opening: str, closing: str) -> int:
-    """Index just past the `closing` that balances the `opening` at `text[i]`."""
-    depth = 0
-    n = len(text)
-    while i < n:
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "'" and opening == "(":
-            end = text.find("'", i + 1)
-            i = n if end < 0 else end + 1
-            continue
-        if char == opening:
-            depth += 1
-        elif char == closing:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
-
-
-class _Analyzer:
+class _Analyzer(ShellScanner):
     def __init__(self, cwd: str | None, extra_dirs: Sequence[str]) -> None:
         self.cwd = os.path.normpath(cwd) if cwd else None
         roots = [self.cwd] if self.cwd else []
@@ -146,129 +105,20 @@ class _Analyzer:
             severity: Severity = Severity.WARNING) -> None:
         self.findings.append(RiskFinding(start, end, kind, text, severity))
 
-    # -- tokenizing -------------------------------------------------------------------
     def substitution(self, text: str, start: int, end: int, inner: tuple[int, int],
                      offset: int, depth: int, what: str) -> None:
         self.add(offset + start, offset + end, RiskKind.SUBSTITUTION, what)
         self.run(text[inner[0]:inner[1]], offset + inner[0], depth + 1)
-
-    def scan_dollar(self, text: str, i: int, offset: int, depth: int) -> int:
-        """Handle `$(`, `$((` and `${` at `i`; return the index after them (or i+1)."""
-        if text.startswith("$((", i):
-            end = _match_close(text, i + 1, "(", ")")
-            self.run(text[i + 3:max(i + 3, end - 2)], offset + i + 3, depth + 1)
-            return end
-        if text.startswith("$(", i):
-            end = _match_close(text, i + 1, "(", ")")
-            self.substitution(text, i, end, (i + 2, max(i + 2, end - 1)), offset, depth,
-                              _PASTES.format("$(…)"))
-            return end
-        if text.startswith("${", i):
-            end = _match_close(text, i + 1, "{", "}")
-            self.scan_quoted(text, i + 2, max(i + 2, end - 1), offset, depth)
-            return end
-        return i + 1
-
-    def scan_backtick(self, text: str, i: int, offset: int, depth: int) -> int:
-        j = i + 1
-        while j < len(text) and text[j] != "`":
-            j += 2 if text[j] == "\\" else 1
-        end = min(j + 1, len(text))
-        self.substitution(text, i, end, (i + 1, min(j, len(text))), offset, depth,
-                          _PASTES.format("A backtick substitution"))
-        return end
-
-    def scan_quoted(self, text: str, i: int, stop: int, offset: int, depth: int) -> None:
-        """Look for substitutions inside double quotes or `${…}` between i and stop."""
-        while i < stop:
-            char = text[i]
-            if char == "\\":
-                i += 2
-            elif char == "$":
-                i = self.scan_dollar(text, i, offset, depth)
-            elif char == "`":
-                i = self.scan_backtick(text, i, offset, depth)
-            else:
-                i += 1
-
-    def tokenize(self, text: str, offset: int, depth: int) -> list[_Token]:
-        tokens: list[_Token] = []
-        i, n = 0, len(text)
-        while i < n:
-            char = text[i]
-            if char in " \t\r":
-                i += 1
-            elif char == "\\" and text.startswith("\\\n", i):
-                i += 2
-            elif char == "\n":
-                tokens.append(_Op(i, i + 1, "\n"))
-                i += 1
-            elif char == "#":
-                end = text.find("\n", i)
-                i = n if end < 0 else end
-            elif char in "<>" and text.startswith("(", i + 1):
-                end = _match_close(text, i + 1, "(", ")")
-                self.substitution(text, i, end, (i + 2, max(i + 2, end - 1)), offset, depth,
-                                  "A process substitution runs another command and passes "
-                                  "its output or input as a file.")
-                tokens.append(_Word(i, end, text[i:end], text[i:end]))
-                i = end
-            elif (match := _REDIRECT.match(text, i)) or (match := _CONTROL.match(text, i)):
-                tokens.append(_Op(i, match.end(), match.group()))
-                i = match.end()
-            else:
-                i = self.word(text, i, offset, depth, tokens)
-        return tokens
-
-    def word(self, text: str, i: int, offset: int, depth: int, tokens: list[_Token]) -> int:
-        start, n = i, len(text)
-        value: list[str] = []
-        while i < n:
-            char = text[i]
-            if char in " \t\r\n;&|<>()":
-                break
-            if char == "\\":
-                if text.startswith("\\\n", i):
-                    i += 2
-                    continue
-                value.append(text[i + 1:i + 2])
-                i += 2
-            elif char == "'":
-                end = text.find("'", i + 1)
-                end = n if end < 0 else end
-                value.append(text[i + 1:end])
-                i = end + 1
-            elif char == '"':
-                j = i + 1
-                while j < n and text[j] != '"':
-                    j += 2 if text[j] == "\\" else 1
-                self.scan_quoted(text, i + 1, min(j, n), offset, depth)
-                value.append(re.sub(r'\\([$`"\\\n])', r"\1", text[i + 1:min(j, n)]))
-                i = j + 1
-            elif char == "$":
-                end = self.scan_dollar(text, i, offset, depth)
-                value.append(text[i:end])
-                i = end
-            elif char == "`":
-                end = self.scan_backtick(text, i, offset, depth)
-                value.append(text[i:end])
-                i = end
-            else:
-                value.append(char)
-                i += 1
-        i = min(i, n)
-        tokens.append(_Word(start, i, "".join(value), text[start:i]))
-        return i
 
     # -- analysis ---------------------------------------------------------------------
     def run(self, text: str, offset: int, depth: int = 0) -> None:
         if depth > _MAX_DEPTH or not text.strip():
             return
         tokens = self.tokenize(text, offset, depth)
-        commands: list[list[_Token]] = [[]]
-        separators: list[_Op | None] = [None]
+        commands: list[list[Token]] = [[]]
+        separators: list[Op | None] = [None]
         for token in tokens:
-            if isinstance(token, _Op) and (_CONTROL.fullmatch(token.op) or token.op == "\n"):
+            if isinstance(token, Op) and (CONTROL.fullmatch(token.op) or token.op == "\n"):
                 commands.append([])
                 separators.append(token)
             else:
@@ -298,20 +148,20 @@ class _Analyzer:
                          Severity.INFO)
 
     @staticmethod
-    def reads_stdin(name: str, args: list[_Word]) -> bool:
+    def reads_stdin(name: str, args: list[Word]) -> bool:
         positional = [a for a in args if not a.value.startswith("-") or a.value == "-"]
         return not positional or any(a.value in ("-", "-s") for a in args)
 
-    def command(self, tokens: list[_Token], offset: int,
-                depth: int) -> tuple[str | None, _Word | None, list[_Word]]:
+    def command(self, tokens: list[Token], offset: int,
+                depth: int) -> tuple[str | None, Word | None, list[Word]]:
         """Analyse one simple command; return its effective name and arguments."""
-        words: list[_Word] = []
+        words: list[Word] = []
         i = 0
         while i < len(tokens):
             token = tokens[i]
-            if isinstance(token, _Op):
+            if isinstance(token, Op):
                 target = tokens[i + 1] if i + 1 < len(tokens) else None
-                target_word = target if isinstance(target, _Word) else None
+                target_word = target if isinstance(target, Word) else None
                 self.redirection(token, target_word, offset)
                 i += 2 if target_word else 1
                 continue
@@ -349,7 +199,7 @@ class _Analyzer:
         self.special(name, head, args, offset, depth)
         return name, head, args
 
-    def special(self, name: str, head: _Word, args: list[_Word], offset: int,
+    def special(self, name: str, head: Word, args: list[Word], offset: int,
                 depth: int) -> None:
         if name == "rm":
             for arg in args:
@@ -388,7 +238,7 @@ class _Analyzer:
                     self.nested(code, offset, depth)
                 return
 
-    def nested(self, word: _Word, offset: int, depth: int) -> None:
+    def nested(self, word: Word, offset: int, depth: int) -> None:
         """Analyse a word that is itself shell code, when its text maps 1:1 to the raw."""
         raw = word.raw
         if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" and raw[1:-1] == word.value:
@@ -396,7 +246,7 @@ class _Analyzer:
         elif raw == word.value:
             self.run(word.value, offset + word.start, depth + 1)
 
-    def redirection(self, op: _Op, target: _Word | None, offset: int) -> None:
+    def redirection(self, op: Op, target: Word | None, offset: int) -> None:
         symbol = op.op.lstrip("0123456789")
         end = offset + (target.end if target else op.end)
         start = offset + op.start
@@ -422,7 +272,7 @@ class _Analyzer:
         if target is not None:
             self.path(target, offset)
 
-    def path(self, word: _Word, offset: int, value: str | None = None) -> None:
+    def path(self, word: Word, offset: int, value: str | None = None) -> None:
         """Point at `word` when its path (or the part after `=`) leaves the workspace."""
         text = word.value if value is None else value
         if value is None and text.startswith("-") and "=" in text:

@@ -34,6 +34,8 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+
 _HIDDEN_ESCAPE = re.compile(r"\\u(?:00[01][0-9a-fA-F]|007[fF]|008[0-9a-fA-F]|009[0-9a-fA-F]"
                             r"|20[0-6][0-9a-fA-F]|feff|FEFF|d[89ab][0-9a-fA-F]{2})")
 
+_MARKER_TEXT = re.compile(r"⟨[^⟩\n]{1,80}⟩")
+
 
 def monospace_font() -> QFont:
     """The system's fixed-width font."""
@@ -50,6 +52,34 @@ def _format(color: str, *, bold: bool = False, background: str | None = None) ->
     return fmt
 
 
+def marker_format() -> QTextCharFormat:
+    """White on red: how hidden-character markers and escapes stand out."""
+    return _format("#FFFFFF", bold=True, background="#C92A2A")
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours a unified diff: additions, removals, hunk headers, file headers."""
+
+    def highlightBlock(self, text: str) -> None:
+        """Colour one diff line by its first character; flag hidden-character markers."""
+        fmt = QTextCharFormat()
+        if text.startswith(("+++", "---")):
+            fmt.setFontWeight(QFont.Weight.DemiBold)
+        elif text.startswith("+"):
+            fmt.setBackground(QColor("#D3F9D8"))
+            fmt.setForeground(QColor("#2B8A3E"))
+        elif text.startswith("-"):
+            fmt.setBackground(QColor("#FFE3E3"))
+            fmt.setForeground(QColor("#C92A2A"))
+        elif text.startswith("@@"):
+            fmt.setForeground(QColor("#1864AB"))
+        if text[:1] in ("+", "-", "@"):
+            self.setFormat(0, len(text), fmt)
+        for pattern in (_MARKER_TEXT, _HIDDEN_ESCAPE):
+            for match in pattern.finditer(text):
+                self.setFormat(match.start(), match.end() - match.start(), marker_format())
+
+
 class JsonHighlighter(QSyntaxHighlighter):
     """Colours JSON keys, strings, numbers and literals; flags hidden-character escapes."""
 
@@ -57,7 +87,7 @@ class JsonHighlighter(QSyntaxHighlighter):
     STRING = _format("#2B8A3E")
     NUMBER = _format("#C2255C")
     LITERAL = _format("#E8590C", bold=True)
-    HIDDEN = _format("#FFFFFF", bold=True, background="#C92A2A")
+    HIDDEN = marker_format()
 
     def highlightBlock(self, text: str) -> None:
         """Colour one line (JSON from `pretty_json` keeps each string on one line)."""
@@ -138,6 +168,8 @@ class JsonEditor(QWidget):
         self.diff_view.setFont(monospace_font())
         self.diff_view.setPlaceholderText("Changes to the input appear here.")
         self.diff_view.setAccessibleName("Changes to the input")
+        self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.diff_highlighter = DiffHighlighter(self.diff_view.document())
 
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -227,6 +259,9 @@ class JsonEditor(QWidget):
     def _show_state(self) -> None:
         self.status.setProperty("error", not self._valid)
         self.status.setVisible(not self._valid)
+        if self._edited and not self.diff_view.isVisibleTo(self):
+            total = max(sum(self.splitter.sizes()), 10)
+            self.splitter.setSizes([total * 11 // 20, total * 9 // 20])
         self.edited_label.setVisible(self._edited)
         self.reset_button.setEnabled(self._edited)
         self.diff_view.setVisible(self._edited)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import time
+import re
 from html.parser import HTMLParser
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qoder_desktop.preview_html import normalize_html
 from qoder_desktop.preview_sanitize import (
     MAX_DEPTH,
     MAX_PREVIEW_CHARS,
@@ -53,11 +54,9 @@ def test_allowed_html_survives():
     assert result.text.count("<li>") == 2 and result.text.count("</li>") == 2
 
 
-def test_nested_tables_fall_back_quickly():
+def test_nested_tables_fall_back_to_plain_text():
     html = "<table><tr><td>" * 30 + "deep" + "</td></tr></table>" * 30
-    started = time.perf_counter()
     result = sanitize_preview(html)
-    assert time.perf_counter() - started < 1
     assert result.kind == "plain" and result.simplified and "nests tables" in result.reason
     assert "deep" in result.text and "<" not in result.text
 
@@ -107,12 +106,17 @@ def test_markdown_big_table_falls_back():
     assert sanitize_preview(table, "markdown").simplified
 
 
+_COMPLETE = re.compile(r"<(?:/?[A-Za-z][^<>]*|!--.*?--)>|&lt;", re.S)
+
+
 @pytest.mark.parametrize("text", ["<a b='" * 9000, "<!--" * 16000, "<" * 60000,
-                                  "<a" * 30000, "<p>" * 20000])
-def test_pathological_html_is_linear(text):
-    started = time.perf_counter()
-    sanitize_preview(text)
-    assert time.perf_counter() - started < 1.5
+                                  "<a" * 30000, "<p>" * 20000, "<a b=\"x" * 9000])
+def test_html_parser_only_sees_complete_tags(text):
+    """html.parser is quadratic on unterminated constructs; none may reach it."""
+    normalized = normalize_html(text)
+    leftover = _COMPLETE.sub("", normalized)
+    assert "<" not in leftover
+    sanitize_preview(text)  # and the whole pipeline copes
 
 
 _PIECES = [*"<>/=\"' abcdiptrl!-&;#:()\\\n", "<table>", "<tr>", "<td>", "</table>", "<img ",

@@ -39,7 +39,11 @@ def bash(make_request):
 
 
 def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
-    """A real key press and release on `widget` (shortcuts go through Qt's shortcut map)."""
+    """A key press and release as the user makes it: on the focused widget, when `widget`
+    is the dialog itself (shortcuts then go through Qt's shortcut map from there)."""
+    focused = QApplication.focusWidget()
+    if focused is not None and widget.isAncestorOf(focused):
+        widget = focused
     QTest.keyClick(widget, key, modifiers)
 
 

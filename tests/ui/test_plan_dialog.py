@@ -23,6 +23,11 @@ def plan(make_request):
 
 
 def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
+    """A key press and release as the user makes it: on the focused widget, when `widget`
+    is the dialog itself (shortcuts then go through Qt's shortcut map from there)."""
+    focused = QApplication.focusWidget()
+    if focused is not None and widget.isAncestorOf(focused):
+        widget = focused
     QTest.keyClick(widget, key, modifiers)
 
 

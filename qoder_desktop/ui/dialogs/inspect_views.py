@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from qoder_desktop.diffs import FileDiff, diff_for_tool
 from qoder_desktop.risk import RiskFinding, Severity, analyze_command
-from qoder_desktop.ui.json_editor import monospace_font
+from qoder_desktop.ui.json_editor import DiffHighlighter, marker_format, monospace_font
 from qoder_desktop.ui.preview import plain_label
 from qoder_desktop.visible import find_hidden, make_visible, make_visible_with_map
 
@@ -33,22 +33,12 @@ SEVERITY_COLORS = {
     Severity.DANGER: ("#FFC9C9", "#C92A2A"),
 }
 SEVERITY_ORDER = (Severity.INFO, Severity.WARNING, Severity.DANGER)
-_MARKER = QColor("#C92A2A")
-
-
 def _span_format(severity: Severity) -> QTextCharFormat:
     fmt = QTextCharFormat()
     background, underline = SEVERITY_COLORS[severity]
     fmt.setBackground(QColor(background))
     fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
     fmt.setUnderlineColor(QColor(underline))
-    return fmt
-
-
-def _marker_format() -> QTextCharFormat:
-    fmt = QTextCharFormat()
-    fmt.setBackground(_MARKER)
-    fmt.setForeground(QColor("white"))
     return fmt
 
 
@@ -99,7 +89,7 @@ class RiskLensView(QWidget):
         for hidden in find_hidden(command):
             cursor.setPosition(offsets[hidden.index])
             cursor.setPosition(offsets[hidden.index + 1], QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(_marker_format())
+            cursor.mergeCharFormat(marker_format())
         lines = sum(1 + len(line) // 90 for line in shown.split("\n"))
         spacing = self.command_view.fontMetrics().lineSpacing()
         self.command_view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
@@ -122,32 +112,6 @@ class RiskLensView(QWidget):
     def shown_text(self) -> str:
         """The command as displayed (hidden characters replaced by markers)."""
         return self.command_view.toPlainText()
-
-
-class DiffHighlighter(QSyntaxHighlighter):
-    """Colours a unified diff: additions, removals, hunk headers, file headers."""
-
-    def highlightBlock(self, text: str) -> None:
-        """Colour one diff line by its first character."""
-        fmt = QTextCharFormat()
-        if text.startswith(("+++", "---")):
-            fmt.setFontWeight(600)
-        elif text.startswith("+"):
-            fmt.setBackground(QColor("#D3F9D8"))
-            fmt.setForeground(QColor("#2B8A3E"))
-        elif text.startswith("-"):
-            fmt.setBackground(QColor("#FFE3E3"))
-            fmt.setForeground(QColor("#C92A2A"))
-        elif text.startswith("@@"):
-            fmt.setForeground(QColor("#1864AB"))
-        else:
-            return
-        self.setFormat(0, len(text), fmt)
-        for index, char in enumerate(text):
-            if char == "⟨":
-                end = text.find("⟩", index)
-                if end > 0:
-                    self.setFormat(index, end - index + 1, _marker_format())
 
 
 class DiffPanel(QWidget):

@@ -186,7 +186,7 @@ class QuestionDialog(BaseDecisionDialog):
         self.boxes: list[QuestionBox] = []
         for number, question in enumerate(self.questions.questions, start=1):
             box = QuestionBox(question, number, ui.questionsContainer)
-            box.changed.connect(self.refresh_buttons)
+            box.changed.connect(self._on_answer_changed)
             box.option_pointed.connect(self._show_option)
             box.hover_ended.connect(self._show_current)
             ui.questionsLayout.addWidget(box)
@@ -215,8 +215,15 @@ class QuestionDialog(BaseDecisionDialog):
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_focus_changed)
-        ui.keysHint.setText("Keys 1–4 choose an option of the current question  ·  "
-                            "Ctrl+Return submits  ·  Esc cancels")
+        self._on_answer_changed()
+
+    def _on_answer_changed(self) -> None:
+        self.refresh_buttons()
+        waiting = sum(not box.is_answered() for box in self.boxes)
+        status = (f"{waiting} question{'s' if waiting > 1 else ''} still need an answer"
+                  if waiting else "Ready to submit")
+        self.ui.keysHint.setText(f"{status}  ·  Keys 1–4 choose an option of the current "
+                                 "question  ·  Ctrl+Return submits  ·  Esc cancels")
 
     def all_answered(self) -> bool:
         """True when every question has an answer."""

@@ -1,0 +1,225 @@
+"""The HTML half of `preview_sanitize`: rebuild model HTML from an allow-list.
+
+`normalize_html` first keeps only complete tags and escapes every other `<` in one linear
+pass (`html.parser` is quadratic on unterminated tags, quotes and comments). Then
+`HtmlRebuilder` (an `html.parser.HTMLParser`) re-emits allowed tags with allowed,
+bounded attributes, drops resource-loading tags and attributes, closes implied end tags,
+and records the first limit it hits (depth, nested tables, rows, cells). Qt-free.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+
+MAX_DEPTH = 16
+MAX_TABLE_DEPTH = 1
+MAX_TABLE_ROWS = 100
+MAX_TABLE_CELLS = 1000
+MAX_SPAN = 20
+
+ALLOWED_TAGS = frozenset({
+    "p", "br", "hr", "b", "strong", "i", "em", "u", "s", "strike", "del", "ins", "code", "pre",
+    "kbd", "samp", "tt", "var", "cite", "dfn", "sub", "sup", "small", "big", "span", "div",
+    "blockquote", "center", "address", "font", "nobr", "h1", "h2", "h3", "h4", "h5", "h6",
+    "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "th", "td",
+    "caption", "a",
+})
+VOID_TAGS = frozenset({"br", "hr"})
+DROPPED_WITH_CONTENT = frozenset({
+    "script", "style", "iframe", "object", "embed", "svg", "math", "template", "noscript",
+    "head", "title", "textarea", "select", "audio", "video", "canvas", "frameset", "frame",
+    "applet", "xml",
+})
+_ATTRIBUTES = {"align", "valign", "colspan", "rowspan", "width", "height", "border",
+               "cellpadding", "cellspacing", "color", "bgcolor", "face", "size", "style",
+               "href", "start", "type"}
+_NUMERIC = {"colspan", "rowspan", "width", "height", "border", "cellpadding", "cellspacing",
+            "start", "size"}
+_BAD_STYLE = re.compile(r"url|expression|import|image|behavior|binding|src|\\|/\*|&|@",
+                        re.IGNORECASE)
+_BLOCKS = frozenset({"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6",
+                     "blockquote", "pre", "table", "dt", "dd", "hr", "ul", "ol", "caption"})
+_IMPLIED_CLOSE = {"p": {"p"}, "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"},
+                  "tr": {"tr", "td", "th"}, "td": {"td", "th"}, "th": {"td", "th"}}
+_SCOPES = {"li": {"ul", "ol"}, "dt": {"dl"}, "dd": {"dl"}, "tr": {"table"},
+           "td": {"tr", "table"}, "th": {"tr", "table"}, "p": {"div", "td", "th", "li",
+                                                              "blockquote"}}
+
+
+class HtmlRebuilder(HTMLParser):
+    """Re-emit only allowed tags/attributes, tracking depth and table limits."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.text: list[str] = []
+        self.stack: list[str] = []
+        self.skip_depth = 0
+        self.skip_tag = ""
+        self.tables = 0
+        self.rows = 0
+        self.cells = 0
+        self.removed: set[str] = set()
+        self.error = ""
+
+    def _fail(self, message: str) -> None:
+        if not self.error:
+            self.error = message
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.skip_depth:
+            self.skip_depth += tag == self.skip_tag
+            return
+        if tag in DROPPED_WITH_CONTENT:
+            self.removed.add(tag)
+            self.skip_depth, self.skip_tag = 1, tag
+            return
+        if tag in _BLOCKS:
+            self.text.append("\n")
+        if tag not in ALLOWED_TAGS:
+            if tag in ("img", "link", "input", "image", "base", "meta"):
+                self.removed.add("img" if tag in ("img", "image", "input") else tag)
+            return
+        self._implied_close(tag)
+        if tag == "table":
+            if self.tables >= MAX_TABLE_DEPTH:
+                self._fail("it nests tables")
+            self.tables += 1
+        elif tag == "tr":
+            self.rows += 1
+            if self.rows > MAX_TABLE_ROWS:
+                self._fail(f"a table has more than {MAX_TABLE_ROWS} rows")
+        elif tag in ("td", "th"):
+            self.cells += 1
+            if self.cells > MAX_TABLE_CELLS:
+                self._fail(f"its tables have more than {MAX_TABLE_CELLS} cells")
+        self.out.append(f"<{tag}{self._attributes(attrs)}>")
+        if tag not in VOID_TAGS:
+            self.stack.append(tag)
+            if len(self.stack) > MAX_DEPTH:
+                self._fail(f"it nests elements more than {MAX_DEPTH} deep")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        closes_itself = tag not in VOID_TAGS and not self.skip_depth
+        if closes_itself or (self.skip_depth and tag == self.skip_tag):
+            self.handle_endtag(tag)
+
+    def _implied_close(self, tag: str) -> None:
+        closes = _IMPLIED_CLOSE.get(tag)
+        if not closes:
+            return
+        scopes = _SCOPES.get(tag, set())
+        for index in range(len(self.stack) - 1, -1, -1):
+            open_tag = self.stack[index]
+            if open_tag in scopes:
+                return
+            if open_tag in closes:
+                self._close_to(index)
+                return
+
+    def _close_to(self, index: int) -> None:
+        while len(self.stack) > index:
+            tag = self.stack.pop()
+            self.tables -= tag == "table"
+            self.out.append(f"</{tag}>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skip_depth:
+            if tag == self.skip_tag:
+                self.skip_depth -= 1
+            return
+        if tag in _BLOCKS:
+            self.text.append("\n")
+        if tag in self.stack:
+            self._close_to(len(self.stack) - 1 - self.stack[::-1].index(tag))
+
+    def handle_data(self, data: str) -> None:
+        if self.skip_depth:
+            return
+        self.text.append(data)
+        self.out.append(html.escape(data, quote=False))
+
+    def _attributes(self, attrs: list[tuple[str, str | None]]) -> str:
+        parts: list[str] = []
+        for name, value in attrs:
+            if name in ("src", "background", "srcset") or name.startswith("on"):
+                self.removed.add("script" if name.startswith("on") else "img")
+                continue
+            if name not in _ATTRIBUTES or value is None:
+                continue
+            if name in _NUMERIC:
+                match = re.fullmatch(r"\s*(\d{1,6})\s*(%?)\s*", value)
+                if not match:
+                    continue
+                cap = MAX_SPAN if name in ("colspan", "rowspan") else 2000
+                value = f"{min(int(match[1]), cap)}{match[2]}"
+            elif name == "style" and _BAD_STYLE.search(value):
+                self.removed.add("style")
+                continue
+            parts.append(f' {name}="{html.escape(value, quote=True)}"')
+        return "".join(parts)
+
+    def result(self) -> str:
+        self._close_to(0)
+        return "".join(self.out)
+
+
+def removed_note(removed: set[str]) -> str:
+    """A plain sentence naming what the rebuild dropped, e.g. "Not shown: images."."""
+    names = {"img": "images", "link": "linked files", "style": "styles that load files",
+             "script": "scripts", "iframe": "embedded frames", "svg": "SVG drawings"}
+    if not removed:
+        return ""
+    items = sorted({names.get(item, "embedded content") for item in removed})
+    return "Not shown: " + ", ".join(items) + "."
+
+
+_TAG = re.compile(r"""</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^\s"'<>/=]+"""
+                  r"""(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*/?>""")
+
+
+def normalize_html(text: str) -> str:
+    """Keep only complete tags; escape every other `<`; drop comments and doctypes.
+
+    `html.parser` goes quadratic on unterminated tags, quotes and comments (seconds for
+    50 KiB). After this linear pass it only ever sees complete constructs.
+    """
+    out: list[str] = []
+    i = 0
+    next_close: dict[str, int] = {}
+
+    def find(needle: str, start: int) -> int:
+        # A failed search means no later one can succeed: remember it (stays linear).
+        known = next_close.get(needle)
+        if known is not None and (known < 0 or known >= start):
+            return known
+        found = text.find(needle, start)
+        next_close[needle] = found
+        return found
+
+    while True:
+        j = text.find("<", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        if text.startswith("<!--", j):
+            k = find("-->", j + 4)
+            if k >= 0:
+                i = k + 3
+                continue
+        match = _TAG.match(text, j)
+        if match:
+            out.append(match.group())
+            i = match.end()
+            continue
+        if text.startswith(("<!", "<?"), j):
+            k = find(">", j)
+            if k >= 0:
+                i = k + 1
+                continue
+        out.append("&lt;")
+        i = j + 1
