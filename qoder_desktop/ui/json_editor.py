@@ -34,6 +34,10 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+
 _HIDDEN_ESCAPE = re.compile(r"\\u(?:00[01][0-9a-fA-F]|007[fF]|008[0-9a-fA-F]|009[0-9a-fA-F]"
                             r"|20[0-6][0-9a-fA-F]|feff|FEFF|d[89ab][0-9a-fA-F]{2})")
 
+MAX_HIGHLIGHT_LINES = 3000
+"""Lines past this are left uncoloured: colouring costs time, and every
+`QSyntaxHighlighter.setFormat` call drops a reference to None under PySide6 6.12 on
+Python 3.11 (see the project report), so huge documents are not worth the risk."""
 _MARKER_TEXT = re.compile(r"⟨[^⟩\n]{1,80}⟩")
 
 
@@ -62,6 +66,8 @@ class DiffHighlighter(QSyntaxHighlighter):
 
     def highlightBlock(self, text: str) -> None:
         """Colour one diff line by its first character; flag hidden-character markers."""
+        if self.currentBlock().blockNumber() >= MAX_HIGHLIGHT_LINES or len(text) > 20_000:
+            return
         fmt = QTextCharFormat()
         if text.startswith(("+++", "---")):
             fmt.setFontWeight(QFont.Weight.DemiBold)
@@ -91,7 +97,7 @@ class JsonHighlighter(QSyntaxHighlighter):
 
     def highlightBlock(self, text: str) -> None:
         """Colour one line (JSON from `pretty_json` keeps each string on one line)."""
-        if len(text) > 20_000:
+        if self.currentBlock().blockNumber() >= MAX_HIGHLIGHT_LINES or len(text) > 20_000:
             return
         for match in _TOKEN.finditer(text):
             token = match.group()

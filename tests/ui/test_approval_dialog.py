@@ -364,3 +364,14 @@ def test_factory_builds_approval_dialog(bash, qtbot):
     dialog = dialog_for(bash())
     qtbot.addWidget(dialog)
     assert isinstance(dialog, ApprovalDialog)
+
+
+def test_large_diff_opens(open_dialog, make_request, tmp_path):
+    """A 20 000-line change renders (colouring stops after a cap) without trouble."""
+    path = tmp_path / "big.txt"
+    path.write_text("".join(f"old {i}\n" for i in range(20_000)))
+    content = "".join(f"new {i}\n" for i in range(20_000))
+    dialog, _ = open_dialog(ApprovalDialog(make_request(
+        "Write", {"file_path": str(path), "content": content})))
+    dialog.grab()
+    assert dialog.diff_panel.view.document().blockCount() > 40_000
