@@ -220,8 +220,11 @@ class QuestionDialog(BaseDecisionDialog):
     def _on_answer_changed(self) -> None:
         self.refresh_buttons()
         waiting = sum(not box.is_answered() for box in self.boxes)
-        status = (f"{waiting} question{'s' if waiting > 1 else ''} still need an answer"
-                  if waiting else "Ready to submit")
+        if waiting:
+            status = ("1 question still needs an answer" if waiting == 1
+                      else f"{waiting} questions still need an answer")
+        else:
+            status = "Ready to submit"
         self.ui.keysHint.setText(f"{status}  ·  Keys 1–4 choose an option of the current "
                                  "question  ·  Ctrl+Return submits  ·  Esc cancels")
 
