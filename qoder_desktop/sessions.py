@@ -17,8 +17,9 @@ from qoder_desktop.backends.base import AgentSession, SessionSink
 from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.ledger import Ledger, ToolEventPhase
 from qoder_desktop.models import Backend, PermissionMode, SessionInfo, SessionRule, SessionState
-from qoder_desktop.session_options import SessionOptions, TranscriptEvent
+from qoder_desktop.session_options import SessionOptions, TranscriptEvent, TranscriptKind
 from qoder_desktop.storage import Database
+from qoder_desktop.workspace_trust import decide_sources
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,10 @@ class SessionHub(SessionSink):
     """Runs agent sessions and is the single source of truth about them."""
 
     def __init__(self, db: Database, ledger: Ledger, broker: ApprovalBroker,
-                 factory: SessionFactory) -> None:
+                 factory: SessionFactory,
+                 is_trusted: Callable[[str], bool] = lambda _cwd: False) -> None:
         self._db = db
+        self._is_trusted = is_trusted
         self._ledger = ledger
         self._broker = broker
         self._factory = factory
@@ -145,6 +148,8 @@ class SessionHub(SessionSink):
         Raises:
             SessionStartError: the CLI could not be started (the session is kept as failed).
         """
+        trust = decide_sources(options, self._is_trusted(options.cwd))
+        options = options.model_copy(update={"setting_sources": trust.sources})
         info = SessionInfo(name=options.display_name(), backend=options.backend, cwd=options.cwd,
                            permission_mode=options.permission_mode)
         self._infos[info.session_id] = info
@@ -152,6 +157,9 @@ class SessionHub(SessionSink):
         session = self._factory(info, options, self._broker, self)
         self._sessions[info.session_id] = session
         self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
+        self.add_transcript_line(TranscriptEvent(
+            session_id=info.session_id, kind=TranscriptKind.SYSTEM,
+            text=trust.transcript_text(options.cwd)))
         await session.start()
         return self._infos[info.session_id]
 

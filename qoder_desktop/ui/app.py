@@ -165,7 +165,8 @@ def run_gui(args: argparse.Namespace) -> int:
     broker = ApprovalBroker(db, ledger)
     launcher = SessionLauncher(secrets, anthropic_base_url=loaded.settings.anthropic_base_url,
                                demo=demo)
-    hub = SessionHub(db, ledger, broker, launcher)
+    hub = SessionHub(db, ledger, broker, launcher,
+                     is_trusted=lambda cwd: desktop.settings.is_trusted(cwd))
     desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
                          demo_scenarios=builtin_scenario_names() if demo else None)
     instance = InstanceServer(name)

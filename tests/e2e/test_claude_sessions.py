@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 
@@ -20,6 +21,7 @@ from qoder_desktop.models import (
     SessionState,
 )
 from qoder_desktop.questions import QuestionAnswer, answer_labels, encode_answers, parse_questions
+from qoder_desktop.session_options import SettingSource
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 
@@ -143,3 +145,43 @@ async def test_killing_the_cli_withdraws_every_pending_request(harness: Harness)
         await asyncio.sleep(0.05)
     assert harness.hub.session(session_id).state is SessionState.FAILED
     assert harness.broker.pending() == []
+
+
+def _cli_trusts_the_workspace(harness: Harness) -> None:
+    """Accept the CLI's own trust prompt for the workspace, so only our gate decides."""
+    config = harness.workspace.parent / "claude-config"
+    config.mkdir(exist_ok=True)
+    (config / ".claude.json").write_text(json.dumps(
+        {"projects": {str(harness.workspace): {"hasTrustDialogAccepted": True}}}))
+
+
+async def test_untrusted_workspace_settings_cannot_pre_allow_tools(harness: Harness) -> None:
+    _cli_trusts_the_workspace(harness)
+    settings_dir = harness.workspace / ".claude"
+    settings_dir.mkdir()
+    (settings_dir / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(*)", "Bash(touch marker.txt)"]}}')
+    session_id = await harness.start("repeat_command", setting_sources=[SettingSource.PROJECT])
+    request = await harness.next_request()
+    assert request.tool_input["command"] == "touch marker.txt"
+    harness.broker.answer(request.request_id, Decision.deny("untrusted", interrupt=True))
+    await harness.wait_idle()
+    assert not (harness.workspace / "marker.txt").exists()
+    notes = [line.text for line in harness.hub.transcript(session_id)
+             if line.kind.value == "system"]
+    assert any("skipped: workspace not trusted" in note and "allows Bash(*)" in note
+               for note in notes)
+
+
+async def test_trusted_workspace_settings_do_load(harness: Harness) -> None:
+    """The counterpart: once trusted, the same settings file really pre-allows the command."""
+    settings_dir = harness.workspace / ".claude"
+    settings_dir.mkdir()
+    (settings_dir / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(touch marker.txt)"]}}')
+    _cli_trusts_the_workspace(harness)
+    harness.hub._is_trusted = lambda cwd: True
+    await harness.start("repeat_command", setting_sources=[SettingSource.PROJECT])
+    await harness.wait_idle()
+    assert harness.requests.empty()
+    assert (harness.workspace / "marker.txt").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from qoder_desktop.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.ledger import Ledger
@@ -41,11 +42,11 @@ class Harness:
         """The next request that was answered or withdrawn."""
         return await asyncio.wait_for(self.finished.get(), WAIT)
 
-    async def start(self, scenario: str, prompt: str = "Go ahead.") -> str:
+    async def start(self, scenario: str, prompt: str = "Go ahead.", **options: Any) -> str:
         """Start a session that plays `scenario`; returns its id."""
         self.idle.clear()
         info = await self.hub.start_session(SessionOptions(
-            prompt=prompt, cwd=str(self.workspace), scenario=scenario, name=scenario))
+            prompt=prompt, cwd=str(self.workspace), scenario=scenario, name=scenario, **options))
         return info.session_id
 
     async def wait_idle(self) -> None:
