@@ -23,6 +23,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from qoder_desktop import __version__
 from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.cli import session_options_from_args
+from qoder_desktop.gateway import ApprovalGateway
+from qoder_desktop.gateway_config import gateway_token
 from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher
 from qoder_desktop.ledger import Ledger
 from qoder_desktop.paths import AppPaths
@@ -169,6 +171,9 @@ def run_gui(args: argparse.Namespace) -> int:
                      is_trusted=lambda cwd: desktop.settings.is_trusted(cwd))
     desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
                          demo_scenarios=builtin_scenario_names() if demo else None)
+    desktop.start_gateway(
+        ApprovalGateway(broker, hub, token := gateway_token(secrets, redactor=redactor),
+                        port=loaded.settings.gateway_port), token)
     instance = InstanceServer(name)
     instance.message_received.connect(lambda message: _on_handover(message, desktop))
     desktop.window.restore_state(paths.window_state_file)

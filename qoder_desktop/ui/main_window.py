@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
         session_selected(str): the person selected this session (the app may answer with
             `set_transcript` / `set_rules`).
         settings_requested(): open the settings.
+        connect_agent_requested(): show how to connect an agent started elsewhere.
         quit_requested(): quit the app.
         visibility_changed(bool): the window was shown (True) or hidden (False).
     """
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
     open_request_requested = Signal(str)
     session_selected = Signal(str)
     settings_requested = Signal()
+    connect_agent_requested = Signal()
     quit_requested = Signal()
     visibility_changed = Signal(bool)
 
@@ -150,6 +152,7 @@ class MainWindow(QMainWindow):
         ui = self.ui
         ui.newSessionAction.triggered.connect(self.open_new_session_form)
         ui.settingsAction.triggered.connect(self.settings_requested)
+        ui.connectAgentAction.triggered.connect(self.connect_agent_requested)
         ui.quitAction.triggered.connect(self.quit_requested)
         ui.promptAction.triggered.connect(ui.promptEdit.setFocus)
         ui.interruptAction.triggered.connect(lambda: self._emit_for_current(

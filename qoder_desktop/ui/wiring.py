@@ -15,12 +15,15 @@ from typing import Any
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.gateway import ApprovalGateway, GatewayError
+from qoder_desktop.gateway_config import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
 from qoder_desktop.secrets import SecretName, SecretStore
 from qoder_desktop.session_options import SessionOptions
 from qoder_desktop.sessions import HubEvent, HubEventKind, SessionHub
 from qoder_desktop.settings import Settings, save_settings
 from qoder_desktop.ui.bridge import BrokerBridge
+from qoder_desktop.ui.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.dialogs import PlanDialog
 from qoder_desktop.ui.main_window import MainWindow
@@ -50,6 +53,10 @@ class DesktopApp:
         self.tray_available = Tray.is_available()
         log.info("system tray available: %s", self.tray_available)
         self.settings_dialog: SettingsDialog | None = None
+        self.connect_dialog: ConnectAgentDialog | None = None
+        self.gateway: ApprovalGateway | None = None
+        self.gateway_token: GatewayToken | None = None
+        self.gateway_status = "The approval gateway is not running."
         self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
         self._connect_signals()
         self.window.set_tray_available(self.tray_available)
@@ -81,6 +88,7 @@ class DesktopApp:
         window.open_request_requested.connect(dialogs.open)
         window.session_selected.connect(self._show_session)
         window.settings_requested.connect(self.open_settings)
+        window.connect_agent_requested.connect(self.open_connect_dialog)
         window.quit_requested.connect(self.quit)
         window.visibility_changed.connect(tray.set_window_visible)
         tray.open_request.connect(self._open_from_tray)
@@ -173,6 +181,38 @@ class DesktopApp:
         self._spawn(self.hub.set_mode(session_id, mode, confirmed=mode.is_dangerous),
                     "switching the permission mode")
 
+    # -- the approval gateway for agents started elsewhere ----------------------------
+
+    def start_gateway(self, gateway: ApprovalGateway, token: GatewayToken) -> None:
+        """Start the MCP approval gateway; a failure is shown, the app keeps running."""
+        self.gateway, self.gateway_token = gateway, token
+
+        async def start() -> None:
+            try:
+                await gateway.start()
+            except (GatewayError, OSError) as exc:
+                self.gateway_status = f"The approval gateway is not running: {exc}"
+                self.window.show_status(self.gateway_status)
+                return
+            self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
+            log.info("approval gateway listening on %s", gateway.url)
+
+        self._spawn(start(), "starting the approval gateway")
+
+    def open_connect_dialog(self) -> None:
+        """Show the flags and MCP config that send a terminal agent's approvals here."""
+        if self.connect_dialog is not None:
+            self.connect_dialog.raise_()
+            return
+        gateway, token = self.gateway, self.gateway_token
+        url = gateway.url if gateway is not None and gateway.running else gateway_url(
+            self.settings.gateway_port)
+        dialog = ConnectAgentDialog(self.gateway_status, client_snippets(url),
+                                    lambda: client_snippets(url, token), self.window)
+        dialog.finished.connect(lambda _code: setattr(self, "connect_dialog", None))
+        self.connect_dialog = dialog
+        dialog.show()
+
     # -- settings --------------------------------------------------------------------
 
     def open_settings(self) -> None:
@@ -219,6 +259,8 @@ class DesktopApp:
 
     async def _shutdown(self) -> None:
         self.dialogs.close_all()
+        if self.gateway is not None and self.gateway.running:
+            await self.gateway.stop()
         await self.hub.stop_all()
         self._unsubscribe_hub()
         self.bridge.unsubscribe()

@@ -3,7 +3,7 @@
 ################################################################################
 ## Form generated from reading UI file 'main_window.ui'
 ##
-## Created by: Qt User Interface Compiler version 6.12.0
+## Created by: Qt User Interface Compiler version 6.11.3
 ##
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
@@ -34,6 +34,8 @@ class Ui_MainWindow(object):
         MainWindow.setUnifiedTitleAndToolBarOnMac(True)
         self.newSessionAction = QAction(MainWindow)
         self.newSessionAction.setObjectName(u"newSessionAction")
+        self.connectAgentAction = QAction(MainWindow)
+        self.connectAgentAction.setObjectName(u"connectAgentAction")
         self.settingsAction = QAction(MainWindow)
         self.settingsAction.setObjectName(u"settingsAction")
         self.settingsAction.setMenuRole(QAction.MenuRole.PreferencesRole)
@@ -200,6 +202,7 @@ class Ui_MainWindow(object):
         self.menuBar.addAction(self.sessionMenu.menuAction())
         self.menuBar.addAction(self.viewMenu.menuAction())
         self.fileMenu.addAction(self.newSessionAction)
+        self.fileMenu.addAction(self.connectAgentAction)
         self.fileMenu.addSeparator()
         self.fileMenu.addAction(self.settingsAction)
         self.fileMenu.addSeparator()
@@ -229,6 +232,10 @@ class Ui_MainWindow(object):
 #if QT_CONFIG(shortcut)
         self.newSessionAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+N", None))
 #endif // QT_CONFIG(shortcut)
+        self.connectAgentAction.setText(QCoreApplication.translate("MainWindow", u"&Connect an Agent\u2026", None))
+#if QT_CONFIG(tooltip)
+        self.connectAgentAction.setToolTip(QCoreApplication.translate("MainWindow", u"Send the approvals of agents started in a terminal here", None))
+#endif // QT_CONFIG(tooltip)
         self.settingsAction.setText(QCoreApplication.translate("MainWindow", u"&Settings\u2026", None))
 #if QT_CONFIG(shortcut)
         self.settingsAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+,", None))

@@ -1,0 +1,195 @@
+"""The whole desktop wiring under one qasync loop: broker → bridge → dialogs → decisions."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import asyncio
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.gateway_config import GatewayToken
+from qoder_desktop.ledger import Ledger
+from qoder_desktop.models import (
+    ApprovalRequest,
+    Backend,
+    DecidedBy,
+    Decision,
+    DecisionKind,
+    SessionInfo,
+)
+from qoder_desktop.secrets import SecretStore, SecretValue
+from qoder_desktop.sessions import SessionHub
+from qoder_desktop.settings import Settings
+from qoder_desktop.storage import Database
+from qoder_desktop.ui.wiring import DesktopApp
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def loop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    qapp.setQuitOnLastWindowClosed(False)  # as the app does: closing a dialog quits nothing
+    event_loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(event_loop)
+    try:
+        yield event_loop
+    finally:
+        event_loop.close()
+        asyncio.set_event_loop(None)
+
+
+def run(loop: qasync.QEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
+    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+
+
+async def settle(condition: Any, timeout: float = 5.0) -> None:
+    """Let Qt and asyncio run until `condition()` holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def desktop(db: Database, loop: qasync.QEventLoop, qtbot: QtBot,
+            tmp_path: Path) -> Iterator[DesktopApp]:
+    for index in range(3):
+        db.upsert_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
+                                      backend=Backend.CLAUDE, cwd=str(tmp_path)))
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+
+    def no_sessions(*_args: Any) -> Any:
+        raise AssertionError("these tests start no agent")
+
+    hub = SessionHub(db, ledger, broker, no_sessions)
+    app = DesktopApp(broker, hub, SecretStore(), Settings(), tmp_path / "settings.json")
+    qtbot.addWidget(app.window)
+    yield app
+    app.dialogs.close_all()
+    app.bridge.unsubscribe()
+    app.tray.dispose()
+
+
+def _bash(session: int, command: str) -> ApprovalRequest:
+    return ApprovalRequest(session_id=f"s{session}", session_name=f"session {session}",
+                           backend=Backend.CLAUDE, tool_name="Bash",
+                           tool_input={"command": command}, cwd="/tmp")
+
+
+def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
+        desktop: DesktopApp, loop: qasync.QEventLoop, qtbot: QtBot) -> None:
+    async def scenario() -> Decision:
+        task = asyncio.ensure_future(desktop.broker.request(_bash(0, "make build")))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        assert dialog.windowTitle().startswith("Approve Bash")
+        assert desktop.tray.tooltip().endswith("1 pending")
+        await settle(dialog.is_armed)
+        qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        return await task
+
+    decision = run(loop, scenario())
+    assert decision.kind is DecisionKind.ALLOW_ONCE
+    assert decision.final_input == {"command": "make build"}
+    assert desktop.tray.tooltip().endswith("0 pending")
+
+
+def test_a_withdrawn_request_closes_its_dialog_and_a_late_click_does_nothing(
+        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+    async def scenario() -> None:
+        task = asyncio.ensure_future(desktop.broker.request(_bash(0, "rm -rf build")))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        request_id = dialog.request.request_id
+        await settle(dialog.is_armed)
+        emitted: list[object] = []
+        dialog.decided.connect(emitted.append)
+        task.cancel()
+        await settle(lambda: desktop.dialogs.open_dialogs() == [])
+        assert emitted == []
+        assert desktop.broker.pending() == []
+        late = desktop.bridge.answer(request_id, Decision.allow_once({"command": "rm"}))
+        assert late is False
+
+    run(loop, scenario())
+    [entry] = desktop.broker._ledger.entries("s0")  # type: ignore[attr-defined]
+    assert entry.outcome is DecisionKind.WITHDRAWN
+
+
+def test_a_request_whose_dialog_cannot_be_built_is_denied_with_the_reason(
+        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+    broken = ApprovalRequest(session_id="s1", backend=Backend.CLAUDE,
+                             tool_name="AskUserQuestion", tool_input={"questions": "nope"})
+    decision = run(loop, desktop.broker.request(broken))
+    assert decision.kind is DecisionKind.ERROR
+    assert "questions" in decision.message
+    assert desktop.dialogs.open_dialogs() == []
+
+
+def test_twenty_requests_from_three_sessions_one_dialog_at_a_time_each_answered_once(
+        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+    async def scenario() -> list[Decision]:
+        tasks = [asyncio.ensure_future(desktop.broker.request(_bash(i % 3, f"job {i}")))
+                 for i in range(20)]
+        await settle(lambda: len(desktop.broker.pending()) == 20)
+        assert "20 pending" in desktop.tray.tooltip()
+        for expected in range(20):
+            await settle(lambda: len(desktop.dialogs.open_dialogs()) == 1)
+            [dialog] = desktop.dialogs.open_dialogs()
+            assert dialog.request.tool_input["command"] == f"job {expected}"
+            await settle(dialog.is_armed)
+            dialog.emit_decision(Decision.deny(f"no {expected}"))
+            await settle(lambda d=dialog: not desktop.broker.is_pending(d.request.request_id))
+        return list(await asyncio.gather(*tasks))
+
+    decisions = run(loop, scenario(), timeout=60)
+    assert [d.message for d in decisions] == [f"no {i}" for i in range(20)]
+    assert all(d.decided_by is DecidedBy.USER for d in decisions)
+    assert desktop.dialogs.open_dialogs() == []
+
+
+def test_opening_a_queued_request_from_the_window_shows_that_request(
+        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+    async def scenario() -> None:
+        tasks = [asyncio.ensure_future(desktop.broker.request(_bash(0, f"c{i}")))
+                 for i in range(3)]
+        await settle(lambda: len(desktop.broker.pending()) == 3)
+        third = desktop.broker.pending()[2]
+        desktop.window.open_request_requested.emit(third.request_id)
+        dialog = desktop.dialogs.dialog(third.request_id)
+        assert dialog is not None and dialog.isVisible()
+        desktop.broker.withdraw_session("s0")
+        await asyncio.gather(*tasks)
+        await settle(lambda: desktop.dialogs.open_dialogs() == [])
+
+    run(loop, scenario())
+
+
+def test_connect_dialog_shows_a_placeholder_and_copies_the_real_token(
+        desktop: DesktopApp, qtbot: QtBot) -> None:
+    desktop.gateway_token = GatewayToken(SecretValue("s3cret-gateway-token-value"),
+                                         persistent=True,
+                                         message="Kept in the keyring.")
+    desktop.open_connect_dialog()
+    dialog = desktop.connect_dialog
+    assert dialog is not None
+    qtbot.addWidget(dialog)
+    shown = "\n".join(view.toPlainText() for view in dialog.snippet_views.values())
+    assert "--permission-prompt-tool mcp__qoder-desktop__approve" in shown
+    assert "s3cret-gateway-token-value" not in shown
+    copied = dialog.copy("claude_mcp_config")
+    assert "Bearer s3cret-gateway-token-value" in copied
+    assert QApplication.clipboard().text() == copied
