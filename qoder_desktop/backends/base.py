@@ -193,15 +193,20 @@ class AgentSession(ABC):
         """End the session and its CLI; pending requests are withdrawn."""
         self._stopping = True
         self._broker.withdraw_session(self.session_id)
-        if self._client is not None:
-            try:
-                await self._client.disconnect()
-            except Exception:
-                log.exception("disconnecting session %s failed", self.session_id)
+        await self._disconnect()
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
         self._set_state(SessionState.STOPPED)
+
+    async def _disconnect(self) -> None:
+        """Close the SDK client and its transport; a failure is logged, not raised."""
+        if self._client is None:
+            return
+        try:
+            await self._client.disconnect()
+        except Exception:
+            log.exception("disconnecting session %s failed", self.session_id)
 
     def revoke(self, revoked: Iterable[SessionRule]) -> None:
         """Make revoked grants ask again, although the CLI still holds its copy.
@@ -236,6 +241,10 @@ class AgentSession(ABC):
             message += f".\nLast output:\n{detail}"
         self._emit(TranscriptKind.ERROR, message, is_error=True)
         self._set_state(SessionState.FAILED, message)
+        # Nothing else closes a failed session's client (the hub stops only live ones);
+        # closing it ends the SDK's tasks and lets its transport clean up (Qoder's
+        # deletes the temp file that holds the access token).
+        await self._disconnect()
 
     def _on_message(self, message: Any) -> None:
         kind = type(message).__name__
@@ -298,6 +307,11 @@ class AgentSession(ABC):
                 raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
             request = self._request_from(tool_name, tool_input, context)
             decision = await self._broker.request(request)
+            if decision.kind is DecisionKind.WITHDRAWN:
+                # The CLI died or the session is stopping: like a CLI cancel, no answer.
+                # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
+                # unretrieved task exception per request.)
+                raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
             return self._result_for(decision)
         except asyncio.CancelledError:
             raise
@@ -308,7 +322,13 @@ class AgentSession(ABC):
     def _result_for(self, decision: Decision) -> Any:
         if decision.kind.allows:
             assert decision.final_input is not None
-            updates = [update.to_wire() for update in decision.updates]
+            updates = []
+            for update in decision.updates:
+                if rules.is_dangerous(update):
+                    log.warning("dropped an update that would stop the CLI from asking: %s",
+                                update.describe())
+                else:
+                    updates.append(update.to_wire())
             if self._removals_to_send:
                 removal = PermissionSuggestion(type="removeRules",
                                                rules=tuple(self._removals_to_send),
@@ -347,7 +367,10 @@ class AgentSession(ABC):
 
     async def permission_denied(self, hook_input: Any, tool_use_id: str | None,
                                 context: Any) -> dict[str, Any]:
-        """Record a tool call the CLI denied on its own."""
+        """Record a tool call that failed (PostToolUseFailure) or that the CLI denied."""
+        phase = hook_input.get("hook_event_name")
+        if phase not in ("PostToolUseFailure", "PermissionDenied"):
+            phase = "PermissionDenied"
         self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
-                             hook_input.get("tool_input") or {}, "PermissionDenied")
+                             hook_input.get("tool_input") or {}, phase)
         return {}

@@ -70,9 +70,10 @@ class QoderSession(AgentSession):
                                      updated_permissions=list(updates) or None)
 
     def _sdk_deny(self, message: str, interrupt: bool) -> Any:
-        # The Qoder SDK turns an empty deny message into an error response.
-        return PermissionResultDeny(message=message or "Denied by Qoder Desktop.",
-                                    interrupt=interrupt)
+        # The Qoder SDK turns an empty deny message into an error response, and a blank
+        # one tells the agent nothing.
+        return PermissionResultDeny(message=message if message.strip() else
+                                    "Denied by Qoder Desktop.", interrupt=interrupt)
 
     def _sdk_extra_transcript(self, message: Any) -> TranscriptEvent | None:
         if type(message).__name__ != "SDKPermissionDeniedMessage":
