@@ -4,16 +4,22 @@ A keystroke meant for another window (Return, Ctrl+Return, a digit) must never a
 something that popped up under the cursor. `ArmingGate` disables the widgets it guards
 until `ARMING_DELAY_MS` after `start()`; dialogs call `start()` from `showEvent`, and
 their shortcut slots check `is_armed()` before doing anything.
+
+A key that is still held when the delay ends (a stuck or auto-repeating Ctrl+Return
+from another window) must not count either: while a modifier key is physically down,
+the gate waits and arms only once every modifier has been released.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 ARMING_DELAY_MS = 400
+HELD_KEY_POLL_MS = 50
 
 
 class ArmingGate(QObject):
@@ -34,13 +40,13 @@ class ArmingGate(QObject):
         self._guarded: list[tuple[QWidget, Callable[[], bool]]] = []
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(delay_ms)
+        self._delay_ms = delay_ms
         self._timer.timeout.connect(self._arm)
 
     @property
     def delay_ms(self) -> int:
         """The delay between `start()` and arming, in milliseconds."""
-        return self._timer.interval()
+        return self._delay_ms
 
     def guard(self, widget: QWidget, condition: Callable[[], bool] | None = None) -> None:
         """Keep `widget` disabled until armed and `condition()` (if given) is true."""
@@ -54,7 +60,7 @@ class ArmingGate(QObject):
         self.refresh()
         if was_armed:
             self.armed_changed.emit(False)
-        self._timer.start()
+        self._timer.start(self._delay_ms)
 
     def disarm(self) -> None:
         """Disarm for good (the dialog is finished); the timer no longer arms it."""
@@ -74,7 +80,21 @@ class ArmingGate(QObject):
         for widget, condition in self._guarded:
             widget.setEnabled(self._armed and bool(condition()))
 
+    @staticmethod
+    def modifiers_held() -> bool:
+        """True while the keyboard reports a modifier key down (asks the platform).
+
+        The offscreen platform has no keyboard: its answer is the modifier state of
+        the last synthetic event, so it is not asked there.
+        """
+        if QGuiApplication.platformName() == "offscreen":
+            return False
+        return QGuiApplication.queryKeyboardModifiers() != Qt.KeyboardModifier.NoModifier
+
     def _arm(self) -> None:
+        if self.modifiers_held():
+            self._timer.start(HELD_KEY_POLL_MS)
+            return
         self._armed = True
         self.refresh()
         self.armed_changed.emit(True)

@@ -18,6 +18,7 @@ from qoder_desktop.models import (
     RuleValue,
 )
 from qoder_desktop.risk import RiskKind
+from qoder_desktop.ui.arming import ArmingGate
 from qoder_desktop.ui.dialogs import ApprovalDialog, dialog_for
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -80,6 +81,26 @@ def test_arming_delay(open_dialog, qtbot, bash):
     press(dialog, Qt.Key.Key_Return, CTRL)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
     assert decisions[0].final_input == {"command": "npm run test", "description": "Run tests"}
+
+
+def test_a_ctrl_key_held_from_before_keeps_the_dialog_unarmed_until_released(
+        open_dialog, qtbot, bash, monkeypatch):
+    """A stuck or auto-repeating Ctrl+Return from another window approves nothing.
+
+    Offscreen Qt has no keyboard to ask, so the platform query is stood in for here;
+    the desktop check runs the real one under X11.
+    """
+    held = [True]
+    monkeypatch.setattr(ArmingGate, "modifiers_held", staticmethod(lambda: held[0]))
+    dialog, decisions = open_dialog(ApprovalDialog(bash()), arm=False)
+    qtbot.wait(700)
+    assert not dialog.is_armed()
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions == []
+    held[0] = False
+    qtbot.waitUntil(dialog.is_armed, timeout=1000)
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
 
 
 def test_ctrl_return_twice_emits_once(open_dialog, bash):
