@@ -268,9 +268,9 @@ class Decision(BaseModel):
     def _consistent(self) -> Decision:
         if self.kind.allows and self.final_input is None:
             raise ValueError("an allow needs the final input that will run")
-        if self.kind in (DecisionKind.DENY, DecisionKind.DENY_INTERRUPT, DecisionKind.ERROR):
-            if not self.message.strip():
-                raise ValueError("a deny needs a non-empty message")
+        denies = (DecisionKind.DENY, DecisionKind.DENY_INTERRUPT, DecisionKind.ERROR)
+        if self.kind in denies and not self.message.strip():
+            raise ValueError("a deny needs a non-empty message")
         if self.updates and self.kind is not DecisionKind.ALLOW_SESSION:
             raise ValueError("permission updates go only with 'allow for this session'")
         return self
