@@ -51,6 +51,7 @@ class InstanceServer(QObject):
     def __init__(self, name: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._server = QLocalServer(self)
+        self._buffers: dict[QLocalSocket, bytearray] = {}
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._accept)
         if not self._server.listen(name):
@@ -67,20 +68,29 @@ class InstanceServer(QObject):
     def _accept(self) -> None:
         while self._server.hasPendingConnections():
             socket = self._server.nextPendingConnection()
-            buffer = bytearray()
+            self._buffers[socket] = bytearray()
+            socket.readyRead.connect(self._read_ready)
+            socket.disconnected.connect(self._dropped)
 
-            def read(sock: QLocalSocket = socket, buf: bytearray = buffer) -> None:
-                buf.extend(bytes(sock.readAll().data()))
-                if len(buf) > MAX_MESSAGE_BYTES:
-                    sock.abort()
-                    return
-                if b"\n" in buf:
-                    line = bytes(buf).split(b"\n", 1)[0]
-                    sock.disconnectFromServer()
-                    self._deliver(line)
+    def _read_ready(self) -> None:
+        socket = self.sender()
+        if not isinstance(socket, QLocalSocket) or socket not in self._buffers:
+            return
+        buffer = self._buffers[socket]
+        buffer.extend(bytes(socket.readAll().data()))
+        if len(buffer) > MAX_MESSAGE_BYTES:
+            self._buffers.pop(socket, None)
+            socket.abort()
+        elif b"\n" in buffer:
+            line = bytes(buffer).split(b"\n", 1)[0]
+            self._buffers.pop(socket, None)
+            self._deliver(line)
 
-            socket.readyRead.connect(read)
-            socket.disconnected.connect(socket.deleteLater)
+    def _dropped(self) -> None:
+        socket = self.sender()
+        if isinstance(socket, QLocalSocket):
+            self._buffers.pop(socket, None)
+            socket.deleteLater()
 
     def _deliver(self, line: bytes) -> None:
         try:
