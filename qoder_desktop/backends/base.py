@@ -60,18 +60,26 @@ class SessionStartError(RuntimeError):
     """The agent CLI could not be started; the message says why."""
 
 
-def summarize_input(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """A one-line, plain-text summary of a tool call for the transcript."""
-    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            text = value
-            break
+def summarize_input(tool_input: dict[str, Any]) -> str:
+    """A plain-text summary of a tool call's input for the transcript (the tool name apart).
+
+    Long inputs say how much was left out; nothing is cut silently.
+    """
+    questions = tool_input.get("questions")
+    if isinstance(questions, list) and questions:
+        texts = [str(q.get("question", "")) for q in questions if isinstance(q, dict)]
+        text = " / ".join(t for t in texts if t) or json.dumps(questions, ensure_ascii=False)
     else:
-        text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+        for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
+            value = tool_input.get(key)
+            if isinstance(value, str) and value:
+                text = value
+                break
+        else:
+            text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
     if len(text) > SUMMARY_LIMIT:
         text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
-    return f"{tool_name}: {text}"
+    return text
 
 
 def _result_text(content: Any) -> str:
@@ -105,6 +113,7 @@ class AgentSession(ABC):
         self._client: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._stopping = False
+        self._last_text = ""
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
@@ -255,9 +264,10 @@ class AgentSession(ABC):
             for block in message.content:
                 block_kind = type(block).__name__
                 if block_kind == "TextBlock" and block.text.strip():
+                    self._last_text = block.text
                     self._emit(TranscriptKind.ASSISTANT_TEXT, block.text)
                 elif block_kind == "ToolUseBlock":
-                    self._emit(TranscriptKind.TOOL_CALL, summarize_input(block.name, block.input),
+                    self._emit(TranscriptKind.TOOL_CALL, summarize_input(block.input),
                                tool_name=block.name, tool_use_id=block.id)
         elif kind == "UserMessage" and isinstance(message.content, list):
             for block in message.content:
@@ -266,7 +276,10 @@ class AgentSession(ABC):
                                tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
         elif kind == "ResultMessage":
             failed = bool(message.is_error)
-            text = message.result or ("; ".join(message.errors or []) if failed else "Done.")
+            text = message.result or ("; ".join(message.errors or []) if failed else "")
+            if not failed and (not text or text == self._last_text):
+                turns = getattr(message, "num_turns", None)
+                text = f"Finished after {turns} turns." if turns else "Finished."
             self._emit(TranscriptKind.ERROR if failed else TranscriptKind.RESULT, text or "",
                        is_error=failed)
             self._set_state(SessionState.IDLE)

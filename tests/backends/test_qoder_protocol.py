@@ -502,7 +502,7 @@ async def test_messages_become_transcript_lines(harness: QoderHarness) -> None:
     _, system, text, call, result, _, denial, done = lines
     assert "model auto" in system.text
     assert text.text == "Let me look around."
-    assert (call.text, call.tool_name, call.tool_use_id) == ("Bash: ls -la", "Bash", "toolu_T1")
+    assert (call.text, call.tool_name, call.tool_use_id) == ("ls -la", "Bash", "toolu_T1")
     assert (result.text, result.tool_use_id, result.is_error) == ("README.md\nsrc", "toolu_T1",
                                                                  False)
     assert (denial.tool_name, denial.tool_use_id, denial.is_error) == ("Bash", "toolu_T2", True)
