@@ -11,13 +11,14 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 import traceback
 from types import TracebackType
 from typing import Any
 
 import qasync
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from qoder_desktop import __version__
@@ -178,6 +179,7 @@ def run_gui(args: argparse.Namespace) -> int:
     instance.message_received.connect(lambda message: _on_handover(message, desktop))
     desktop.window.restore_state(paths.window_state_file)
     desktop.show()
+    wake_up = _quit_on_signals(desktop)
     for problem in loaded.problems:
         desktop.window.show_status(f"Settings: {problem}")
     try:
@@ -185,6 +187,7 @@ def run_gui(args: argparse.Namespace) -> int:
             loop.call_soon(_initial_session, args, demo, desktop)
             loop.run_forever()
     finally:
+        wake_up.stop()
         desktop.window.save_state(paths.window_state_file)
         instance.close()
         if demo_server is not None:
@@ -193,6 +196,19 @@ def run_gui(args: argparse.Namespace) -> int:
             demo.cleanup()
         db.close()
     return 0
+
+
+def _quit_on_signals(desktop: DesktopApp) -> QTimer:
+    """Quit cleanly (sessions stopped, scratch folders removed) on SIGINT and SIGTERM.
+
+    Python runs signal handlers only when it gets control, so a timer wakes it up.
+    """
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda _signum, _frame: desktop.quit())
+    timer = QTimer()
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
+    return timer
 
 
 def _on_handover(message: dict[str, Any], desktop: DesktopApp) -> None:
