@@ -132,6 +132,29 @@ class AgentSession(ABC):
     def _sdk_deny(self, message: str, interrupt: bool) -> Any:
         """The SDK's deny result (message is never empty)."""
 
+    def common_sdk_options(self, options: SessionOptions) -> dict[str, Any]:
+        """The option fields both SDKs name alike, with our callback and stderr reader."""
+        return {
+            "cwd": options.cwd,
+            "add_dirs": list(options.add_dirs),
+            "tools": options.tools,
+            "allowed_tools": list(options.allowed_tools),
+            "disallowed_tools": list(options.disallowed_tools),
+            "model": options.model,
+            "settings": (json.dumps({"permissions": options.settings_permissions})
+                         if options.settings_permissions else None),
+            "setting_sources": [source.value for source in options.setting_sources],
+            "mcp_servers": dict(options.mcp_servers),
+            "env": dict(self._env),
+            "stderr": self._on_stderr,
+            "can_use_tool": self.can_use_tool,
+        }
+
+    def hook_callbacks(self) -> dict[str, Any]:
+        """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
+        return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
+                "PostToolUseFailure": self.permission_denied}
+
     def _sdk_extra_transcript(self, message: Any) -> TranscriptEvent | None:
         """A transcript line for SDK-specific messages (e.g. Qoder's denial message)."""
         return None

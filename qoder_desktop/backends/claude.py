@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from claude_agent_sdk import (
@@ -30,29 +29,12 @@ class ClaudeSession(AgentSession):
         mode = options.permission_mode
         if mode is PermissionMode.YOLO:
             mode = PermissionMode.BYPASS
-        hooks: dict[Any, list[HookMatcher]] = {
-            "PreToolUse": [HookMatcher(matcher=None, hooks=[self.pre_tool_use],  # type: ignore[list-item]
-                                       on_failure="block")],
-            "PostToolUse": [HookMatcher(matcher=None, hooks=[self.post_tool_use])],  # type: ignore[list-item]
-            "PostToolUseFailure": [HookMatcher(matcher=None, hooks=[self.permission_denied])],  # type: ignore[list-item]
-        }
-        return ClaudeAgentOptions(
-            cwd=options.cwd,
-            add_dirs=list(options.add_dirs),
-            tools=options.tools,
-            allowed_tools=list(options.allowed_tools),
-            disallowed_tools=list(options.disallowed_tools),
-            permission_mode=mode.value,  # type: ignore[arg-type]
-            model=options.model,
-            settings=(json.dumps({"permissions": options.settings_permissions})
-                      if options.settings_permissions else None),
-            setting_sources=[source.value for source in options.setting_sources],  # type: ignore[misc]
-            mcp_servers=dict(options.mcp_servers),
-            env=dict(self._env),
-            stderr=self._on_stderr,
-            can_use_tool=self.can_use_tool,
-            hooks=hooks,
-        )
+        # A PreToolUse hook that fails must block the call, never let it through.
+        hooks = {event: [HookMatcher(matcher=None, hooks=[callback],
+                                     on_failure="block" if event == "PreToolUse" else None)]
+                 for event, callback in self.hook_callbacks().items()}
+        return ClaudeAgentOptions(permission_mode=mode.value, hooks=hooks,  # type: ignore[arg-type]
+                                  **self.common_sdk_options(options))
 
     def _sdk_allow(self, final_input: dict[str, Any], updates: list[dict[str, Any]]) -> Any:
         return PermissionResultAllow(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from qoder_agent_sdk import (
@@ -37,31 +36,16 @@ class QoderSession(AgentSession):
         """The SDK options for `options`. Never log or print them: their repr has secrets."""
         mode = options.permission_mode
         dangerous = mode.is_dangerous and options.bypass_confirmed
-        hooks: dict[Any, list[HookMatcher]] = {
-            "PreToolUse": [HookMatcher(matcher=None, hooks=[self.pre_tool_use])],  # type: ignore[list-item]
-            "PostToolUse": [HookMatcher(matcher=None, hooks=[self.post_tool_use])],  # type: ignore[list-item]
-            "PostToolUseFailure": [HookMatcher(matcher=None, hooks=[self.permission_denied])],  # type: ignore[list-item]
-        }
+        hooks = {event: [HookMatcher(matcher=None, hooks=[callback])]
+                 for event, callback in self.hook_callbacks().items()}
         auth: Any = (AccessTokenAuthOptions(access_token=self.access_token)
                      if self.access_token else QoderCLIAuthOptions())
         return QoderAgentOptions(
-            cwd=options.cwd,
-            add_dirs=list(options.add_dirs),
-            tools=options.tools,
-            allowed_tools=list(options.allowed_tools),
-            disallowed_tools=list(options.disallowed_tools),
             permission_mode=(mode.value if mode is not PermissionMode.DEFAULT else None),  # type: ignore[arg-type]
             allow_dangerously_skip_permissions=dangerous,
-            model=options.model,
-            settings=(json.dumps({"permissions": options.settings_permissions})
-                      if options.settings_permissions else None),
-            setting_sources=[source.value for source in options.setting_sources],  # type: ignore[misc]
-            mcp_servers=dict(options.mcp_servers),
-            env=dict(self._env),
-            stderr=self._on_stderr,
-            can_use_tool=self.can_use_tool,
-            hooks=hooks,
+            hooks=hooks,  # type: ignore[arg-type]
             auth=auth,
+            **self.common_sdk_options(options),
         )
 
     def _sdk_allow(self, final_input: dict[str, Any], updates: list[dict[str, Any]]) -> Any:
