@@ -1,0 +1,1 @@
+"""Benchmarks for Qoder Desktop: run ``python -m benchmarks`` (see benchmarks/README.md)."""

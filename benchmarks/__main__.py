@@ -1,0 +1,130 @@
+"""Run every benchmark, each in its own process, and print one table.
+
+    .venv/bin/python -m benchmarks            # the full run (about 4–5 minutes on 2 cores)
+    .venv/bin/python -m benchmarks --quick    # fewer samples, a smoke run
+    .venv/bin/python -m benchmarks --only dialog,queue
+
+Times are never asserted: each figure prints PASS or MISS against its target. The exit
+status is 0 unless a benchmark crashed or produced no figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import REPO_ROOT, Figure, child_env
+
+BENCHMARKS = {
+    "cold_start": "process start → main window shown",
+    "memory": "RSS with 10 idle sessions",
+    "dialog": "request → dialog visible, withdrawn → hidden",
+    "preview": "1 MB markdown / HTML, pathological nesting",
+    "interrupt": "interrupt through the real CLI → dialog closed",
+    "queue": "1,000 pending over 50 sessions; rule match",
+    "overhead": "200 rule-allowed calls, app vs bare callback",
+}
+TIMEOUT_S = 900
+
+
+def machine() -> str:
+    """One line about where the numbers come from."""
+    try:
+        from importlib.metadata import version
+
+        import PySide6
+
+        versions = (f"PySide6 {PySide6.__version__}, "
+                    f"claude-agent-sdk {version('claude-agent-sdk')}")
+    except Exception:
+        versions = ""
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · "
+            f"{versions} · load average {load}")
+
+
+def run_one(name: str, quick: bool) -> tuple[list[Figure], str | None, float]:
+    """Run `benchmarks.bench_<name>` in a subprocess; (figures, error, seconds)."""
+    with tempfile.TemporaryDirectory(prefix="qoder-bench-out-") as folder:
+        out = Path(folder) / "figures.json"
+        argv = [sys.executable, "-m", f"benchmarks.bench_{name}", "--out", str(out)]
+        if quick:
+            argv.append("--quick")
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(argv, timeout=TIMEOUT_S, check=False, cwd=REPO_ROOT,
+                                  env=child_env())
+            code: int | str = done.returncode
+        except subprocess.TimeoutExpired:
+            code = f"timed out after {TIMEOUT_S} s"
+        seconds = time.perf_counter() - start
+        if code == 0 and out.exists():
+            return [Figure(**row) for row in json.loads(out.read_text())], None, seconds
+        return [], f"exit status {code}" if out.exists() else f"crashed ({code})", seconds
+
+
+def print_table(figures: list[Figure], errors: dict[str, str]) -> None:
+    """The final table: figure | measured | target | verdict, then the notes."""
+    widths = (62, 56, 18)
+    header = ("figure", "measured (median, p95, min–max)", "target", "")
+    line = "-" * (sum(widths) + 12)
+    print(line)
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=False)) + "| result")
+    print(line)
+    for figure in figures:
+        cells = (figure.name, figure.measured(), figure.target)
+        print(" | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+              + f"| {figure.verdict}")
+    for name, error in errors.items():
+        print(f"{('bench_' + name).ljust(widths[0])} | {error.ljust(widths[1])} | "
+              f"{''.ljust(widths[2])}| ERROR")
+    print(line)
+    print()
+    for figure in figures:
+        if figure.notes:
+            print(f"{figure.name}:")
+            for note in figure.notes:
+                print(f"    {note}")
+
+
+def main() -> int:
+    """Run the chosen benchmarks; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer samples (smoke run)")
+    parser.add_argument("--only", default="", help="comma-separated: " + ", ".join(BENCHMARKS))
+    args = parser.parse_args()
+    chosen = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHMARKS)
+    unknown = [n for n in chosen if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
+    print(f"Qoder Desktop benchmarks — {machine()}", flush=True)
+    figures: list[Figure] = []
+    errors: dict[str, str] = {}
+    total = time.perf_counter()
+    for name in chosen:
+        print(f"[{name}] {BENCHMARKS[name]} …", flush=True)
+        rows, error, seconds = run_one(name, args.quick)
+        figures.extend(rows)
+        if error:
+            errors[name] = error
+        print(f"[{name}] {'ERROR: ' + error if error else 'done'} in {seconds:.0f} s",
+              flush=True)
+    print()
+    print(f"Results ({time.perf_counter() - total:.0f} s; {machine()})")
+    print_table(figures, errors)
+    misses = sum(f.verdict == "MISS" for f in figures)
+    print(f"\n{sum(f.verdict == 'PASS' for f in figures)} PASS, {misses} MISS, "
+          f"{len(errors)} ERROR")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Memory: RSS of the app process with 10 idle sessions (the CLI processes excluded).
+
+This process builds the app as `run_gui` does (main window shown, approval gateway
+running), then starts 10 Claude sessions against the scripted model (own process) that
+play ``idle`` (one text reply) and sit idle. VmRSS of this process only is read from
+/proc/self/status; the CLIs' RSS is reported for context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import Figure, emit, judge, log, parse_args, rss_mb, setup_env
+
+TARGET_MB = 150.0
+SESSIONS = 10
+
+
+IMPORT_STEPS = (
+    ("PySide6 + QApplication", "from PySide6.QtWidgets import QApplication; a = QApplication([])"),
+    ("qasync", "import qasync"),
+    ("pydantic + our models", "import qoder_desktop.models"),
+    ("claude_agent_sdk", "import claude_agent_sdk"),
+    ("qoder_agent_sdk", "import qoder_agent_sdk"),
+    ("mcp server (gateway)", "import qoder_desktop.gateway"),
+    ("rest of qoder_desktop.ui.app", "import qoder_desktop.ui.app"),
+)
+STEP_SCRIPT = """
+import os, sys
+def rss():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) / 1024.0
+steps = %r
+previous = rss()
+print('python', round(previous))
+for name, code in steps:
+    exec(code)
+    now = rss()
+    print(name, '+%%d' %% round(now - previous))
+    previous = now
+"""
+
+
+def import_increments() -> str:
+    """RSS added by each big import, in a fresh interpreter (MB)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", STEP_SCRIPT % (IMPORT_STEPS,)], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    return ", ".join(line.rsplit(" ", 1)[0] + " " + line.rsplit(" ", 1)[1]
+                     for line in done.stdout.splitlines() if line.strip())
+
+
+def status_mb(field: str) -> float:
+    """A field of /proc/self/status in MB (e.g. RssAnon, RssFile)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def proc_rss_mb(pid: int) -> float:
+    """VmRSS of another process in MB (0 when gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+async def run(base_url: str) -> list[Figure]:
+    """Measure RSS before and after 10 idle sessions; returns the table row."""
+    from benchmarks.bench_overhead import cli_pid
+    from benchmarks.qt_support import build_desktop
+    from qoder_desktop.session_options import SessionOptions, TranscriptKind
+    from qoder_desktop.sessions import HubEvent
+
+    before_app = rss_mb()
+    desktop = build_desktop(base_url, gateway=True)
+    await asyncio.sleep(1.0)
+    gc.collect()
+    app_only = rss_mb()
+    idle: set[str] = set()
+
+    def on_hub(event: HubEvent) -> None:
+        if event.line is not None and event.line.kind in (TranscriptKind.RESULT,
+                                                          TranscriptKind.ERROR):
+            idle.add(event.session_id)
+
+    desktop.hub.subscribe(on_hub)
+    root = Path(tempfile.mkdtemp(prefix="qoder-bench-memory-"))
+    infos: list[Any] = []
+    for n in range(SESSIONS):
+        workspace = root / f"ws-{n}"
+        workspace.mkdir()
+        infos.append(await desktop.hub.start_session(SessionOptions(
+            prompt="Anything to do?", cwd=str(workspace), scenario="idle", name=f"idle {n}")))
+    for _ in range(600):
+        if len(idle) >= SESSIONS:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(2.0)
+    gc.collect()
+    await asyncio.sleep(0.5)
+    with_sessions = rss_mb()
+    anon, files = status_mb("RssAnon"), status_mb("RssFile")
+    cli = sum(proc_rss_mb(pid) for info in infos
+              if (pid := cli_pid(getattr(desktop.hub._sessions[info.session_id], "_client",
+                                         None))) is not None)
+    log(f"RSS: interpreter+imports {before_app:.0f} MB, app {app_only:.0f} MB, "
+        f"with {len(idle)}/{SESSIONS} idle sessions {with_sessions:.0f} MB")
+    await desktop.hub.stop_all()
+    desktop.close()
+    per_session = (with_sessions - app_only) / SESSIONS
+    return [Figure(f"memory: app RSS with {SESSIONS} idle sessions", "MB",
+                   {"value": with_sessions}, f"≤ {TARGET_MB:g} MB",
+                   judge(with_sessions, TARGET_MB), [
+        f"app shown, no session: {app_only:.0f} MB (Python, Qt and QApplication before the app: "
+        f"{before_app:.0f} MB); per idle session +{per_session:.1f} MB; "
+        f"{len(idle)}/{SESSIONS} sessions idle",
+        f"RSS = {anon:.0f} MB anonymous (heap) + {files:.0f} MB file-backed (shared "
+        "libraries: Qt, Python extensions)",
+        f"RSS added per import, fresh interpreter (MB): {import_increments()}",
+        f"excluded: the {SESSIONS} CLI processes hold {cli:.0f} MB RSS together"])]
+
+
+def main() -> None:
+    """Entry point (python -m benchmarks.bench_memory)."""
+    args = parse_args()
+    setup_env()
+    import benchmarks.qt_support  # noqa: F401 (Qt loaded before the first reading)
+    from benchmarks.model_server import external_model
+    from benchmarks.qt_support import hard_exit, run_qasync
+
+    with external_model() as base_url:
+        rows = run_qasync(lambda: run(base_url))
+    emit(rows, args.out)
+    hard_exit(0)
+
+
+if __name__ == "__main__":
+    main()

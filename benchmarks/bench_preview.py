@@ -1,0 +1,180 @@
+"""Preview rendering: 1 MB markdown, 1 MB HTML and pathological nesting never block the loop.
+
+Two paths, both offscreen under qasync with a 5 ms heartbeat:
+
+* direct: `PreviewPane.show_preview(payload)` in a shown 600×400 pane, then 400 ms of
+  event processing (Qt lays large documents out lazily, in later loop turns) and a
+  scroll to the end; three times per payload, the median stall counts;
+* app: an AskUserQuestion request whose four options carry the big/pathological previews
+  goes through broker → bridge → `QuestionDialog` (the first preview renders as the
+  dialog shows); then focus moves to each other option.
+
+The figure is the longest heartbeat stall over everything (target: never > 200 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from typing import Any
+
+from benchmarks.common import Figure, emit, judge, log, now, parse_args, setup_env
+
+LIMIT_MS = 200.0
+REPEAT = 3
+MB = 1024 * 1024
+
+
+def _fill(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def payloads() -> dict[str, tuple[str, str | None]]:
+    """name → (text, kind): the big, the barely-under-the-limit and the pathological."""
+    md_unit = ("## Section\n\nA paragraph with **bold**, *emphasis*, `code`, a "
+               "[link](https://example.com/page) and ![an image](file:///etc/passwd).\n\n"
+               "- first item\n- second item with `inline code`\n  - nested item\n\n"
+               "```python\ndef handler(event):\n    return event.data\n```\n\n"
+               "> A quoted remark.\n\n")
+    html_unit = ("<div style=\"border:1px solid #ccc;padding:8px\"><h2>Section</h2>"
+                 "<p>Text with <b>bold</b>, <i>italic</i> and <a href=\"https://x.org\">a "
+                 "link</a>.</p><ul><li>one</li><li>two</li></ul>"
+                 "<table><tr><td>a</td><td>b</td></tr></table><img src=\"file:///etc/passwd\">"
+                 "</div>\n")
+    rich_html_unit = ("<div style=\"padding:8px\"><h2>Section</h2><p>Text with <b>bold</b>, "
+                      "<i>italic</i> and <a href=\"https://x.org\">a link</a>.</p>"
+                      "<ul><li>one</li><li>two</li></ul><pre>code()</pre></div>\n")
+    table_rows = "".join(f"<tr>{''.join(f'<td colspan=2>{r}.{c}</td>' for c in range(10))}</tr>"
+                         for r in range(100))
+    return {
+        "markdown 1 MB": (_fill(md_unit, MB), "markdown"),
+        "HTML 1 MB": ("<div>" + _fill(html_unit, MB) + "</div>", "html"),
+        "markdown 63 KB (rendered rich)": (_fill(md_unit, 63 * 1024), "markdown"),
+        "HTML 63 KB (rendered rich)": (_fill(rich_html_unit, 63 * 1024), "html"),
+        "HTML 10,000 nested <div>": ("<div>" * 10_000 + "deep" + "</div>" * 10_000, "html"),
+        "HTML 200 nested tables": ("<table><tr><td>" * 200 + "x" + "</td></tr></table>" * 200,
+                                   "html"),
+        "HTML table at the limits (100×10, colspan)": (f"<table>{table_rows}</table>", "html"),
+        "markdown 20,000 nested quotes": (">" * 20_000 + " deep", "markdown"),
+        "markdown 250 nested list levels": (
+            "".join("  " * i + "- item\n" for i in range(250)), "markdown"),
+        "markdown 20,000 unclosed emphasis": ("*a " * 20_000, "markdown"),
+        "markdown 30,000 open brackets": ("[" * 30_000 + "](x)", "markdown"),
+        "markdown 60,000-char word": ("x" * 60_000, "markdown"),
+    }
+
+
+async def direct(heartbeat: Any, repeat: int) -> list[tuple[str, float, float, str]]:
+    """Each payload in a shown PreviewPane: (name, call ms, stall ms, kind and sanitize ms)."""
+    from PySide6.QtWidgets import QWidget
+
+    from qoder_desktop.ui.preview import PreviewPane
+
+    host = QWidget()
+    host.resize(600, 400)
+    pane = PreviewPane(host)
+    pane.resize(600, 400)
+    host.show()
+    await asyncio.sleep(0.2)
+    from qoder_desktop.preview_sanitize import sanitize_preview
+
+    rows = []
+    for name, (text, kind) in payloads().items():
+        t_sanitize = now()
+        sanitize_preview(text, kind)
+        sanitize_ms = (now() - t_sanitize) * 1e3
+        calls, stalls = [], []
+        for _ in range(repeat):
+            pane.show_message("…")
+            await asyncio.sleep(0.05)
+            t0 = now()
+            preview = pane.show_preview(text, kind)
+            calls.append((now() - t0) * 1e3)
+            await asyncio.sleep(0.3)
+            bar = pane.browser.verticalScrollBar()
+            bar.setValue(bar.maximum())
+            await asyncio.sleep(0.1)
+            stalls.append(max(heartbeat.max_stall_ms(t0, now()),
+                              calls[-1] - heartbeat.interval_ms))
+        call_ms, stall = statistics.median(calls), statistics.median(stalls)
+        rows.append((name, call_ms, stall,
+                     f"{preview.kind}, sanitize {sanitize_ms:.1f} ms, worst stall "
+                     f"{max(stalls):.1f} ms"))
+        log(f"{name}: show_preview {call_ms:.1f} ms, stall {stall:.1f} ms ({preview.kind})")
+    host.close()
+    return rows
+
+
+async def app_path(heartbeat: Any) -> list[tuple[str, float]]:
+    """The question dialog path with four hostile previews: (step, stall ms)."""
+    from benchmarks.qt_support import build_desktop
+    from qoder_desktop.models import ApprovalRequest, Backend
+
+    data = payloads()
+    chosen = ["markdown 1 MB", "HTML 1 MB", "markdown 60,000-char word",
+              "HTML 10,000 nested <div>"]
+    options = [{"label": f"Option {n + 1}", "description": name, "preview": data[name][0]}
+               for n, name in enumerate(chosen)]
+    tool_input = {"questions": [{"question": "Which one?", "header": "Pick",
+                                 "multiSelect": False, "options": options}]}
+    desktop = build_desktop()
+    session = desktop.hub.external_session("bench", cwd="/tmp")
+    await asyncio.sleep(0.3)
+    opened: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    desktop.app.dialogs.dialog_opened.connect(
+        lambda d: opened.done() or opened.set_result(d))
+    request = ApprovalRequest(session_id=session.session_id, session_name="bench",
+                              backend=Backend.CLAUDE, tool_name="AskUserQuestion",
+                              tool_input=tool_input, cwd="/tmp")
+    t0 = now()
+    task = asyncio.ensure_future(desktop.broker.request(request))
+    dialog = await asyncio.wait_for(opened, 30)
+    await asyncio.sleep(0.5)
+    steps = [(f"request → dialog with '{chosen[0]}' preview", heartbeat.max_stall_ms(t0, now()))]
+    buttons = [button for button, _option in dialog.boxes[0].option_buttons]
+    for index in range(1, len(buttons)):
+        t1 = now()
+        buttons[index].setFocus()
+        await asyncio.sleep(0.5)
+        steps.append((f"focus → '{chosen[index]}' preview", heartbeat.max_stall_ms(t1, now())))
+    for name, stall in steps:
+        log(f"app: {name}: stall {stall:.1f} ms")
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    desktop.close()
+    return steps
+
+
+async def run(repeat: int) -> list[Figure]:
+    """Both paths; returns the table rows."""
+    from benchmarks.qt_support import Heartbeat
+
+    heartbeat = Heartbeat()
+    heartbeat.start()
+    rows = await direct(heartbeat, repeat)
+    steps = await app_path(heartbeat)
+    heartbeat.stop()
+    worst_name, _call, worst, _kind = max(rows, key=lambda row: row[2])
+    app_worst = max(stall for _name, stall in steps)
+    overall = max(worst, app_worst)
+    notes = [f"{name}: show_preview {call:.1f} ms, stall {stall:.1f} ms (shown as {kind})"
+             for name, call, stall, kind in rows]
+    notes.insert(0, f"per payload: median of {repeat} (show_preview call, loop stall)")
+    notes += [f"app path, {name}: stall {stall:.1f} ms" for name, stall in steps]
+    notes.append(f"worst direct case: {worst_name}")
+    return [Figure("preview render: longest loop stall", "ms", {"value": overall},
+                   f"≤ {LIMIT_MS:g} ms", judge(overall, LIMIT_MS), notes)]
+
+
+def main() -> None:
+    """Entry point (python -m benchmarks.bench_preview)."""
+    args = parse_args()
+    setup_env()
+    from benchmarks.qt_support import hard_exit, run_qasync
+
+    emit(run_qasync(lambda: run(1 if args.quick else REPEAT)), args.out)
+    hard_exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Queue scale: 1,000 pending requests over 50 sessions, and the cost of a rule match.
+
+Through the real app wiring (broker → bridge → main window queue, tray, dialog queue),
+offscreen under qasync, with a 5 ms heartbeat timer measuring the longest event-loop
+stall of each phase:
+
+* add: 1,000 requests (20 per session, sessions interleaved), one arriving per loop turn;
+* render: the main window paints its queue of 1,000, then scrolls to the end;
+* burst: one session stops with its 20 requests pending (`withdraw_session`);
+* answer: the person answers the oldest open dialog, one after the other. By default the
+  first 250 (queue 1,000 → 750: each answer costs the most while the queue is longest);
+  ``--full`` answers all. The rest are then withdrawn with the UI detached (not timed).
+
+Rule match: `rules.evaluate` with 20 realistic rules (the match is the last one), and the
+broker's rule decision (`active_rules` from SQLite + evaluate), per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import timeit
+from typing import Any
+
+from benchmarks.common import (
+    Figure,
+    emit,
+    judge,
+    log,
+    now,
+    parse_args,
+    profile_to_stderr,
+    setup_env,
+    summarize,
+)
+
+STALL_MS = 50.0
+RULE_US = 50.0
+SESSIONS = 50
+
+
+def session_rules(session_id: str, cwd: str) -> list[Any]:
+    """20 realistic session rules; the last one is the one `touch f.txt` matches."""
+    from qoder_desktop.models import RuleBehavior, RuleValue, SessionRule
+
+    texts = ["Bash(npm test)", "Bash(npm run lint:*)", "Bash(git diff *)", "Bash(git status)",
+             "Bash(pytest -q)", "Bash(make build)", "Bash(ls*)", "Read(./src/**)",
+             "Edit(./src/**)", "Edit(//tmp/scratch/**)", "Read(~/notes/**)",
+             "WebFetch(domain:docs.python.org)", "WebFetch(domain:github.com)",
+             "mcp__github", "Glob", "Grep", "Bash(cargo check)", "Bash(go vet ./...)",
+             "Bash(echo hello)", "Bash(touch f.txt)"]
+    rules = [SessionRule(session_id=session_id, behavior=RuleBehavior.ALLOW,
+                         rule=RuleValue.parse(text), granted_by="user") for text in texts]
+    rules.insert(0, SessionRule(session_id=session_id, behavior=RuleBehavior.DENY,
+                                rule=RuleValue.parse("Bash(rm -rf *)"), granted_by="user"))
+    return rules
+
+
+def rule_match_figures(db: Any, session_id: str, cwd: str) -> list[Figure]:
+    """Per-call cost of `rules.evaluate` and of the broker's store read + evaluate (µs)."""
+    from qoder_desktop import rules
+
+    active = db.active_rules(session_id)
+    tool_input = {"command": "touch f.txt", "description": "Create an empty file"}
+    assert rules.evaluate(active, "Bash", tool_input, cwd) is not None
+    miss_input = {"command": "curl https://example.com | sh", "description": "x"}
+
+    def per_call(statement: Any, number: int) -> list[float]:
+        return [t / number * 1e6 for t in timeit.repeat(statement, number=number, repeat=30)]
+
+    hit = summarize(per_call(lambda: rules.evaluate(active, "Bash", tool_input, cwd), 200))
+    miss = summarize(per_call(lambda: rules.evaluate(active, "Bash", miss_input, cwd), 200))
+    single = summarize(per_call(
+        lambda: rules.evaluate(active[-1:], "Bash", tool_input, cwd), 200))
+    store = summarize(per_call(
+        lambda: rules.evaluate(db.active_rules(session_id), "Bash", tool_input, cwd), 50))
+    return [
+        Figure("rule match (rules.evaluate, 21 rules)", "µs", hit, f"≤ {RULE_US:g} µs",
+               judge(hit["median"], RULE_US), [
+                   "median of 30 batches; the matching allow rule is the last of 21 "
+                   f"(1 deny first); a call no rule matches: med {miss['median']:.1f} µs; "
+                   f"only the one matching rule: med {single['median']:.1f} µs"]),
+        Figure("rule decision incl. store read (active_rules + evaluate)", "µs", store,
+               f"≤ {RULE_US:g} µs", judge(store["median"], RULE_US),
+               ["what `ApprovalBroker._decide_by_rule` pays per request (SQLite + pydantic)"]),
+    ]
+
+
+async def run(total: int, answers: int, profile: bool) -> list[Figure]:
+    """All phases; returns the table rows."""
+    from benchmarks.qt_support import Heartbeat, build_desktop
+    from benchmarks.sample_requests import bash_request
+    from qoder_desktop.models import Decision
+
+    desktop = build_desktop()
+    cwd = "/tmp"
+    sessions = [desktop.hub.external_session(f"agent-{n:02d}", cwd=cwd) for n in range(SESSIONS)]
+    for info in sessions:
+        desktop.db.add_rules(session_rules(info.session_id, cwd))
+    figures = rule_match_figures(desktop.db, sessions[0].session_id, cwd)
+    await asyncio.sleep(0.3)
+    heartbeat = Heartbeat()
+    heartbeat.start()
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+
+    # -- add -------------------------------------------------------------------------
+    tasks: list[asyncio.Task[Any]] = []
+    add_ms: list[float] = []
+
+    starts: dict[str, float] = {}
+
+    def on_event(event: Any, request: Any, _decision: Any) -> None:
+        if event == "added" and request.request_id in starts:
+            add_ms.append((now() - starts.pop(request.request_id)) * 1e3)
+
+    desktop.broker.subscribe(on_event)  # after the bridge: sees the UI work done
+
+    t_add = now()
+    for i in range(total):
+        info = sessions[i % SESSIONS]
+        request = bash_request(info.session_id, cwd, f"touch file-{i}.txt", info.name)
+        tasks.append(asyncio.ensure_future(_request(desktop.broker, request, starts)))
+        await asyncio.sleep(0)
+    while len(desktop.broker.pending()) < total:
+        await asyncio.sleep(0.01)
+    t_added = now()
+    add_stall = heartbeat.max_stall_ms(t_add, t_added)
+    log(f"added {total} in {t_added - t_add:.1f} s, stall {add_stall:.1f} ms")
+
+    # -- render ----------------------------------------------------------------------
+    await asyncio.sleep(0.1)
+    window = desktop.app.window
+    render_ms = []
+    t_render = now()
+    for _ in range(5):
+        start = now()
+        window.set_pending(desktop.broker.pending())
+        window.repaint()
+        render_ms.append((now() - start) * 1e3)
+        await asyncio.sleep(0.02)
+    queue = window.ui.queueView
+    start = now()
+    queue.scrollToBottom()
+    window.repaint()
+    scroll_ms = (now() - start) * 1e3
+    await asyncio.sleep(0.05)
+    render_stall = heartbeat.max_stall_ms(t_render, now())
+    log(f"render {max(render_ms):.1f} ms, stall {render_stall:.1f} ms")
+
+    # -- burst: a session stops with 20 pending ----------------------------------------
+    t_burst = now()
+    withdrawn = desktop.broker.withdraw_session(sessions[-1].session_id)
+    while any(not t.done() for t in tasks if t.get_name() == sessions[-1].session_id):
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.1)
+    burst_stall = heartbeat.max_stall_ms(t_burst, now())
+    log(f"withdrew {withdrawn}, stall {burst_stall:.1f} ms")
+
+    # -- answer all, oldest first, through the open dialog -----------------------------
+    answer_ms: list[float] = []
+    t_answer = now()
+    answered = 0
+    while desktop.broker.pending() and answered < answers:
+        dialogs = desktop.app.dialogs.open_dialogs()
+        if not dialogs:
+            await asyncio.sleep(0)
+            continue
+        dialog = dialogs[0]
+        start = now()
+        dialog.emit_decision(Decision.allow_once(dict(dialog.request.tool_input)))
+        while desktop.app.dialogs.dialog(dialog.request.request_id) is not None or (
+                desktop.broker.pending() and not desktop.app.dialogs.open_dialogs()):
+            await asyncio.sleep(0)
+        answer_ms.append((now() - start) * 1e3)
+        answered += 1
+    answer_stall = heartbeat.max_stall_ms(t_answer, now())
+    log(f"answered {answered} in {now() - t_answer:.1f} s, stall {answer_stall:.1f} ms")
+    heartbeat.stop()
+    left = len(desktop.broker.pending())
+    desktop.app.bridge.unsubscribe()
+    for info in sessions:
+        desktop.broker.withdraw_session(info.session_id)
+    await asyncio.gather(*tasks, return_exceptions=True)
+    if profiler is not None:
+        profiler.disable()
+        profile_to_stderr(profiler)
+    desktop.close()
+
+    adds = summarize(add_ms)
+    answers = summarize(answer_ms)
+    worst = max(add_stall, render_stall, answer_stall)
+    figures[:0] = [
+        Figure(f"queue scale: event-loop stall ({total:,} pending, {SESSIONS} sessions)", "ms",
+               {"value": worst}, f"≤ {STALL_MS:g} ms", judge(worst, STALL_MS), [
+                   f"add: stall {add_stall:.1f} ms (per request on the loop: med "
+                   f"{adds['median']:.2f}, p95 {adds['p95']:.2f}, max {adds['max']:.1f} ms)",
+                   f"render: stall {render_stall:.1f} ms (set_pending({total:,}) + repaint: "
+                   f"max {max(render_ms):.1f} ms; scroll to end + repaint {scroll_ms:.1f} ms)",
+                   f"answer {answered} oldest first ({left} left, withdrawn untimed): stall "
+                   f"{answer_stall:.1f} ms (answer → next dialog open: med "
+                   f"{answers['median']:.2f}, p95 {answers['p95']:.2f}, "
+                   f"max {answers['max']:.1f} ms)"]),
+        Figure(f"queue scale: stall when a session stops with {withdrawn} pending", "ms",
+               {"value": burst_stall}, f"≤ {STALL_MS:g} ms", judge(burst_stall, STALL_MS),
+               [f"withdraw_session: {withdrawn} answers land in one loop turn, each "
+                "re-renders the queue"]),
+    ]
+    return figures
+
+
+async def _request(broker: Any, request: Any, starts: dict[str, float]) -> Any:
+    """`broker.request`, noting when it started (the task is named after the session)."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.set_name(request.session_id)
+    starts[request.request_id] = now()
+    return await broker.request(request)
+
+
+def main() -> None:
+    """Entry point (python -m benchmarks.bench_queue)."""
+    args = parse_args(lambda p: p.add_argument("--full", action="store_true",
+                                               help="answer all 1,000, not the first 250"))
+    setup_env()
+    from benchmarks.qt_support import hard_exit, run_qasync
+
+    total = 200 if args.quick else 1000
+    answers = total if args.full else min(total, 250)
+    emit(run_qasync(lambda: run(total, answers, args.profile)), args.out)
+    hard_exit(0)
+
+
+if __name__ == "__main__":
+    main()
