@@ -22,7 +22,7 @@ import statistics
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from benchmarks.common import (
     Figure,
@@ -205,7 +205,7 @@ class BareVariant:
 
         hooks: dict[Any, list[Any]] | None = None
         if self.hooks:
-            hooks = {event: [HookMatcher(matcher=None, hooks=[noop])]
+            hooks = {event: [HookMatcher(matcher=None, hooks=[cast(Any, noop)])]
                      for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")}
         options = ClaudeAgentOptions(
             cwd=str(workspace), env=build_cli_env(self.base_url, self.config, scenario=scenario),
@@ -220,8 +220,8 @@ class BareVariant:
             await client.query("Go ahead.")
             async for message in client.receive_response():
                 if type(message).__name__ == "ResultMessage":
-                    if message.is_error:
-                        raise RuntimeError(f"bare run failed: {message.result}")
+                    if getattr(message, "is_error", False):
+                        raise RuntimeError(f"bare run failed: {getattr(message, 'result', '')}")
                     break
             run.wall = now() - start
             run.cpu_self = cpu_seconds() - cpu_self

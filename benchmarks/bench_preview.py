@@ -121,8 +121,12 @@ async def app_path(heartbeat: Any) -> list[tuple[str, float]]:
     session = desktop.hub.external_session("bench", cwd="/tmp")
     await asyncio.sleep(0.3)
     opened: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    desktop.app.dialogs.dialog_opened.connect(
-        lambda d: opened.done() or opened.set_result(d))
+
+    def on_opened(dialog: Any) -> None:
+        if not opened.done():
+            opened.set_result(dialog)
+
+    desktop.app.dialogs.dialog_opened.connect(on_opened)
     request = ApprovalRequest(session_id=session.session_id, session_name="bench",
                               backend=Backend.CLAUDE, tool_name="AskUserQuestion",
                               tool_input=tool_input, cwd="/tmp")

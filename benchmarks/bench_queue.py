@@ -191,7 +191,7 @@ async def run(total: int, answers: int, profile: bool) -> list[Figure]:
     desktop.close()
 
     adds = summarize(add_ms)
-    answers = summarize(answer_ms)
+    answer_stats = summarize(answer_ms)
     worst = max(add_stall, render_stall, answer_stall)
     figures[:0] = [
         Figure(f"queue scale: event-loop stall ({total:,} pending, {SESSIONS} sessions)", "ms",
@@ -202,8 +202,8 @@ async def run(total: int, answers: int, profile: bool) -> list[Figure]:
                    f"max {max(render_ms):.1f} ms; scroll to end + repaint {scroll_ms:.1f} ms)",
                    f"answer {answered} oldest first ({left} left, withdrawn untimed): stall "
                    f"{answer_stall:.1f} ms (answer → next dialog open: med "
-                   f"{answers['median']:.2f}, p95 {answers['p95']:.2f}, "
-                   f"max {answers['max']:.1f} ms)"]),
+                   f"{answer_stats['median']:.2f}, p95 {answer_stats['p95']:.2f}, "
+                   f"max {answer_stats['max']:.1f} ms)"]),
         Figure(f"queue scale: stall when a session stops with {withdrawn} pending", "ms",
                {"value": burst_stall}, f"≤ {STALL_MS:g} ms", judge(burst_stall, STALL_MS),
                [f"withdraw_session: {withdrawn} answers land in one loop turn, each "

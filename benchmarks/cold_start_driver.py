@@ -23,6 +23,7 @@ import qoder_desktop.ui.app  # noqa: E402, F401 (the import is what is timed)
 marks["import_s"] = time.clock_gettime(time.CLOCK_MONOTONIC) - t
 
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtGui import QShowEvent  # noqa: E402
 
 from qoder_desktop.__main__ import main  # noqa: E402
 from qoder_desktop.ui.main_window import MainWindow  # noqa: E402
@@ -43,7 +44,7 @@ class _FirstPaint(QObject):
 _filter = _FirstPaint()
 
 
-def _show_event(self: MainWindow, event: object) -> None:
+def _show_event(self: MainWindow, event: QShowEvent) -> None:
     if "shown" not in marks:
         marks["shown"] = time.clock_gettime(time.CLOCK_MONOTONIC)
         self.installEventFilter(_filter)

@@ -132,7 +132,7 @@ def judge(value: float, limit: float) -> str:
     return "PASS" if value <= limit else "MISS"
 
 
-def parse_args(extra: Callable[[argparse.ArgumentParser], None] | None = None,
+def parse_args(extra: Callable[[argparse.ArgumentParser], Any] | None = None,
                ) -> argparse.Namespace:
     """The arguments every benchmark module takes (--out, --quick)."""
     parser = argparse.ArgumentParser()

@@ -9,7 +9,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import qasync
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
@@ -195,7 +195,7 @@ class _Filter(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if self.on_window:
-            if kind == QEvent.Type.Expose and watched.isExposed():
+            if kind == QEvent.Type.Expose and cast(Any, watched).isExposed():
                 self.probe.mark("exposed", now())
         elif kind == QEvent.Type.Paint:
             self.probe.mark("painted", now())
