@@ -372,8 +372,7 @@ class AgentSession(ABC):
                 updates.append(removal.to_wire())
                 self._removals_to_send = []
             return self._sdk_allow(dict(decision.final_input), updates)
-        if decision.kind is not DecisionKind.WITHDRAWN:
-            self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)
+        self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)
         return self._sdk_deny(decision.message, decision.interrupt)
 
     # -- hooks -------------------------------------------------------------------------
