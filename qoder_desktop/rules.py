@@ -39,10 +39,10 @@ here (`split_suggestions`, `is_dangerous`, `session_rules_from_updates`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from qoder_desktop import rule_paths, shell_candidates, shell_words
@@ -138,8 +138,9 @@ def wildcard_match(pattern: str, text: str) -> bool:
     return all(ch == "*" for ch in pattern[p:])
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_bash_spec(content: str) -> _BashSpec:
-    """Classify a Bash specifier as exact, word-prefix or glob."""
+    """Classify a Bash specifier as exact, word-prefix or glob (cached: rules repeat)."""
     if content.endswith(":*"):
         base = content[:-2]
         if "*" not in base:
@@ -199,16 +200,16 @@ class _Call:
         self.input: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
         self.cwd = cwd or "."
 
-    @cached_property
+    @functools.cached_property
     def command(self) -> str | None:
         value = self.input.get("command")
         return value if isinstance(value, str) else None
 
-    @cached_property
+    @functools.cached_property
     def analysis(self) -> ShellAnalysis:
         return shell_words.analyze(self.command or "")
 
-    @cached_property
+    @functools.cached_property
     def deny_candidates(self) -> list[tuple[str, tuple[str, ...]]]:
         found = shell_candidates.deny_candidates(self.command or "")
         found += [(c.text, c.words) for c in self.analysis.commands]

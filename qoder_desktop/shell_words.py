@@ -15,6 +15,7 @@ Pure Python, no Qt, no SDK imports.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -296,8 +297,16 @@ def _dollar_problem(s: str, i: int) -> ShellProblem:
     return ShellProblem.VARIABLE_EXPANSION
 
 
+@functools.lru_cache(maxsize=4096)
+def _analyze_text(command: str) -> ShellAnalysis:
+    return _Scanner(command).run()
+
+
 def analyze(command: str) -> ShellAnalysis:
     """Split a command line into simple commands and list what makes it unsafe.
+
+    The result is immutable, so analyses of recent command lines (and of rule texts,
+    which are matched on every tool call) are cached.
 
     Args:
         command: the shell command line, as the Bash tool would run it.
@@ -309,4 +318,4 @@ def analyze(command: str) -> ShellAnalysis:
     """
     if not isinstance(command, str):
         return ShellAnalysis(str(command), (), (), (ShellProblem.EMPTY,))
-    return _Scanner(command).run()
+    return _analyze_text(command)

@@ -157,6 +157,8 @@ class Database:
         self._conn: sqlite3.Connection | None = connection
         self._lock = threading.RLock()
         self.path = path
+        self._active_rules: dict[str, tuple[SessionRule, ...]] = {}
+        """Active rules per session, read on every tool call; dropped on any rule change."""
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -335,6 +337,12 @@ class Database:
 
     def add_rules(self, new_rules: Iterable[SessionRule]) -> None:
         """Persist several granted rules in one transaction (all or none)."""
+        try:
+            self._insert_rules(new_rules)
+        finally:
+            self._active_rules.clear()
+
+    def _insert_rules(self, new_rules: Iterable[SessionRule]) -> None:
         with self.transaction("saving session rules") as conn:
             for rule in new_rules:
                 known = conn.execute("SELECT 1 FROM sessions WHERE session_id = ?",
@@ -365,8 +373,13 @@ class Database:
         return [_rule(row) for row in rows]
 
     def active_rules(self, session_id: str) -> list[SessionRule]:
-        """The session's rules that are not revoked, in the order granted."""
-        return [rule for rule in self.all_rules(session_id) if rule.active]
+        """The session's rules that are not revoked, in the order granted (cached)."""
+        with self._lock:
+            cached = self._active_rules.get(session_id)
+            if cached is None:
+                cached = tuple(rule for rule in self.all_rules(session_id) if rule.active)
+                self._active_rules[session_id] = cached
+            return list(cached)
 
     def revoke_rule(self, rule_id: str, *, revoked_by: str = "user",
                     at: datetime | None = None) -> bool:
@@ -375,6 +388,12 @@ class Database:
         Raises:
             NotFoundError: no rule has this id.
         """
+        try:
+            return self._mark_revoked(rule_id, revoked_by, at)
+        finally:
+            self._active_rules.clear()
+
+    def _mark_revoked(self, rule_id: str, revoked_by: str, at: datetime | None) -> bool:
         with self.transaction("revoking a rule") as conn:
             cursor = conn.execute(
                 """UPDATE session_rules SET revoked_at = ?, revoked_by = ?

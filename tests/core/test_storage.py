@@ -191,3 +191,22 @@ def test_writes_are_visible_to_a_second_connection(db: Database) -> None:
     finally:
         other.close()
     assert rows == [("s1",)]
+
+
+def test_active_rules_follow_every_grant_and_revocation_at_once(db: Database) -> None:
+    """Active rules are read on every tool call (and cached); a change shows at once."""
+    db.upsert_session(SessionInfo(session_id="cache", name="c", backend=Backend.CLAUDE,
+                                  cwd="/tmp"))
+    assert db.active_rules("cache") == []
+    first = SessionRule(session_id="cache", behavior=RuleBehavior.ALLOW,
+                        rule=RuleValue.parse("Bash(make)"))
+    db.add_rules([first])
+    assert [r.rule_id for r in db.active_rules("cache")] == [first.rule_id]
+    second = SessionRule(session_id="cache", behavior=RuleBehavior.ALLOW,
+                         rule=RuleValue.parse("Bash(make test)"))
+    db.add_rule(second)
+    assert len(db.active_rules("cache")) == 2
+    db.revoke_rule(first.rule_id)
+    assert [r.rule_id for r in db.active_rules("cache")] == [second.rule_id]
+    db.active_rules("cache").clear()  # a caller changing its copy changes nothing
+    assert len(db.active_rules("cache")) == 1
