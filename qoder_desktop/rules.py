@@ -211,9 +211,22 @@ class _Call:
 
     @functools.cached_property
     def deny_candidates(self) -> list[tuple[str, tuple[str, ...]]]:
-        found = shell_candidates.deny_candidates(self.command or "")
+        found = list(_deny_candidates(self.command or ""))
         found += [(c.text, c.words) for c in self.analysis.commands]
         return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _deny_candidates(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`shell_candidates.deny_candidates`, cached: the same commands come again and again."""
+    return tuple(shell_candidates.deny_candidates(command))
+
+
+@functools.lru_cache(maxsize=1024)
+def _exact_structure(text: str) -> Any:
+    """The structure of an exact rule's command, or None when it does not parse cleanly."""
+    exact = shell_words.analyze(text)
+    return exact.structure() if exact.ok else None
 
 
 def _is_mcp_server_rule(rule_tool: str, tool: str) -> bool:
@@ -303,12 +316,11 @@ def _bash_allow(allows: list[SessionRule], call: _Call) -> RuleVerdict | None:
     if not analysis.ok:
         return None
     specific = [r for r in allows if r.rule.tool_name == BASH_TOOL and r.rule.rule_content]
+    target = analysis.structure()
     for item in specific:
         spec = parse_bash_spec(item.rule.rule_content or "")
-        if spec.kind == "exact":
-            exact = shell_words.analyze(spec.text)
-            if exact.ok and exact.structure() == analysis.structure():
-                return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
+        if spec.kind == "exact" and _exact_structure(spec.text) == target:
+            return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
     used: list[SessionRule] = []
     for command in analysis.commands:
         match = next((r for r in specific
