@@ -4,7 +4,10 @@
 pass (`html.parser` is quadratic on unterminated tags, quotes and comments). Then
 `HtmlRebuilder` (an `html.parser.HTMLParser`) re-emits allowed tags with allowed,
 bounded attributes, drops resource-loading tags and attributes, closes implied end tags,
-and records the first limit it hits (depth, nested tables, rows, cells). Qt-free.
+and stops at the first limit it hits (depth, nested tables, rows, cells) by raising
+`HtmlRefused`: the rest would be thrown away, and `html.parser` costs ~4 µs a tag.
+`html_to_text` is the cheap plain-text view (regular expressions only) used for every
+fallback. Qt-free.
 """
 
 from __future__ import annotations
@@ -48,13 +51,20 @@ _SCOPES = {"li": {"ul", "ol"}, "dt": {"dl"}, "dd": {"dl"}, "tr": {"table"},
                                                               "blockquote"}}
 
 
+class HtmlRefused(ValueError):
+    """The HTML hit a limit; `HtmlRebuilder.error` says which. Parsing stopped there."""
+
+
 class HtmlRebuilder(HTMLParser):
-    """Re-emit only allowed tags/attributes, tracking depth and table limits."""
+    """Re-emit only allowed tags/attributes, tracking depth and table limits.
+
+    `feed` raises `HtmlRefused` at the first limit hit (after setting `error`); the
+    parser is then spent.
+    """
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []
-        self.text: list[str] = []
         self.stack: list[str] = []
         self.skip_depth = 0
         self.skip_tag = ""
@@ -65,8 +75,8 @@ class HtmlRebuilder(HTMLParser):
         self.error = ""
 
     def _fail(self, message: str) -> None:
-        if not self.error:
-            self.error = message
+        self.error = message
+        raise HtmlRefused(message)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.skip_depth:
@@ -76,8 +86,6 @@ class HtmlRebuilder(HTMLParser):
             self.removed.add(tag)
             self.skip_depth, self.skip_tag = 1, tag
             return
-        if tag in _BLOCKS:
-            self.text.append("\n")
         if tag not in ALLOWED_TAGS:
             if tag in ("img", "link", "input", "image", "base", "meta"):
                 self.removed.add("img" if tag in ("img", "image", "input") else tag)
@@ -131,15 +139,12 @@ class HtmlRebuilder(HTMLParser):
             if tag == self.skip_tag:
                 self.skip_depth -= 1
             return
-        if tag in _BLOCKS:
-            self.text.append("\n")
         if tag in self.stack:
             self._close_to(len(self.stack) - 1 - self.stack[::-1].index(tag))
 
     def handle_data(self, data: str) -> None:
         if self.skip_depth:
             return
-        self.text.append(data)
         self.out.append(html.escape(data, quote=False))
 
     def _attributes(self, attrs: list[tuple[str, str | None]]) -> str:
@@ -177,8 +182,42 @@ def removed_note(removed: set[str]) -> str:
     return "Not shown: " + ", ".join(items) + "."
 
 
-_TAG = re.compile(r"""</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^\s"'<>/=]+"""
-                  r"""(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*/?>""")
+_TAG_REST = (r"""(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*"""
+             r"""\s*/?>""")
+"""A tag after its name: attributes, then `>` or `/>`."""
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*" + _TAG_REST)
+_BLOCK_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BLOCKS)) + r")(?![A-Za-z0-9-])" + _TAG_REST,
+                        re.IGNORECASE)
+_DROPPED_OPEN = re.compile(r"<(" + "|".join(sorted(DROPPED_WITH_CONTENT)) + r")(?![A-Za-z0-9-])"
+                           + _TAG_REST, re.IGNORECASE)
+
+
+def html_to_text(normalized: str) -> str:
+    """The text of `normalize_html` output, cheaply: the plain view of refused HTML.
+
+    Elements dropped with their content (`<script>`, `<style>`, `<svg>`, …) go up to their
+    first closing tag (to the end when unclosed), block tags become line breaks, other
+    tags vanish, character references are decoded. Linear: regular expressions, and at
+    most one failed search per dropped element name.
+    """
+    pieces: list[str] = []
+    i = 0
+    unclosed: set[str] = set()
+    while True:
+        match = _DROPPED_OPEN.search(normalized, i)
+        if match is None:
+            pieces.append(normalized[i:])
+            break
+        pieces.append(normalized[i:match.start()])
+        name = match[1].lower()
+        close = (None if name in unclosed else
+                 re.compile(rf"</{name}\s*>", re.IGNORECASE).search(normalized, match.end()))
+        if close is None:
+            unclosed.add(name)
+            break
+        i = close.end()
+    text = _TAG.sub("", _BLOCK_TAG.sub("\n", "".join(pieces)))
+    return re.sub(r"\n{3,}", "\n\n", html.unescape(text)).strip()
 
 
 def normalize_html(text: str) -> str:

@@ -16,12 +16,20 @@ this module makes sure the document it gets is small and shallow to begin with:
   raw HTML tags are backslash-escaped so they show as text, big tables are refused.
 
 Anything over a limit falls back to plain text, with `simplified=True` and a reason the
-view shows in a banner. Qt-free.
+view shows in a banner.
+
+Qt's word wrap is also very slow on long runs without a break opportunity (a 60,000-
+character word takes ~0.4 s, more with format changes inside it). `break_positions` says
+where zero-width spaces go so no run is longer than `LONG_RUN`; `SafePreviewBrowser`
+applies it to the *rendered* document, where the visible text is known exactly (markdown
+can hide whitespace in link destinations and titles, and HTML splits a word over tags),
+so no markdown or HTML syntax is ever touched. Qt-free.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,15 +39,24 @@ from qoder_desktop.preview_html import (
     MAX_TABLE_DEPTH,
     MAX_TABLE_ROWS,
     HtmlRebuilder,
+    HtmlRefused,
+    html_to_text,
     normalize_html,
     removed_note,
 )
 
 MAX_PREVIEW_CHARS = 64 * 1024
 """Previews longer than this (in characters) are cut and shown as plain text."""
-__all__ = ["MAX_DEPTH", "MAX_PREVIEW_CHARS", "MAX_TABLE_CELLS", "MAX_TABLE_DEPTH",
-           "MAX_TABLE_ROWS", "SanitizedPreview", "rewrite_images", "sanitize_html",
-           "sanitize_markdown", "sanitize_preview", "sniff_kind"]
+__all__ = ["LONG_RUN", "MAX_DEPTH", "MAX_PREVIEW_CHARS", "MAX_TABLE_CELLS", "MAX_TABLE_DEPTH",
+           "MAX_TABLE_ROWS", "WRAP_EVERY", "ZERO_WIDTH_SPACE", "SanitizedPreview",
+           "break_positions", "rewrite_images", "sanitize_html", "sanitize_markdown",
+           "sanitize_preview", "sniff_kind"]
+
+LONG_RUN = 500
+"""Runs without a break opportunity longer than this get zero-width spaces."""
+WRAP_EVERY = 200
+"""How often a zero-width space goes into such a run (in characters)."""
+ZERO_WIDTH_SPACE = "\u200b"
 
 PreviewKind = Literal["markdown", "html", "plain"]
 
@@ -75,23 +92,29 @@ def _plain(text: str, reason: str) -> SanitizedPreview:
 
 
 def sanitize_html(text: str) -> SanitizedPreview:
-    """Rebuild `text` from allowed tags, or fall back to its plain text."""
-    oversize = len(text) > MAX_PREVIEW_CHARS
+    """Rebuild `text` from allowed tags, or fall back to its plain text.
+
+    Oversize HTML is never rebuilt, and the rebuild stops at the first limit it hits:
+    both fall back to `html_to_text`, which costs a few regular expressions.
+    """
+    normalized = normalize_html(text[:MAX_PREVIEW_CHARS])
+    if len(text) > MAX_PREVIEW_CHARS:
+        return _plain(html_to_text(normalized),
+                      f"The preview is {len(text):,} characters long; only the first "
+                      f"{MAX_PREVIEW_CHARS:,} are shown, as plain text.")
     parser = HtmlRebuilder()
     try:
-        parser.feed(normalize_html(text[:MAX_PREVIEW_CHARS]))
+        parser.feed(normalized)
         parser.close()
+    except HtmlRefused:
+        return _plain(html_to_text(normalized),
+                      f"The preview was shown as plain text because {parser.error}.")
     except Exception as exc:  # html.parser is lenient, but never let a preview crash us
         return _plain(text, f"The preview could not be read as HTML ({type(exc).__name__}).")
-    plain = re.sub(r"\n{3,}", "\n\n", "".join(parser.text)).strip()
-    if oversize:
-        return _plain(plain, f"The preview is {len(text):,} characters long; only the first "
-                             f"{MAX_PREVIEW_CHARS:,} are shown, as plain text.")
-    if parser.error:
-        return _plain(plain, f"The preview was shown as plain text because {parser.error}.")
     rebuilt = parser.result()
     if len(rebuilt) > MAX_PREVIEW_CHARS:
-        return _plain(plain, "The preview is too large to render; shown as plain text.")
+        return _plain(html_to_text(normalized),
+                      "The preview is too large to render; shown as plain text.")
     return SanitizedPreview("html", rebuilt, reason=removed_note(parser.removed))
 
 
@@ -222,3 +245,40 @@ def sanitize_preview(text: str | None, kind: str | None = None) -> SanitizedPrev
                             simplified=len(text) > MAX_PREVIEW_CHARS,
                             reason="" if len(text) <= MAX_PREVIEW_CHARS else
                             f"Only the first {MAX_PREVIEW_CHARS:,} characters are shown.")
+
+
+# Space, tab, line and paragraph breaks (U+2028/U+2029 in a QTextDocument), zero-width
+# space, and the frame markers around tables and cells (U+FDD0/U+FDD1). Other blanks
+# (no-break space, figure space, …) do not end a run: counting them in is the safe side.
+_LONG_RUN = re.compile(r"[^ \t\n\r\u2028\u2029\u200b\ufdd0\ufdd1]{" + str(LONG_RUN + 1) + ",}")
+
+
+def _tears(before: str, after: str) -> bool:
+    """True when a break between these two characters would split what shows as one."""
+    return (unicodedata.category(after)[0] == "M" or unicodedata.category(after) == "Cf"
+            or unicodedata.category(before) == "Cf")
+
+
+def break_positions(text: str) -> list[int]:
+    """Where zero-width spaces go so that no run in `text` is longer than `LONG_RUN`.
+
+    A run is a stretch without a space, tab, line or paragraph break, zero-width space or
+    table frame marker. Runs up to `LONG_RUN` are left alone (URLs, hashes, identifiers);
+    a longer one gets a break about every `WRAP_EVERY` characters, moved on a few
+    characters when it would land before a combining mark or next to a format character
+    such as a zero-width joiner.
+
+    Returns:
+        Ascending indices into `text`: insert one zero-width space before each (from the
+        last one back, so the others stay valid).
+    """
+    positions: list[int] = []
+    for run in _LONG_RUN.finditer(text):
+        start, end = run.span()
+        at = start + WRAP_EVERY
+        while at < end:
+            at = next((k for k in range(at, min(at + 8, end)) if not _tears(text[k - 1], text[k])),
+                      at)
+            positions.append(at)
+            at += WRAP_EVERY
+    return positions
