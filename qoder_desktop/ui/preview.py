@@ -9,6 +9,11 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
 * `setOpenLinks(False)`, `setOpenExternalLinks(False)`, `setSearchPaths([])`, and
   `doSetSource` does nothing, so nothing ever navigates.
 * Every preview goes through `preview_sanitize` first (size, depth, no nested tables).
+* Each preview is built in a fresh document that is not shown yet, and runs longer than
+  `LONG_RUN` characters without a break opportunity get zero-width spaces
+  (`add_break_opportunities`) before the view lays it out: Qt's word wrap takes ~0.4 s
+  on a 60,000-character word, on the GUI thread. The new document belongs to the same
+  owner as the browser's own, so resource requests still end in `loadResource` below.
 * A clicked link is reported through `link_requested`; `offer_link` opens only `https`
   links, after a confirmation that shows the full address. Other schemes are shown as
   text and never opened.
@@ -16,11 +21,17 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QImage, QTextDocument
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
-from qoder_desktop.preview_sanitize import SanitizedPreview, sanitize_preview
+from qoder_desktop.preview_sanitize import (
+    ZERO_WIDTH_SPACE,
+    SanitizedPreview,
+    break_positions,
+    sanitize_preview,
+)
 from qoder_desktop.visible import make_visible
 
 _MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
@@ -36,6 +47,45 @@ def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = T
     label.setWordWrap(wrap)
     label.setText(text)
     return label
+
+
+def _utf16_offsets(text: str, indices: list[int]) -> list[int]:
+    """Document positions (UTF-16 code units) of ascending indices into `text`."""
+    if not text or max(text) < "\U00010000":
+        return indices
+    offsets: list[int] = []
+    done = units = 0
+    for index in indices:
+        units += len(text[done:index].encode("utf-16-le")) // 2
+        done = index
+        offsets.append(units)
+    return offsets
+
+
+def add_break_opportunities(document: QTextDocument) -> int:
+    """Put zero-width spaces into the document's long runs (`break_positions`).
+
+    Works on the visible text, so links keep their targets and no syntax is touched.
+    Blocks Qt never wraps (code blocks, `<pre>`) are left as they are: their lines cost
+    little however long. One edit block, so the whole pass costs about a millisecond; call
+    it before the document is shown, or the view lays it out once without the breaks.
+
+    Returns:
+        How many zero-width spaces went in.
+    """
+    text = document.toRawText()
+    positions = _utf16_offsets(text, break_positions(text))
+    cursor = QTextCursor(document)
+    cursor.beginEditBlock()
+    added = 0
+    for position in reversed(positions):
+        if document.findBlock(position).blockFormat().nonBreakableLines():
+            continue
+        cursor.setPosition(position)
+        cursor.insertText(ZERO_WIDTH_SPACE)
+        added += 1
+    cursor.endEditBlock()
+    return added
 
 
 class SafePreviewBrowser(QTextBrowser):
@@ -56,6 +106,9 @@ class SafePreviewBrowser(QTextBrowser):
         self.setSearchPaths([])
         self.setUndoRedoEnabled(False)
         self.document().setBaseUrl(QUrl())
+        # QTextEdit's own document belongs to its internal text control, which answers
+        # resource requests with our loadResource; previews' documents belong to it too.
+        self._document_owner: QObject = self.document().parent() or self
         self.offer_links = offer_links
         self.last_preview: SanitizedPreview | None = None
         self.anchorClicked.connect(self._on_anchor)
@@ -72,16 +125,39 @@ class SafePreviewBrowser(QTextBrowser):
     def show_preview(self, text: str | None, kind: str | None = None) -> SanitizedPreview:
         """Sanitize and render `text` ("markdown", "html", "plain" or None to sniff)."""
         preview = sanitize_preview(text, kind)
-        self.clear()
+        document = self._new_document()
         if preview.kind == "markdown":
-            self.document().setMarkdown(preview.text, _MARKDOWN_FEATURES)
+            document.setMarkdown(preview.text, _MARKDOWN_FEATURES)
         elif preview.kind == "html":
-            self.document().setHtml(preview.text)
+            document.setHtml(preview.text)
         else:
-            self.setPlainText(make_visible(preview.text))
+            document.setPlainText(make_visible(preview.text))
+        self._show_document(document)
         self.last_preview = preview
         self.preview_shown.emit(preview)
         return preview
+
+    def show_text(self, text: str) -> None:
+        """Show plain text that is not a preview (a message); long runs still get breaks."""
+        document = self._new_document()
+        document.setPlainText(text)
+        self._show_document(document)
+
+    def _new_document(self) -> QTextDocument:
+        document = QTextDocument(self._document_owner)
+        document.setUndoRedoEnabled(False)
+        document.setBaseUrl(QUrl())
+        document.setDefaultFont(self.font())  # QTextEdit does this for its own document
+        return document
+
+    def _show_document(self, document: QTextDocument) -> None:
+        add_break_opportunities(document)
+        old = self.document()
+        self.setDocument(document)  # lays it out, once, with the breaks already in
+        # The text control deletes a document it owns when it is replaced; in case a Qt
+        # version does not, do it here.
+        if isValid(old) and old is not document and old.parent() is self._document_owner:
+            old.deleteLater()
 
     def _on_anchor(self, url: QUrl) -> None:
         self.link_requested.emit(url)
@@ -159,4 +235,4 @@ class PreviewPane(QWidget):
     def show_message(self, text: str) -> None:
         """Show a plain message (e.g. "No preview for this option") instead of a preview."""
         self.banner.hide()
-        self.browser.setPlainText(text)
+        self.browser.show_text(text)

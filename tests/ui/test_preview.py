@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QImage
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QFont, QImage, QTextDocument
 from PySide6.QtWidgets import QMessageBox
 
+from qoder_desktop.preview_sanitize import LONG_RUN, MAX_PREVIEW_CHARS, ZERO_WIDTH_SPACE
 from qoder_desktop.ui.preview import PreviewPane, SafePreviewBrowser
 
 
@@ -109,6 +110,21 @@ def test_raw_html_still_loads_nothing(browser, secret, listener):
         listener.accept()
 
 
+def test_preview_documents_still_answer_resources_empty(browser, secret, listener):
+    """Each preview gets a fresh document; raw HTML set on it still loads nothing."""
+    browser.show_preview("<p>first</p>")
+    browser.show_preview("second", "markdown")
+    port = listener.getsockname()[1]
+    for payload in _payloads(secret, port):
+        browser.document().setHtml(payload)
+        browser.grab()
+        assert "TOPSECRET" not in browser.toPlainText()
+    assert browser.calls, "Qt should have asked for at least one resource"
+    assert_all_empty(browser.calls)
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+
+
 class FifoWatchdog:
     """If the GUI thread ever blocks opening the FIFO for reading, unblock it and say so."""
 
@@ -194,7 +210,12 @@ def _click_anchor(qtbot, browser: SafePreviewBrowser, text: str) -> None:
 @pytest.fixture
 def opened(monkeypatch) -> list[QUrl]:
     calls: list[QUrl] = []
-    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: calls.append(url) or True)
+
+    def fake_open(url: QUrl) -> bool:
+        calls.append(url)
+        return True
+
+    monkeypatch.setattr(QDesktopServices, "openUrl", fake_open)
     return calls
 
 
@@ -245,3 +266,111 @@ def test_https_link_opens_only_after_confirmation(qtbot, opened):
     box = next(b for b in pane.browser.findChildren(QMessageBox) if b.isVisible())
     box.button(QMessageBox.StandardButton.Open).click()
     assert [u.host() for u in opened] == ["example.org"]
+
+
+_RUN_ENDS = " \t\n\r\u2028\u2029\u200b\ufdd0\ufdd1"
+
+
+def _longest_run(browser: SafePreviewBrowser) -> int:
+    longest = run = 0
+    for char in browser.document().toRawText():
+        run = 0 if char in _RUN_ENDS else run + 1
+        longest = max(longest, run)
+    return longest
+
+
+def _hrefs(document: QTextDocument) -> list[str]:
+    hrefs = []
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            if fragment.charFormat().isAnchor():
+                hrefs.append(fragment.charFormat().anchorHref())
+            fragments += 1
+        block = block.next()
+    return hrefs
+
+
+def test_a_60k_word_renders_with_break_opportunities(browser):
+    word = "x" * 60_000
+    preview = browser.show_preview(word, "markdown")
+    assert preview.kind == "markdown" and not preview.simplified
+    shown = browser.document().toRawText()
+    assert ZERO_WIDTH_SPACE in shown and shown.replace(ZERO_WIDTH_SPACE, "") == word
+    assert _longest_run(browser) <= LONG_RUN
+
+
+def test_an_oversize_word_is_simplified_and_still_broken(qtbot):
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    preview = pane.show_preview("x" * (MAX_PREVIEW_CHARS * 3), "markdown")
+    assert preview.kind == "plain" and preview.simplified
+    assert pane.banner.isVisible() and pane.banner.text().startswith("Simplified:")
+    assert _longest_run(pane.browser) <= LONG_RUN
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    # whitespace hidden in link destinations and titles does not break the shown text
+    (("[" + "x" * 190 + "](<1 b>)") * 300, "markdown"),
+    (("[" + "x" * 190 + '](https://x.org/p "a\nb")') * 300, "markdown"),
+    ("[" + "y" * 5000 + "](https://x.org/" + "z" * 3000 + ")", "markdown"),
+    # one word over many inline elements
+    ("<p>" + "".join(f"<b>{'x' * 99}</b><i>y</i>" for _ in range(500)) + "</p>", "html"),
+    ("<table><tr><td>" + "x" * 20_000 + "</td><td>y</td></tr></table>", "html"),
+    ("| a | b |\n|---|---|\n| " + "x" * 20_000 + " | y |\n", "markdown"),
+    ("    " + "x" * 20_000, "markdown"),  # an indented code block wraps, unlike a fenced one
+    ("→" * 20_000, "plain"),
+])
+def test_breaks_go_into_the_rendered_text_not_the_syntax(browser, text, kind):
+    preview = browser.show_preview(text, kind)
+    assert not preview.simplified
+    assert _longest_run(browser) <= LONG_RUN
+    reference = QTextDocument()
+    if preview.kind == "markdown":
+        reference.setMarkdown(preview.text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    elif preview.kind == "html":
+        reference.setHtml(preview.text)
+    else:
+        reference.setPlainText(preview.text)
+    assert _hrefs(browser.document()) == _hrefs(reference)  # link targets untouched
+    if "](" in text:
+        assert _hrefs(reference)
+    assert browser.toPlainText().replace(ZERO_WIDTH_SPACE, "") == reference.toPlainText()
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("```\n" + "x" * 20_000 + "\n```\n", "markdown"),
+    ("<pre>" + "x" * 20_000 + "</pre>", "html"),
+    ("https://example.com/" + "a" * (LONG_RUN - 30), "markdown"),
+])
+def test_unwrapped_code_and_short_runs_are_left_alone(browser, text, kind):
+    browser.show_preview(text, kind)
+    assert ZERO_WIDTH_SPACE not in browser.document().toRawText()
+
+
+@pytest.mark.parametrize("text", ["\U0001F600" * 3000, "a\U0001F600" * 3000,
+                                  "\U0001F600" * 700 + "x" * 3000 + "e\u0301" * 1000])
+def test_breaks_land_between_characters_beyond_the_bmp(browser, text):
+    browser.show_preview(text, "plain")
+    shown = browser.toPlainText()
+    assert ZERO_WIDTH_SPACE in shown and shown.replace(ZERO_WIDTH_SPACE, "") == text
+    assert _longest_run(browser) <= LONG_RUN
+
+
+def test_messages_get_breaks_too(qtbot):
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.show_message("No preview for " + "x" * 20_000)
+    assert _longest_run(pane.browser) <= LONG_RUN
+
+
+def test_preview_documents_follow_the_font_and_are_not_kept(browser):
+    browser.setFont(QFont("Monospace", 17))
+    for n in range(20):
+        browser.show_preview(f"preview {n}", "markdown")
+    assert browser.document().defaultFont().pointSize() == 17
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert browser.findChildren(QTextDocument) == [browser.document()]
