@@ -160,6 +160,39 @@ def test_preview_on_hover(open_dialog, qtbot, question):
     assert "One tab each" in dialog.preview.browser.toPlainText()
 
 
+def _count_renders(dialog: QuestionDialog) -> list[str]:
+    rendered: list[str] = []
+    show_preview = dialog.preview.show_preview
+
+    def spy(text, kind=None):  # type: ignore[no-untyped-def]
+        rendered.append(text)
+        return show_preview(text, kind)
+
+    dialog.preview.show_preview = spy  # type: ignore[method-assign]
+    return rendered
+
+
+def test_previews_render_lazily_and_once_per_pointing(open_dialog, qtbot, question):
+    data = _input(preview_a="## A", preview_b="## B")
+    data["questions"][0]["options"][2]["preview"] = "## C"
+    dialog = QuestionDialog(question(data))
+    rendered = _count_renders(dialog)
+    open_dialog(dialog)
+    assert rendered == ["## A"]  # only the focused option's preview; none up front
+    buttons = [button for button, _option in dialog.boxes[0].option_buttons]
+    buttons[1].setFocus()  # a focus-in event and an application focus change
+    qtbot.wait(10)
+    assert rendered == ["## A", "## B"]
+    point = QPointF(2, 2)
+    QApplication.sendEvent(buttons[1], QEnterEvent(point, point, point))
+    press(dialog, Qt.Key.Key_2)
+    assert rendered == ["## A", "## B"]  # hovering or choosing what is shown: no re-render
+    press(dialog, Qt.Key.Key_3)
+    press(dialog, Qt.Key.Key_1)
+    assert rendered == ["## A", "## B", "## C", "## A"]
+    assert "A" in dialog.preview.browser.toPlainText()
+
+
 def test_no_preview_column_without_previews(open_dialog, question):
     data = _input(preview_a=None)
     data["questions"][0]["options"][1].pop("preview")

@@ -3,8 +3,11 @@
 Each question shows its header, its text and its options (radio buttons, or check boxes
 for multi-select) with their descriptions, plus an "Other" answer that is always there.
 The preview of the hovered, focused or selected option is rendered beside the options
-in a `PreviewPane`. Preview kind: a preview whose text starts with `<` (after leading
-whitespace) is HTML, anything else markdown (`preview_sanitize.sniff_kind`).
+in a `PreviewPane`, lazily: only when an option is pointed at, and not again while it is
+the one shown (focusing an option reports it twice: its focus-in event and the
+application's focus change; showing the dialog, three times). Preview kind: a preview
+whose text starts with `<` (after leading whitespace) is HTML, anything else markdown
+(`preview_sanitize.sniff_kind`).
 
 Submitting sends the original input with `answers` added (`questions.encode_answers`);
 cancelling is a deny with a reason, never an empty answer.
@@ -205,6 +208,8 @@ class QuestionDialog(BaseDecisionDialog):
         else:
             self.resize(600, self.height())
         self.preview.show_message("Point at an option to see its preview.")
+        self.shown_option: QuestionOption | None = None
+        """The option whose preview (or "no preview" note) the pane shows now."""
         self.current = 0
 
         self.guard(ui.submitButton, self.submit, self.all_answered)
@@ -275,6 +280,9 @@ class QuestionDialog(BaseDecisionDialog):
                 return
 
     def _show_option(self, option: QuestionOption | None) -> None:
+        if option is not None and option is self.shown_option:
+            return  # already shown: a big preview costs tens of milliseconds to lay out
+        self.shown_option = option
         if option is None or not option.preview:
             label = make_visible(option.label) if option else "this answer"
             self.preview.show_message(f"No preview for {label}.")
