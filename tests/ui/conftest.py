@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.ui import icons
 
 _HERE = Path(__file__).resolve().parent
 OFFSCREEN_NOISE = r"^This plugin does not support (propagateSizeHints|raise)\(\)$"
@@ -25,6 +26,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if _HERE in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
             item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOISE))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def app_stylesheet(qapp: QApplication) -> None:
+    """The app's stylesheet, as `run_gui` sets it: views and dialogs look as in the app.
+
+    The decision dialogs' look lives there too (scoped to them), not on each dialog.
+    """
+    qapp.setStyleSheet(icons.stylesheet())
 
 
 def _make_request(tool_name: str = "Bash", tool_input: dict | None = None,

@@ -27,34 +27,9 @@ from qoder_desktop.models import ApprovalRequest, Decision
 from qoder_desktop.ui.arming import ArmingGate
 from qoder_desktop.visible import make_visible
 
-DIALOG_QSS = """
-QLabel#titleLabel { font-size: 14pt; font-weight: 600; }
-QLabel#whoLabel, QLabel#keysHint { color: palette(placeholder-text); }
-QLabel#descriptionCaption, QLabel#reasonCaption, QLabel#blockedCaption {
-    color: palette(placeholder-text); }
-QLabel#hiddenWarning, QLabel#ruleError, QLabel#jsonStatus, QLabel#questionError {
-    color: #C92A2A; font-weight: 600; }
-QLabel#editedMarker { color: #E8590C; font-weight: 600; }
-QLabel#previewBanner, QLabel#refusedNote, QLabel#diffNote {
-    color: palette(placeholder-text); font-style: italic; }
-QLabel#optionDescription { color: palette(placeholder-text); }
-QLabel#questionText { font-weight: 600; }
-QPushButton { padding: 5px 12px; }
-QPushButton#allowOnceButton, QPushButton#submitButton, QPushButton#approveButton {
-    background: #4263EB; color: white; font-weight: 600; border: 1px solid #364FC7;
-    border-radius: 4px; }
-QPushButton#allowOnceButton:disabled, QPushButton#submitButton:disabled,
-QPushButton#approveButton:disabled {
-    background: palette(button); color: palette(placeholder-text);
-    border: 1px solid palette(mid); }
-QPushButton#denyStopButton { color: #C92A2A; }
-QPlainTextEdit#jsonEdit, QPlainTextEdit#jsonDiffView, QPlainTextEdit#diffView,
-QTextEdit#commandView, QTextBrowser#previewBrowser {
-    border: 1px solid palette(mid); border-radius: 4px; }
-QGroupBox { font-weight: 600; }
-QGroupBox QLabel, QGroupBox QCheckBox, QGroupBox QRadioButton, QGroupBox QLineEdit {
-    font-weight: normal; }
-"""
+DIALOG_PROPERTY = "decisionDialog"
+"""Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)
+scopes the dialogs' look with it (`QDialog[decisionDialog="true"] ...`)."""
 
 
 def button_text(text: str) -> str:
@@ -87,7 +62,10 @@ class BaseDecisionDialog(QDialog):
         self.gate.armed_changed.connect(self._on_armed_changed)
         self.setModal(False)
         self.setSizeGripEnabled(True)
-        self.setStyleSheet(DIALOG_QSS)
+        # The look comes from the application stylesheet, scoped by this property: a
+        # per-dialog setStyleSheet() would re-parse it and re-polish every child on each
+        # dialog built (milliseconds on the request → dialog path).
+        self.setProperty(DIALOG_PROPERTY, True)
 
     # -- for subclasses --------------------------------------------------------------
     def guard(self, button: QPushButton, slot: Callable[[], None],
