@@ -274,11 +274,19 @@ class MainWindow(QMainWindow):
     # -- pending requests --------------------------------------------------------------
 
     def set_pending(self, requests: list[ApprovalRequest]) -> None:
-        """Show the requests waiting for a person (all sessions); counts follow from them."""
+        """Show the requests waiting for a person (all sessions); counts follow from them.
+
+        Called after every broker event, with up to thousands of requests: the queue and
+        the sessions list update only what changed, the session header only when the
+        selected session's count changed.
+        """
+        current = self._current
+        before = self._model.pending_count(current) if current is not None else 0
         self._pending = sorted(requests, key=lambda r: r.received_at)
         self._model.set_pending_counts(self._pending_counts())
         self.ui.queueView.set_requests(self._pending)
-        self._update_session_header()
+        if current is not None and self._model.pending_count(current) != before:
+            self._update_session_header()
         self._update_pending_display()
 
     def _pending_counts(self) -> dict[str, int]:

@@ -1,9 +1,22 @@
-"""The queue of pending requests from every session, oldest first."""
+"""The queue of pending requests from every session, oldest first.
+
+The queue follows the broker's pending list, which changes with every request added,
+answered or withdrawn; with a thousand requests waiting it must not be rebuilt each
+time. `QueueView.set_requests` therefore updates the rows in place by request id: rows
+whose request left are removed, new requests get rows at their place, every other row
+is left alone. A row's tooltips are made when the pointer first rests on it, and the
+narrow columns are sized from widths measured once per row (`ResizeToContents` would
+measure every row again after each change).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent
+from collections import Counter
+from datetime import date, datetime
+from operator import attrgetter
+
+from PySide6.QtCore import QEvent, QModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.models import ApprovalRequest, RequestKind
@@ -13,9 +26,56 @@ from qoder_desktop.ui.summaries import kind_label, request_summary, session_labe
 REQUEST_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_TIME, COL_SESSION, COL_KIND, COL_WHAT = range(4)
 ROW_HEIGHT = 26
+SUMMARY_LIMIT = 200
+TOOLTIP_LIMIT = 600
+MAX_SESSION_WIDTH = 260
+"""The session column grows with the longest name up to this many pixels; longer names
+are elided (the full name is in the cell's tooltip; the column can be widened by hand)."""
+
+FITTED_COLUMNS = (COL_TIME, COL_SESSION, COL_KIND)
+"""Columns sized to their widest cell; the request column takes the rest."""
 
 _KIND_COLORS = {RequestKind.QUESTION: "#1971C2", RequestKind.PLAN: "#7048E8",
                 RequestKind.TOOL: "#E8590C"}
+_received_at = attrgetter("received_at")
+
+
+def _today() -> date:
+    return datetime.now().astimezone().date()
+
+
+class QueueItem(QTreeWidgetItem):
+    """One pending request: texts set once, tooltips made on first use."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__([format_time(request.received_at), session_label(request),
+                          kind_label(request), request_summary(request, SUMMARY_LIMIT)])
+        self.request = request
+        self.widths: tuple[int, ...] = ()
+        """Widths (px) the cells in `FITTED_COLUMNS` need, measured by the view."""
+        self._tooltips = False
+        self.setData(COL_TIME, REQUEST_ID_ROLE, request.request_id)
+        self.setSizeHint(COL_WHAT, QSize(0, ROW_HEIGHT))  # the stretched column
+        self.setForeground(COL_KIND, QColor(_KIND_COLORS[request.kind]))
+
+    @property
+    def request_id(self) -> str:
+        """The id of the request this row shows."""
+        return self.request.request_id
+
+    def refresh_time(self) -> None:
+        """Show the received time again (it gains its date once it is no longer today)."""
+        self.setText(COL_TIME, format_time(self.request.received_at))
+
+    def ensure_tooltips(self) -> None:
+        """Set the row's tooltips (full time, session, request summary) if not yet set."""
+        if self._tooltips:
+            return
+        self._tooltips = True
+        request = self.request
+        self.setToolTip(COL_TIME, request.received_at.astimezone().strftime("%c"))
+        self.setToolTip(COL_SESSION, session_label(request))
+        self.setToolTip(COL_WHAT, request_summary(request, TOOLTIP_LIMIT))
 
 
 class QueueView(QTreeWidget):
@@ -29,6 +89,12 @@ class QueueView(QTreeWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._ids: list[str] = []
+        self._items: dict[str, QueueItem] = {}
+        self._day = _today()
+        self._widths: list[Counter[int]] = [Counter() for _ in FITTED_COLUMNS]
+        self._fitting = False
+        self._hand_sized: set[int] = set()
         self.setObjectName("queueView")
         self.setColumnCount(4)
         self.setHeaderLabels(["Received", "Session", "Kind", "Request"])
@@ -39,31 +105,157 @@ class QueueView(QTreeWidget):
         self.setSortingEnabled(False)
         header = self.header()
         header.setStretchLastSection(True)
-        for column in (COL_TIME, COL_SESSION, COL_KIND):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        for column in FITTED_COLUMNS:
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.sectionResized.connect(self._section_resized)
         self.itemDoubleClicked.connect(lambda item, _col: self._open_item(item))
-        self._ids: list[str] = []
+        self._fit_columns()
+
+    # -- updates -----------------------------------------------------------------------
 
     def set_requests(self, requests: list[ApprovalRequest]) -> None:
-        """Show `requests`, oldest first, keeping the current request selected if it stays."""
+        """Show `requests`, oldest first, keeping the current request selected if it stays.
+
+        Only what changed is touched: rows of requests no longer given are removed, new
+        requests get rows at their place, every other row stays as it is.
+        """
         current = self.current_request_id()
-        ordered = sorted(requests, key=lambda r: r.received_at)
-        self.clear()
-        self._ids = [r.request_id for r in ordered]
+        by_id = {r.request_id: r for r in sorted(requests, key=_received_at)}
+        ordered = list(by_id.values())  # (an id given twice is shown once)
+        removed = self._remove_missing(by_id)
+        replaced = self._replace_changed(by_id)
+        changed = removed or replaced
+        if len(self._items) != len(ordered) or replaced:
+            kept = [rid for rid in by_id if rid in self._items]
+            if kept != self._ids:  # the remaining rows changed order: lay all out again
+                self._rebuild(ordered)
+            else:
+                self._insert_new(ordered)
+            changed = True
+        today = _today()
+        if today != self._day:  # times of earlier days now show their date
+            self._day = today
+            for item in self._items.values():
+                item.refresh_time()
+            self._remeasure()
+            changed = True
+        if changed:
+            self._fit_columns()
+        self._restore_current(current)
+
+    def _remove_missing(self, by_id: dict[str, ApprovalRequest]) -> bool:
+        gone = [row for row, rid in enumerate(self._ids) if rid not in by_id]
+        for row in reversed(gone):
+            self.takeTopLevelItem(row)
+            self._forget(self._items.pop(self._ids.pop(row)))
+        return bool(gone)
+
+    def _replace_changed(self, by_id: dict[str, ApprovalRequest]) -> bool:
+        """A request given again with other content (same id) gets a new row."""
+        items = self._items
+        others = [rid for rid, item in items.items() if item.request is not by_id[rid]]
+        replaced = False
+        for rid in others:
+            old, given = items[rid], by_id[rid]
+            if old.request == given:
+                old.request = given
+                continue
+            row = self._ids.index(rid)
+            self.takeTopLevelItem(row)
+            self._forget(old)
+            items[rid] = item = QueueItem(given)
+            self.insertTopLevelItem(row, item)
+            self._measure(item)
+            replaced = True
+        return replaced
+
+    def _insert_new(self, ordered: list[ApprovalRequest]) -> None:
+        """Insert rows for requests not shown yet, in runs, at their place in `ordered`."""
+        shown = len(self._ids)
+        if [r.request_id for r in ordered[:shown]] == self._ids:  # the usual: newest last
+            self._insert(shown, [QueueItem(r) for r in ordered[shown:]])
+            return
+        row = 0
+        run: list[QueueItem] = []
         for request in ordered:
-            item = QTreeWidgetItem([format_time(request.received_at), session_label(request),
-                                    kind_label(request), request_summary(request, 200)])
-            item.setData(COL_TIME, REQUEST_ID_ROLE, request.request_id)
-            item.setSizeHint(COL_TIME, QSize(0, ROW_HEIGHT))
-            item.setForeground(COL_KIND, QColor(_KIND_COLORS[request.kind]))
-            item.setToolTip(COL_WHAT, request_summary(request, 600))
-            item.setToolTip(COL_TIME, request.received_at.astimezone().strftime("%c"))
-            self.addTopLevelItem(item)
-            if request.request_id == current:
-                self.setCurrentItem(item)
-        first = self.topLevelItem(0)
-        if self.currentItem() is None and first is not None:
-            self.setCurrentItem(first)
+            if request.request_id in self._items:
+                row = self._insert(row, run) + 1
+                run = []
+            else:
+                run.append(QueueItem(request))
+        self._insert(row, run)
+
+    def _insert(self, row: int, run: list[QueueItem]) -> int:
+        """Insert the rows of `run` at `row`; returns the row after them."""
+        if run:
+            self.insertTopLevelItems(row, list(run))
+            self._ids[row:row] = [item.request_id for item in run]
+            for item in run:
+                self._items[item.request_id] = item
+                self._measure(item)
+        return row + len(run)
+
+    def _rebuild(self, ordered: list[ApprovalRequest]) -> None:
+        keep = self._items
+        self.invisibleRootItem().takeChildren()
+        items = [keep.pop(r.request_id) if r.request_id in keep else QueueItem(r)
+                 for r in ordered]
+        self.addTopLevelItems(list(items))
+        self._ids = [item.request_id for item in items]
+        self._items = {item.request_id: item for item in items}
+        self._remeasure()
+
+    def _restore_current(self, current: str | None) -> None:
+        item = self._items.get(current) if current is not None else None
+        if item is None and self._ids:
+            item = self._items[self._ids[0]]
+        if item is not None and self.currentItem() is not item:
+            self.setCurrentItem(item)
+
+    # -- column widths -----------------------------------------------------------------
+
+    def _measure(self, item: QueueItem) -> None:
+        """Note the widths `item`'s fitted cells need (as ResizeToContents measures them:
+        the delegate's size hint), counted per width; `item` must be in the view."""
+        item.widths = tuple(self.sizeHintForIndex(self.indexFromItem(item, column)).width()
+                            for column in FITTED_COLUMNS)
+        for counts, width in zip(self._widths, item.widths, strict=True):
+            counts[width] += 1
+
+    def _forget(self, item: QueueItem) -> None:
+        for counts, width in zip(self._widths, item.widths, strict=True):
+            counts[width] -= 1
+            if counts[width] <= 0:
+                del counts[width]
+
+    def _remeasure(self) -> None:
+        self._widths = [Counter() for _ in FITTED_COLUMNS]
+        for item in self._items.values():
+            self._measure(item)
+
+    def _fit_columns(self) -> None:
+        """Size the fitted columns to their widest cell or header, as ResizeToContents."""
+        header = self.header()
+        for counts, column in zip(self._widths, FITTED_COLUMNS, strict=True):
+            if column in self._hand_sized:
+                continue
+            title = header.sectionSizeHint(column)
+            width = max(title, max(counts, default=0))
+            if column == COL_SESSION:
+                width = min(width, max(MAX_SESSION_WIDTH, title))
+            if header.sectionSize(column) != width:
+                self._fitting = True
+                try:
+                    header.resizeSection(column, width)
+                finally:
+                    self._fitting = False
+
+    def _section_resized(self, column: int, _old: int, _new: int) -> None:
+        """A column the person resized by hand keeps that width."""
+        if not self._fitting and column in FITTED_COLUMNS and self.isVisible():
+            self._hand_sized.add(column)
+
+    # -- queries -----------------------------------------------------------------------
 
     def request_ids(self) -> list[str]:
         """The ids shown, top to bottom (oldest first)."""
@@ -73,6 +265,37 @@ class QueueView(QTreeWidget):
         """The id of the highlighted request, or None."""
         item = self.currentItem()
         return None if item is None else item.data(COL_TIME, REQUEST_ID_ROLE)
+
+    def item_for(self, request_id: str) -> QueueItem | None:
+        """The row showing `request_id`, or None."""
+        return self._items.get(request_id)
+
+    def index_of(self, request_id: str) -> QModelIndex:
+        """The model index of the row showing `request_id` (invalid when absent)."""
+        item = self._items.get(request_id)
+        return QModelIndex() if item is None else self.indexFromItem(item)
+
+    # -- events ------------------------------------------------------------------------
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        """Make a row's tooltips when the pointer first rests on it."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            item = self.itemAt(event.pos())
+            if isinstance(item, QueueItem):
+                item.ensure_tooltips()
+        return super().viewportEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Fit the columns again once the header has its final (styled) font."""
+        super().showEvent(event)
+        self._fit_columns()
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new font or style changes the text widths: measure again."""
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._remeasure()
+            self._fit_columns()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter/Return opens the highlighted request."""
@@ -88,11 +311,3 @@ class QueueView(QTreeWidget):
         request_id = item.data(COL_TIME, REQUEST_ID_ROLE)
         if request_id:
             self.open_requested.emit(request_id)
-
-    def index_of(self, request_id: str) -> QModelIndex:
-        """The model index of the row showing `request_id` (invalid when absent)."""
-        for row in range(self.topLevelItemCount()):
-            item = self.topLevelItem(row)
-            if item is not None and item.data(COL_TIME, REQUEST_ID_ROLE) == request_id:
-                return self.indexFromItem(item)
-        return QModelIndex()

@@ -46,13 +46,18 @@ class SessionTableModel(QAbstractTableModel):
     """Sessions as rows: name, backend, folder, mode, state and pending requests.
 
     Rows keep the order sessions were given in; `update_session` changes a row in place
-    or appends a new one.
+    or appends a new one. A change of the pending counts repaints only the pending cells
+    whose count changed (the counts change with every request added or answered).
     """
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._sessions: list[SessionInfo] = []
+        self._rows: dict[str, int] = {}
         self._pending: dict[str, int] = {}
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._brushes = {state: QBrush(QColor(color)) for state, color in STATE_COLORS.items()}
 
     # -- Qt model interface ------------------------------------------------------------
 
@@ -86,15 +91,13 @@ class SessionTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_PENDING:
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
-            if column == COL_STATE and info.state in STATE_COLORS:
-                return QBrush(QColor(STATE_COLORS[info.state]))
+            if column == COL_STATE and info.state in self._brushes:
+                return self._brushes[info.state]
             if column == COL_PENDING and pending:
-                return QBrush(QColor(STATE_COLORS[SessionState.WAITING]))
+                return self._brushes[SessionState.WAITING]
         if role == Qt.ItemDataRole.FontRole and (
                 column == COL_NAME or (column == COL_PENDING and pending)):
-            font = QFont()
-            font.setBold(True)
-            return font
+            return self._bold
         return None
 
     @staticmethod
@@ -128,6 +131,9 @@ class SessionTableModel(QAbstractTableModel):
         """Replace every row."""
         self.beginResetModel()
         self._sessions = list(sessions)
+        self._rows = {}
+        for row, info in enumerate(self._sessions):
+            self._rows.setdefault(info.session_id, row)
         self.endResetModel()
 
     def update_session(self, info: SessionInfo) -> int:
@@ -137,6 +143,7 @@ class SessionTableModel(QAbstractTableModel):
             row = len(self._sessions)
             self.beginInsertRows(QModelIndex(), row, row)
             self._sessions.append(info)
+            self._rows[info.session_id] = row
             self.endInsertRows()
             return row
         self._sessions[row] = info
@@ -144,23 +151,25 @@ class SessionTableModel(QAbstractTableModel):
         return row
 
     def set_pending_counts(self, counts: dict[str, int]) -> None:
-        """Set how many requests wait in each session (sessions not named have none)."""
+        """Set how many requests wait in each session (sessions not named have none).
+
+        Only the pending cells of sessions whose count changed are reported as changed.
+        """
         if counts == self._pending:
             return
-        self._pending = dict(counts)
-        if self._sessions:
-            top = self.index(0, 0)
-            bottom = self.index(len(self._sessions) - 1, len(COLUMNS) - 1)
-            self.dataChanged.emit(top, bottom)
+        old, self._pending = self._pending, {sid: n for sid, n in counts.items() if n}
+        changed = {sid for sid in old.keys() | self._pending.keys()
+                   if old.get(sid, 0) != self._pending.get(sid, 0)}
+        rows = sorted(row for sid in changed if (row := self._rows.get(sid)) is not None)
+        for row in rows:
+            cell = self.index(row, COL_PENDING)
+            self.dataChanged.emit(cell, cell)
 
     # -- queries -----------------------------------------------------------------------
 
     def row_of(self, session_id: str) -> int | None:
         """The row showing `session_id`, or None."""
-        for row, info in enumerate(self._sessions):
-            if info.session_id == session_id:
-                return row
-        return None
+        return self._rows.get(session_id)
 
     def session_at(self, row: int) -> SessionInfo | None:
         """The session shown in `row`, or None."""

@@ -11,9 +11,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QDialogButtonBox, QLabel, QWidget
+from PySide6.QtCore import QEvent, QModelIndex, Qt
+from PySide6.QtGui import QHelpEvent, QTextCursor
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 
 from qoder_desktop.models import (
     ApprovalRequest,
@@ -35,8 +35,17 @@ from qoder_desktop.session_options import (
 from qoder_desktop.ui import confirm, pickers
 from qoder_desktop.ui.main_window import MainWindow
 from qoder_desktop.ui.new_session_form import NewSessionDialog
+from qoder_desktop.ui.queue_view import (
+    COL_KIND,
+    COL_SESSION,
+    COL_TIME,
+    COL_WHAT,
+    FITTED_COLUMNS,
+    MAX_SESSION_WIDTH,
+)
 from qoder_desktop.ui.rules_view import COL_ACTION
-from qoder_desktop.ui.session_list import COLUMNS
+from qoder_desktop.ui.session_list import COL_NAME, COL_PENDING, COLUMNS
+from qoder_desktop.ui.summaries import request_summary
 from qoder_desktop.ui.transcript_view import KIND_PROPERTY
 
 
@@ -214,6 +223,117 @@ def test_queue_is_oldest_first_and_enter_or_double_click_opens(window: MainWindo
     with qtbot.waitSignal(window.open_request_requested) as blocker:
         qtbot.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)
     assert blocker.args == [oldest.request_id]
+
+
+def test_queue_updates_rows_in_place_and_keeps_the_current_request(
+        window: MainWindow) -> None:
+    a, b = session("a"), session("b")
+    window.set_sessions([a, b])
+    first, second, third = (request(a, minutes_ago=9), request(b, minutes_ago=5),
+                            request(a, minutes_ago=3))
+    window.set_pending([third, first, second])
+    queue = window.ui.queueView
+    rows = {rid: queue.item_for(rid) for rid in queue.request_ids()}
+    assert queue.current_request_id() == first.request_id  # the oldest, at first
+    chosen = rows[second.request_id]
+    assert chosen is not None
+    queue.setCurrentItem(chosen)
+    newest = request(b, "Write", minutes_ago=0, file_path="/work/b/x.py")
+    older = request(b, minutes_ago=7)
+    window.set_pending([second, third, newest, older])  # first answered; two arrived
+    assert queue.request_ids() == [older.request_id, second.request_id, third.request_id,
+                                   newest.request_id]
+    assert queue.item_for(second.request_id) is rows[second.request_id]  # untouched rows
+    assert queue.item_for(third.request_id) is rows[third.request_id]
+    assert queue.item_for(first.request_id) is None
+    assert queue.current_request_id() == second.request_id
+    assert [queue.topLevelItem(n).text(COL_KIND) for n in range(4)] == [  # type: ignore[union-attr]
+        "Approval"] * 4
+    assert queue.topLevelItem(3).text(COL_WHAT) == request_summary(newest, 200)  # type: ignore[union-attr]
+    assert queue.index_of(newest.request_id).row() == 3
+    assert not queue.index_of(first.request_id).isValid()
+    assert cell(window, 0, "Pending") == "1" and cell(window, 1, "Pending") == "3"
+    window.set_pending([third, newest])  # the current one left: the oldest is current
+    assert queue.request_ids() == [third.request_id, newest.request_id]
+    assert queue.current_request_id() == third.request_id
+    assert window.ui.queueHeader.text() == "Waiting for you (2)"
+    window.set_pending([])
+    assert queue.request_ids() == [] and queue.topLevelItemCount() == 0
+    assert queue.current_request_id() is None
+
+
+def test_queue_tooltips_are_made_when_asked_for(window: MainWindow) -> None:
+    info = session("tips")
+    window.set_sessions([info])
+    long = request(info, command="echo " + "x" * 700)
+    window.set_pending([long])
+    queue = window.ui.queueView
+    item = queue.item_for(long.request_id)
+    assert item is not None and item.toolTip(COL_WHAT) == ""
+    rect = queue.visualItemRect(item)
+    event = QHelpEvent(QEvent.Type.ToolTip, rect.center(),
+                       queue.viewport().mapToGlobal(rect.center()))
+    QApplication.sendEvent(queue.viewport(), event)
+    assert item.toolTip(COL_WHAT) == request_summary(long, 600)
+    assert item.toolTip(COL_TIME) == long.received_at.astimezone().strftime("%c")
+    assert item.toolTip(COL_SESSION) == "tips"
+
+
+def test_queue_columns_fit_their_widest_cell_like_resize_to_contents(
+        window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    short, named = session("a"), session("a-rather-long-session-name")
+    window.set_sessions([short, named])
+    queue = window.ui.queueView
+    header = queue.header()
+
+    def fitted() -> list[int]:
+        return [max(queue.sizeHintForColumn(c), header.sectionSizeHint(c))
+                for c in FITTED_COLUMNS]
+
+    question = request(short, "AskUserQuestion",
+                       questions=[{"question": "Go?", "header": "G", "options": []}])
+    window.set_pending([request(short), question])
+    assert [header.sectionSize(c) for c in FITTED_COLUMNS] == fitted()
+    narrow = header.sectionSize(COL_SESSION)
+    window.set_pending([request(short), question, request(named)])
+    assert [header.sectionSize(c) for c in FITTED_COLUMNS] == fitted()
+    assert header.sectionSize(COL_SESSION) > narrow
+    window.set_pending([question])  # the long name left: the column narrows again
+    assert [header.sectionSize(c) for c in FITTED_COLUMNS] == fitted()
+    huge = session("n" * 300)
+    window.set_sessions([short, named, huge])
+    window.set_pending([request(huge)])
+    assert header.sectionSize(COL_SESSION) == MAX_SESSION_WIDTH < fitted()[1]
+    header.resizeSection(COL_KIND, 150)  # by hand: the column keeps it
+    window.set_pending([request(short), request(huge)])
+    assert header.sectionSize(COL_KIND) == 150
+
+
+def test_pending_counts_repaint_only_the_pending_cells_that_changed(
+        window: MainWindow) -> None:
+    a, b, c = session("a"), session("b"), session("c")
+    window.set_sessions([a, b, c])
+    model = window.ui.sessionsView.model()
+    changes: list[tuple[int, int, int, int]] = []
+
+    def record(top: QModelIndex, bottom: QModelIndex, *_roles: object) -> None:
+        changes.append((top.row(), top.column(), bottom.row(), bottom.column()))
+
+    model.dataChanged.connect(record)
+    window.set_pending([request(a), request(c)])
+    assert sorted(changes) == [(0, COL_PENDING, 0, COL_PENDING), (2, COL_PENDING, 2, COL_PENDING)]
+    changes.clear()
+    window.set_pending([request(a), request(c), request(c)])
+    assert changes == [(2, COL_PENDING, 2, COL_PENDING)]
+    changes.clear()
+    window.set_pending([request(a), request(c), request(c)])  # same counts: nothing
+    assert changes == []
+    index = model.index(2, COL_PENDING)
+    font = index.data(Qt.ItemDataRole.FontRole)
+    assert font.bold() and index.data() == "2"
+    assert model.index(0, COL_NAME).data(Qt.ItemDataRole.FontRole).bold()
+    assert model.index(1, COL_PENDING).data(Qt.ItemDataRole.FontRole) is None
+    assert "Pending requests: 2" in index.data(Qt.ItemDataRole.ToolTipRole)
 
 
 def test_follow_up_prompt_interrupt_and_stop(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
