@@ -2,8 +2,14 @@
 
 This is the only UI module that knows the broker. The broker tells its subscribers
 synchronously on the asyncio loop; under qasync that loop runs on the GUI thread, so
-the signals are delivered at once. Were the broker ever to run on another thread, Qt's
-queued connections would carry the signals over to the GUI thread.
+the signals are delivered at once. The bridge must live on the thread the broker
+notifies on (the GUI thread): its turn timer, below, runs there.
+
+`pending_changed` is throttled to the event loop's turns: the first broker event of a
+turn emits it at once (a lone request reaches its dialog without waiting), further
+events in the same turn — a session stopping with twenty requests pending withdraws
+them all in one turn — are folded into one more emission when the turn ends (a
+single-shot 0 ms timer). Every emission carries the pending list as it is then.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
 from qoder_desktop.models import ApprovalRequest, Decision
@@ -26,7 +32,10 @@ class BrokerBridge(QObject):
         request_added(ApprovalRequest): a request waits for a person.
         request_answered(ApprovalRequest, Decision): a request got its decision.
         request_withdrawn(ApprovalRequest): the agent or app took a request back.
-        pending_changed(list): the requests now waiting (oldest first), after any event.
+        pending_changed(list): the requests now waiting (oldest first), after any event;
+            at most once more per event-loop turn however many events the turn had (see
+            the module docstring), so a listener may skip intermediate states but always
+            sees the last one.
     """
 
     request_added = Signal(object)
@@ -37,6 +46,11 @@ class BrokerBridge(QObject):
     def __init__(self, broker: ApprovalBroker, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._broker = broker
+        self._turn = QTimer(self)
+        self._turn.setSingleShot(True)
+        self._turn.setInterval(0)
+        self._turn.timeout.connect(self._on_turn_end)
+        self._changed_in_turn = False
         self._unsubscribe: Callable[[], None] | None = broker.subscribe(self._on_event)
 
     def _on_event(self, event: BrokerEvent, request: ApprovalRequest,
@@ -47,7 +61,20 @@ class BrokerBridge(QObject):
             self.request_answered.emit(request, decision)
         elif event is BrokerEvent.WITHDRAWN:
             self.request_withdrawn.emit(request)
+        self._pending_changed()
+
+    def _pending_changed(self) -> None:
+        if self._turn.isActive():  # already emitted this turn: once more when it ends
+            self._changed_in_turn = True
+            return
+        self._turn.start()  # before emitting: events the listeners cause are folded in
         self.pending_changed.emit(self.pending())
+
+    def _on_turn_end(self) -> None:
+        if self._changed_in_turn and self._unsubscribe is not None:
+            self._changed_in_turn = False
+            self._turn.start()
+            self.pending_changed.emit(self.pending())
 
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a person, oldest first."""
@@ -72,7 +99,9 @@ class BrokerBridge(QObject):
         return True
 
     def unsubscribe(self) -> None:
-        """Stop listening to the broker (idempotent)."""
+        """Stop listening to the broker (idempotent); nothing is emitted after this."""
+        self._turn.stop()
+        self._changed_in_turn = False
         if self._unsubscribe is not None:
             unsubscribe, self._unsubscribe = self._unsubscribe, None
             try:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.broker import ApprovalBroker
@@ -57,6 +58,7 @@ class DesktopApp:
         self.gateway: ApprovalGateway | None = None
         self.gateway_token: GatewayToken | None = None
         self.gateway_status = "The approval gateway is not running."
+        self._views_pending: list[ApprovalRequest] | None = None
         self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
         self._connect_signals()
         self.window.set_tray_available(self.tray_available)
@@ -114,9 +116,22 @@ class DesktopApp:
     # -- broker side -----------------------------------------------------------------
 
     def _on_pending_changed(self, pending: list[ApprovalRequest]) -> None:
-        self.window.set_pending(pending)
-        self.tray.set_pending(pending)
+        # The dialog first: it is what the person waits for (request → dialog visible).
         self.dialogs.set_pending(pending)
+        # The window's queue and the tray follow two loop turns later, with the newest
+        # list by then. Two, because Qt runs what is due in the next turn before the
+        # window-system events, among them the new dialog's expose.
+        scheduled = self._views_pending is not None
+        self._views_pending = pending
+        if not scheduled:
+            QTimer.singleShot(0, self.window, lambda: QTimer.singleShot(
+                0, self.window, self._update_pending_views))
+
+    def _update_pending_views(self) -> None:
+        pending, self._views_pending = self._views_pending, None
+        if pending is not None:
+            self.window.set_pending(pending)
+            self.tray.set_pending(pending)
 
     def _on_request_added(self, request: ApprovalRequest) -> None:
         app = QApplication.instance()

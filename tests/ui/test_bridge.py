@@ -8,14 +8,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.ledger import Ledger
 from qoder_desktop.models import (
     ApprovalRequest,
@@ -63,6 +63,12 @@ def run(loop: qasync.QEventLoop, coro: Coroutine[Any, Any, T], timeout: float = 
     return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
+async def settle(condition: Callable[[], bool]) -> None:
+    """Let Qt and asyncio run until `condition()` holds (`run` bounds the wait)."""
+    while not condition():
+        await asyncio.sleep(0.005)
+
+
 def bash(info: SessionInfo, command: str = "make") -> ApprovalRequest:
     return ApprovalRequest(session_id=info.session_id, session_name=info.name,
                            backend=info.backend, tool_name="Bash",
@@ -106,6 +112,7 @@ def test_request_is_added_and_an_answer_through_the_bridge_completes_it(
     assert recorder.kinds() == ["added", "answered"]
     assert recorder.events[0][1][0] == request
     assert recorder.events[1][1][1].kind is DecisionKind.ALLOW_ONCE
+    run(loop, settle(lambda: len(recorder.pending) >= 2))  # may come at the turn's end
     assert recorder.pending == [[request.request_id], []]
 
     with caplog.at_level(logging.INFO, logger="qoder_desktop.ui.bridge"):
@@ -150,7 +157,8 @@ def test_cancellation_emits_request_withdrawn(
     run(loop, cancel_while_waiting())
     assert recorder.kinds() == ["added", "withdrawn"]
     assert recorder.events[1][1][0].request_id == request.request_id
-    assert recorder.pending[-1] == []
+    run(loop, settle(lambda: recorder.pending[-1] == []))
+    assert recorder.pending[0] == [request.request_id]
     assert bridge.answer(request.request_id, Decision.deny("after the fact")) is False
 
 
@@ -183,3 +191,75 @@ def test_unsubscribe_stops_the_signals(
 
     assert run(loop, ask_and_answer()).kind is DecisionKind.DENY
     assert recorder.events == []
+
+
+def test_pending_changed_comes_at_once_then_once_more_per_turn_with_the_last_state(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo) -> None:
+    """A lone request reaches the listeners at once; twenty withdrawn in one turn (a
+    session stopping) are folded into a single further emission with the final list."""
+    recorder = Recorder(bridge)
+    requests = [bash(session, f"job {n}") for n in range(20)]
+
+    async def scenario() -> None:
+        tasks = [asyncio.ensure_future(broker.request(request)) for request in requests]
+        await settle(lambda: len(broker.pending()) == 20)
+        await settle(lambda: bool(recorder.pending) and len(recorder.pending[-1]) == 20)
+        assert len(recorder.pending) <= 20
+        recorder.pending.clear()
+        assert broker.withdraw_session(session.session_id) == 20
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await settle(lambda: bool(recorder.pending) and recorder.pending[-1] == [])
+
+    run(loop, scenario())
+    assert recorder.kinds().count("withdrawn") == 20
+    assert 1 <= len(recorder.pending) <= 2  # not one per withdrawal
+    assert recorder.pending[-1] == []
+
+    lone = bash(session, "lone")
+    seen: list[list[str]] = []
+
+    async def one() -> None:
+        await asyncio.sleep(0.02)  # a new turn, long after the last event
+        task = asyncio.ensure_future(broker.request(lone))
+        while not broker.is_pending(lone.request_id):
+            await asyncio.sleep(0)
+        # emitted synchronously with the broker's event, not a turn later
+        seen.append(list(recorder.pending[-1]))
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    run(loop, one())
+    assert seen == [[lone.request_id]]
+
+
+def test_unsubscribe_drops_a_held_back_pending_changed(
+        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        session: SessionInfo) -> None:
+    recorder = Recorder(bridge)
+    requests = [bash(session, command) for command in ("a", "b", "c")]
+    withdrawn: list[str] = []
+    emitted_before_unsubscribe: list[int] = []
+
+    def after_the_bridge(event: BrokerEvent, request: ApprovalRequest, _d: object) -> None:
+        if event is BrokerEvent.WITHDRAWN:
+            withdrawn.append(request.request_id)
+            if len(withdrawn) == len(requests):  # the same turn as the held-back ones
+                emitted_before_unsubscribe.append(len(recorder.pending))
+                bridge.unsubscribe()
+
+    broker.subscribe(after_the_bridge)
+
+    async def scenario() -> None:
+        tasks = [asyncio.ensure_future(broker.request(request)) for request in requests]
+        await settle(lambda: bool(recorder.pending) and len(recorder.pending[-1]) == 3)
+        await asyncio.sleep(0.02)
+        recorder.pending.clear()
+        broker.withdraw_session(session.session_id)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.sleep(0.05)
+
+    run(loop, scenario())
+    assert len(withdrawn) == 3
+    assert emitted_before_unsubscribe and emitted_before_unsubscribe[0] < 3  # folded
+    assert len(recorder.pending) == emitted_before_unsubscribe[0]  # none after it

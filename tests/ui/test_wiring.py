@@ -96,7 +96,9 @@ def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
         await settle(lambda: desktop.dialogs.open_dialogs())
         [dialog] = desktop.dialogs.open_dialogs()
         assert dialog.windowTitle().startswith("Approve Bash")
-        assert desktop.tray.tooltip().endswith("1 pending")
+        # the window and the tray follow the dialog a loop turn or two later
+        await settle(lambda: desktop.tray.tooltip().endswith("1 pending"))
+        assert desktop.window.ui.queueView.request_ids() == [dialog.request.request_id]
         await settle(dialog.is_armed)
         qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
         return await task
@@ -104,7 +106,8 @@ def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
     decision = run(loop, scenario())
     assert decision.kind is DecisionKind.ALLOW_ONCE
     assert decision.final_input == {"command": "make build"}
-    assert desktop.tray.tooltip().endswith("0 pending")
+    run(loop, settle(lambda: desktop.tray.tooltip().endswith("0 pending")))
+    assert desktop.window.ui.queueView.request_ids() == []
 
 
 def test_a_withdrawn_request_closes_its_dialog_and_a_late_click_does_nothing(
@@ -145,7 +148,7 @@ def test_twenty_requests_from_three_sessions_one_dialog_at_a_time_each_answered_
         tasks = [asyncio.ensure_future(desktop.broker.request(_bash(i % 3, f"job {i}")))
                  for i in range(20)]
         await settle(lambda: len(desktop.broker.pending()) == 20)
-        assert "20 pending" in desktop.tray.tooltip()
+        await settle(lambda: "20 pending" in desktop.tray.tooltip())
         for expected in range(20):
             await settle(lambda: len(desktop.dialogs.open_dialogs()) == 1)
             [dialog] = desktop.dialogs.open_dialogs()
@@ -167,13 +170,52 @@ def test_opening_a_queued_request_from_the_window_shows_that_request(
         tasks = [asyncio.ensure_future(desktop.broker.request(_bash(0, f"c{i}")))
                  for i in range(3)]
         await settle(lambda: len(desktop.broker.pending()) == 3)
+        await settle(lambda: len(desktop.window.ui.queueView.request_ids()) == 3)
         third = desktop.broker.pending()[2]
+        assert desktop.window.ui.queueView.request_ids()[2] == third.request_id
         desktop.window.open_request_requested.emit(third.request_id)
         dialog = desktop.dialogs.dialog(third.request_id)
         assert dialog is not None and dialog.isVisible()
         desktop.broker.withdraw_session("s0")
         await asyncio.gather(*tasks)
         await settle(lambda: desktop.dialogs.open_dialogs() == [])
+
+    run(loop, scenario())
+
+
+def test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_request(
+        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+    window_updates: list[list[str]] = []
+    set_pending = desktop.window.set_pending
+
+    def counted(pending: list[ApprovalRequest]) -> None:
+        window_updates.append([r.request_id for r in pending])
+        set_pending(pending)
+
+    desktop.window.set_pending = counted  # type: ignore[method-assign,assignment]
+
+    async def scenario() -> None:
+        stopping = [asyncio.ensure_future(desktop.broker.request(_bash(0, f"s0 job {i}")))
+                    for i in range(20)]
+        other = asyncio.ensure_future(desktop.broker.request(_bash(1, "s1 job")))
+        await settle(lambda: len(desktop.window.ui.queueView.request_ids()) == 21)
+        [dialog] = desktop.dialogs.open_dialogs()
+        assert dialog.request.tool_input["command"] == "s0 job 0"
+        survivor = desktop.broker.pending()[-1].request_id
+        window_updates.clear()
+        assert desktop.broker.withdraw_session("s0") == 20
+        await asyncio.gather(*stopping)
+        await settle(lambda: desktop.window.ui.queueView.request_ids() == [survivor])
+        await asyncio.sleep(0.05)
+        assert 1 <= len(window_updates) <= 2  # not one per withdrawn request
+        assert window_updates[-1] == [survivor]
+        [dialog] = desktop.dialogs.open_dialogs()
+        assert dialog.request.request_id == survivor
+        assert desktop.window._model.pending_count("s0") == 0
+        assert desktop.window._model.pending_count("s1") == 1
+        assert "1 pending" in desktop.tray.tooltip()
+        desktop.broker.withdraw_session("s1")
+        await other
 
     run(loop, scenario())
 
