@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -24,8 +25,6 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from qoder_desktop import __version__
 from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.cli import session_options_from_args
-from qoder_desktop.gateway import ApprovalGateway
-from qoder_desktop.gateway_config import gateway_token
 from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher
 from qoder_desktop.ledger import Ledger
 from qoder_desktop.paths import AppPaths
@@ -172,9 +171,6 @@ def run_gui(args: argparse.Namespace) -> int:
                      is_trusted=lambda cwd: desktop.settings.is_trusted(cwd))
     desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
                          demo_scenarios=builtin_scenario_names() if demo else None)
-    desktop.start_gateway(
-        ApprovalGateway(broker, hub, token := gateway_token(secrets, redactor=redactor),
-                        port=loaded.settings.gateway_port), token)
     instance = InstanceServer(name)
     instance.message_received.connect(lambda message: _on_handover(message, desktop))
     desktop.window.restore_state(paths.window_state_file)
@@ -184,7 +180,7 @@ def run_gui(args: argparse.Namespace) -> int:
         desktop.window.show_status(f"Settings: {problem}")
     try:
         with loop:
-            loop.call_soon(_initial_session, args, demo, desktop)
+            loop.call_soon(_after_shown, args, demo, desktop, redactor)
             loop.run_forever()
     finally:
         wake_up.stop()
@@ -196,6 +192,29 @@ def run_gui(args: argparse.Namespace) -> int:
             demo.cleanup()
         db.close()
     return 0
+
+
+def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: DesktopApp,
+                 redactor: RedactSecrets) -> None:
+    """Work that can wait until the window is on screen: the gateway, the first session."""
+    from qoder_desktop.gateway import ApprovalGateway
+    from qoder_desktop.gateway_config import gateway_token
+
+    token = gateway_token(desktop.secrets, redactor=redactor)
+    desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
+                                          port=desktop.settings.gateway_port), token)
+    _initial_session(args, demo, desktop)
+    settle_memory()
+
+
+def settle_memory() -> None:
+    """Collect once, then keep the start-up objects out of later garbage collections.
+
+    The imports leave ~100k long-lived objects; without this every full collection
+    walks them all and stalls the event loop for tens of milliseconds.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _quit_on_signals(desktop: DesktopApp) -> QTimer:

@@ -8,15 +8,15 @@ work (starting a CLI, keyring calls) runs as asyncio tasks whose references are 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.broker import ApprovalBroker
-from qoder_desktop.gateway import ApprovalGateway, GatewayError
 from qoder_desktop.gateway_config import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
 from qoder_desktop.secrets import SecretName, SecretStore
@@ -30,6 +30,9 @@ from qoder_desktop.ui.dialogs import PlanDialog
 from qoder_desktop.ui.main_window import MainWindow
 from qoder_desktop.ui.settings_dialog import SettingsDialog
 from qoder_desktop.ui.tray import Tray
+
+if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
+    from qoder_desktop.gateway import ApprovalGateway
 
 log = logging.getLogger(__name__)
 
@@ -188,8 +191,14 @@ class DesktopApp:
         self.window.set_rules(session_id, self.hub.rules(session_id))
 
     def start_session(self, options: SessionOptions) -> asyncio.Task[Any]:
-        """Start a session in the background; the window shows it at once."""
-        return self._spawn(self.hub.start_session(options), "starting the session")
+        """Start a session in the background; the window shows it at once.
+
+        The first session loads its SDK; what that import leaves behind is long-lived,
+        so it is kept out of later garbage collections (see `app.settle_memory`).
+        """
+        task = self._spawn(self.hub.start_session(options), "starting the session")
+        task.add_done_callback(lambda _task: gc.freeze())
+        return task
 
     def _on_mode_change(self, session_id: str, mode: PermissionMode) -> None:
         # The window emits bypass modes only after the person confirmed the risk.
@@ -203,6 +212,8 @@ class DesktopApp:
         self.gateway, self.gateway_token = gateway, token
 
         async def start() -> None:
+            from qoder_desktop.gateway import GatewayError
+
             try:
                 await gateway.start()
             except (GatewayError, OSError) as exc:
