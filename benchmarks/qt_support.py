@@ -107,7 +107,7 @@ def build_desktop(base_url: str | None = None, *, show: bool = True, gateway: bo
         desktop.start_gateway(ApprovalGateway(broker, hub, token, port=0), token)
     if show:
         desktop.show()
-    from qoder_desktop.ui.app import settle_memory
+    from qoder_desktop.runtime_memory import settle_memory
 
     settle_memory()  # as run_gui does once the window is on screen
     return Desktop(desktop, broker, hub, db, ledger, demo)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import os
 import signal
@@ -28,6 +27,7 @@ from qoder_desktop.cli import session_options_from_args
 from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher
 from qoder_desktop.ledger import Ledger
 from qoder_desktop.paths import AppPaths
+from qoder_desktop.runtime_memory import settle_memory
 from qoder_desktop.secrets import RedactSecrets, SecretStore
 from qoder_desktop.session_options import SessionOptions
 from qoder_desktop.sessions import SessionHub
@@ -205,16 +205,6 @@ def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: Desk
                                           port=desktop.settings.gateway_port), token)
     _initial_session(args, demo, desktop)
     settle_memory()
-
-
-def settle_memory() -> None:
-    """Collect once, then keep the start-up objects out of later garbage collections.
-
-    The imports leave ~100k long-lived objects; without this every full collection
-    walks them all and stalls the event loop for tens of milliseconds.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def _quit_on_signals(desktop: DesktopApp) -> QTimer:

@@ -8,7 +8,6 @@ work (starting a CLI, keyring calls) runs as asyncio tasks whose references are 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.gateway_config import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
+from qoder_desktop.runtime_memory import settle_memory
 from qoder_desktop.secrets import SecretName, SecretStore
 from qoder_desktop.session_options import SessionOptions
 from qoder_desktop.sessions import HubEvent, HubEventKind, SessionHub
@@ -194,10 +194,10 @@ class DesktopApp:
         """Start a session in the background; the window shows it at once.
 
         The first session loads its SDK; what that import leaves behind is long-lived,
-        so it is kept out of later garbage collections (see `app.settle_memory`).
+        so it is kept out of later garbage collections (see `runtime_memory.settle_memory`).
         """
         task = self._spawn(self.hub.start_session(options), "starting the session")
-        task.add_done_callback(lambda _task: gc.freeze())
+        task.add_done_callback(lambda _task: settle_memory(collect=False))
         return task
 
     def _on_mode_change(self, session_id: str, mode: PermissionMode) -> None:
