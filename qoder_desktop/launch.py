@@ -8,8 +8,11 @@ otherwise it passes the user's credentials (keyring first, then the environment)
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,3 +102,32 @@ class SessionLauncher:
 
             return ClaudeSession(info, options, broker, sink, env=self.claude_env(options))
         raise ValueError(f"cannot start a session for backend {options.backend.value}")
+
+
+AUTH_DIR_PREFIX = "qoder-sdk-auth-"
+STALE_AUTH_AGE_S = 24 * 3600
+
+
+def sweep_stale_auth_dirs(folder: str | None = None, *,
+                          max_age_s: float = STALE_AUTH_AGE_S) -> list[Path]:
+    """Remove Qoder SDK access-token folders left behind by a crash; returns what went.
+
+    The Qoder SDK writes the token to `<tmp>/qoder-sdk-auth-*/payload.json` and removes
+    it when the session closes; a killed app leaves it. Only folders of this user that
+    are older than `max_age_s` are removed, so a running session's file is left alone.
+    """
+    root = Path(folder or tempfile.gettempdir())
+    removed: list[Path] = []
+    now = time.time()
+    for candidate in root.glob(f"{AUTH_DIR_PREFIX}*"):
+        try:
+            info = candidate.lstat()
+        except OSError:
+            continue
+        if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+                or now - info.st_mtime < max_age_s):
+            continue
+        shutil.rmtree(candidate, ignore_errors=True)
+        if not candidate.exists():
+            removed.append(candidate)
+    return removed

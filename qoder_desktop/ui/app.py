@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from qoder_desktop import __version__
 from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.cli import session_options_from_args
-from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher
+from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher, sweep_stale_auth_dirs
 from qoder_desktop.ledger import Ledger
 from qoder_desktop.paths import AppPaths
 from qoder_desktop.runtime_memory import settle_memory
@@ -200,6 +200,8 @@ def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: Desk
     from qoder_desktop.gateway import ApprovalGateway
     from qoder_desktop.gateway_config import gateway_token
 
+    for folder in sweep_stale_auth_dirs():
+        log.info("removed a stale Qoder access-token folder: %s", folder)
     token = gateway_token(desktop.secrets, redactor=redactor)
     desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
                                           port=desktop.settings.gateway_port), token)
