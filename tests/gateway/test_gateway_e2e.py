@@ -23,6 +23,7 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 import pytest_asyncio
+from helpers.cli_processes import cli_processes_for
 
 from qoder_desktop.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.gateway import ApprovalGateway
@@ -102,18 +103,6 @@ def _kill(process: asyncio.subprocess.Process) -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
-def _cli_processes_for(config_dir: Path) -> list[int]:
-    """PIDs of processes whose environment names this config dir (Linux only)."""
-    needle = f"CLAUDE_CONFIG_DIR={config_dir}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if needle in (entry / "environ").read_bytes():
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
 
 
 @pytest.fixture(scope="module")
@@ -148,10 +137,10 @@ async def rig(tmp_path: Path, db: Database,
         await gateway.stop()
         if Path("/proc/self/environ").exists():
             for _ in range(50):
-                if not _cli_processes_for(config_dir):
+                if not cli_processes_for(config_dir):
                     break
                 await asyncio.sleep(0.1)
-            assert _cli_processes_for(config_dir) == [], "a CLI process outlived its test"
+            assert cli_processes_for(config_dir) == [], "a CLI process outlived its test"
 
 
 def _results_for(model: ThreadedScriptedModel, tool_use_id: str | None) -> list[str]:

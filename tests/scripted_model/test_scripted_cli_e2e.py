@@ -8,7 +8,6 @@ a hang fails instead of blocking, and checks that the CLI process is gone afterw
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from claude_agent_sdk import (
     TextBlock,
 )
 from claude_agent_sdk.types import PermissionRuleValue, ToolPermissionContext
+from helpers.cli_processes import cli_processes_for
 
 from qoder_desktop.scripted_model import ScriptedModelServer, build_cli_env
 
@@ -100,18 +100,6 @@ class Run:
         return [m for m in self.messages if isinstance(m, ResultMessage)]
 
 
-def _cli_processes_for(config_dir: Path) -> list[int]:
-    """PIDs of processes whose environment names this config dir (Linux only)."""
-    needle = f"CLAUDE_CONFIG_DIR={config_dir}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if needle in (entry / "environ").read_bytes():
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
 
 
 @pytest_asyncio.fixture
@@ -123,10 +111,10 @@ async def run(tmp_path: Path) -> AsyncIterator[Run]:
         yield Run(server, workspace, config_dir)
     if Path("/proc/self/environ").exists():
         for _ in range(50):
-            if not _cli_processes_for(config_dir):
+            if not cli_processes_for(config_dir):
                 break
             await asyncio.sleep(0.1)
-        assert _cli_processes_for(config_dir) == [], "the CLI process outlived its session"
+        assert cli_processes_for(config_dir) == [], "the CLI process outlived its session"
 
 
 @pytest.mark.asyncio

@@ -6,9 +6,9 @@ import json
 import os
 
 import pytest
+from helpers.keys import press
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
-from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QWidget
 
 from qoder_desktop.models import (
@@ -37,15 +37,6 @@ def bash(make_request):
         fields.setdefault("cwd", "/work/proj")
         return make_request("Bash", {"command": command, "description": "Run tests"}, **fields)
     return build
-
-
-def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
-    """A key press and release as the user makes it: on the focused widget, when `widget`
-    is the dialog itself (shortcuts then go through Qt's shortcut map from there)."""
-    focused = QApplication.focusWidget()
-    if focused is not None and widget.isAncestorOf(focused):
-        widget = focused
-    QTest.keyClick(widget, key, modifiers)
 
 
 def test_title_who_and_plain_text_labels(open_dialog, bash):

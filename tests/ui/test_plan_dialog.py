@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from helpers.keys import press
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel
 
 from qoder_desktop.models import DecisionKind
@@ -20,15 +20,6 @@ def plan(make_request):
     def build(text: object = PLAN):
         return make_request("ExitPlanMode", {"plan": text}, session_name="design")
     return build
-
-
-def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
-    """A key press and release as the user makes it: on the focused widget, when `widget`
-    is the dialog itself (shortcuts then go through Qt's shortcut map from there)."""
-    focused = QApplication.focusWidget()
-    if focused is not None and widget.isAncestorOf(focused):
-        widget = focused
-    QTest.keyClick(widget, key, modifiers)
 
 
 def test_title_plan_and_modes(open_dialog, plan):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from helpers.keys import press
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QEnterEvent
-from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QRadioButton
 
 from qoder_desktop.models import DecisionKind
@@ -37,15 +37,6 @@ def question(make_request):
         return make_request("AskUserQuestion", tool_input or _input(), session_name="design",
                             **fields)
     return build
-
-
-def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier):
-    """A key press and release as the user makes it: on the focused widget, when `widget`
-    is the dialog itself (shortcuts then go through Qt's shortcut map from there)."""
-    focused = QApplication.focusWidget()
-    if focused is not None and widget.isAncestorOf(focused):
-        widget = focused
-    QTest.keyClick(widget, key, modifiers)
 
 
 def click(qtbot, button):
