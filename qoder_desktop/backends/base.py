@@ -311,6 +311,17 @@ class AgentSession(ABC):
             self._emit(TranscriptKind.SYSTEM,
                        f"Agent started (model {data.get('model', '?')}, "
                        f"permission mode {data.get('permissionMode', '?')}).")
+            self._follow_cli_mode(data.get("permissionMode"))
+
+    def _follow_cli_mode(self, reported: Any) -> None:
+        """Show the mode the CLI says it is in (it can switch by itself, e.g. to plan)."""
+        try:
+            mode = PermissionMode(reported)
+        except ValueError:
+            return
+        if mode is not self.info.permission_mode:
+            self.info = self.info.model_copy(update={"permission_mode": mode})
+            self._sink.state_changed(self.session_id, self.info.state, self.info.error)
 
     # -- the approval path -------------------------------------------------------------
 

@@ -650,3 +650,18 @@ async def test_the_access_token_never_shows_in_logs_errors_or_reprs(
     assert caplog.text  # the paths above did log something
     for text in seen:
         assert SECRET not in text
+
+
+async def test_the_session_shows_the_mode_the_cli_reports(harness: QoderHarness) -> None:
+    session_id, peer = await harness.start("Plan it first.")
+    assert harness.hub.session(session_id).permission_mode is PermissionMode.DEFAULT
+    peer.system_init(permission_mode="plan")
+    await harness.wait_for(
+        lambda: harness.hub.session(session_id).permission_mode is PermissionMode.PLAN,
+        "the reported mode")
+    peer.system_init(permission_mode="something-new")  # unknown modes change nothing
+    peer.result("ok")
+    await harness.wait_for(
+        lambda: any(e.kind is TranscriptKind.RESULT for e in harness.transcript(session_id)),
+        "the result line")
+    assert harness.hub.session(session_id).permission_mode is PermissionMode.PLAN
