@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from helpers.broker_events import route_broker_events
 from helpers.claude_harness import Harness
 
 from qoder_desktop.backends.base import AgentSession, SessionSink
 from qoder_desktop.backends.claude import ClaudeSession
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.broker import ApprovalBroker
 from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import ApprovalRequest, Decision, SessionInfo
+from qoder_desktop.models import SessionInfo
 from qoder_desktop.scripted_model.cli_env import build_cli_env
 from qoder_desktop.scripted_model.server import ThreadedScriptedModel
 from qoder_desktop.session_options import SessionOptions, TranscriptKind
@@ -49,18 +50,12 @@ async def harness(tmp_path: Path, scripted_model: ThreadedScriptedModel) -> Asyn
     hub = SessionHub(db, ledger, broker, factory)
     harness = Harness(hub, broker, db, ledger, workspace, scripted_model)
 
-    def on_broker(event: BrokerEvent, request: ApprovalRequest, decision: Decision | None) -> None:
-        if event is BrokerEvent.ADDED:
-            harness.requests.put_nowait(request)
-        else:
-            harness.finished.put_nowait((event, request, decision))
-
     def on_hub(event: HubEvent) -> None:
         if event.line is not None and event.line.kind in (TranscriptKind.RESULT,
                                                           TranscriptKind.ERROR):
             harness.idle.set()
 
-    broker.subscribe(on_broker)
+    route_broker_events(broker, harness.requests, harness.finished)
     hub.subscribe(on_hub)
     try:
         yield harness

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+from helpers.broker_events import route_broker_events
 from helpers.memory_keyring import MemoryKeyring
 from keyring.backends import fail
 from mcp import types
@@ -87,13 +88,7 @@ async def gw(db: Database) -> AsyncIterator[Fixture]:
     gateway = ApprovalGateway(broker, hub, TOKEN, port=0, keepalive_seconds=0.2)
     fixture = Fixture(gateway, broker, hub, db, ledger)
 
-    def on_broker(event: BrokerEvent, request: ApprovalRequest, decision: Decision | None) -> None:
-        if event is BrokerEvent.ADDED:
-            fixture.added.put_nowait(request)
-        else:
-            fixture.finished.put_nowait((event, request, decision))
-
-    broker.subscribe(on_broker)
+    route_broker_events(broker, fixture.added, fixture.finished)
     await gateway.start()
     try:
         yield fixture

@@ -23,6 +23,7 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 import pytest_asyncio
+from helpers.broker_events import route_broker_events
 from helpers.cli_processes import cli_processes_for
 
 from qoder_desktop.broker import ApprovalBroker, BrokerEvent
@@ -123,13 +124,7 @@ async def rig(tmp_path: Path, db: Database,
     gateway = ApprovalGateway(broker, hub, TOKEN, port=0)
     rig = Rig(gateway, broker, hub, ledger, scripted_model, workspace, config_dir)
 
-    def on_broker(event: BrokerEvent, request: ApprovalRequest, decision: Decision | None) -> None:
-        if event is BrokerEvent.ADDED:
-            rig.added.put_nowait(request)
-        else:
-            rig.finished.put_nowait((event, request, decision))
-
-    broker.subscribe(on_broker)
+    route_broker_events(broker, rig.added, rig.finished)
     await gateway.start()
     try:
         yield rig

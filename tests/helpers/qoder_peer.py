@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from helpers.broker_events import route_broker_events
 from qoder_agent_sdk import CLIConnectionError, ToolPermissionContext
 from qoder_agent_sdk._internal.transport import Transport
 
@@ -408,15 +409,8 @@ class QoderHarness:
         harness = cls(hub, broker, db, ledger, workspace, access_token=access_token)
         holder.append(harness)
 
-        def on_broker(event: BrokerEvent, request: ApprovalRequest,
-                      decision: Decision | None) -> None:
-            harness.broker_events.append((event, request, decision))
-            if event is BrokerEvent.ADDED:
-                harness.requests.put_nowait(request)
-            else:
-                harness.finished.put_nowait((event, request, decision))
-
-        broker.subscribe(on_broker)
+        broker.subscribe(lambda *event: harness.broker_events.append(event))
+        route_broker_events(broker, harness.requests, harness.finished)
         hub.subscribe(harness.hub_events.append)
         return harness
 
