@@ -188,8 +188,3 @@ def answer_labels(answers: Mapping[str, QuestionAnswer]) -> dict[str, tuple[str,
     """The structured answers for the ledger: unambiguous even when a label has ", "."""
     return {question: answer.parts() for question, answer in answers.items()}
 
-
-def option_by_label(question: Question, label: str) -> QuestionOption | None:
-    """The option of `question` whose label is `label`, if any."""
-    return next((option for option in question.options if option.label == label), None)
-
