@@ -25,8 +25,8 @@ WARMUP = 1
 async def run(base_url: str, samples: int) -> list[Figure]:
     """Interrupt `samples` times; returns the table row."""
     from benchmarks.qt_support import Probe, build_desktop, probe_dialog
-    from qoder_desktop.session_options import SessionOptions, TranscriptKind
-    from qoder_desktop.sessions import HubEvent
+    from qoder_desktop.agents.hub import HubEvent
+    from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
     from qoder_desktop.ui.dialogs import dialog_for
 
     desktop = build_desktop(base_url)

@@ -23,10 +23,10 @@ SESSIONS = 10
 IMPORT_STEPS = (
     ("PySide6 + QApplication", "from PySide6.QtWidgets import QApplication; a = QApplication([])"),
     ("qasync", "import qasync"),
-    ("pydantic + our models", "import qoder_desktop.models"),
+    ("pydantic + our models", "import qoder_desktop.domain.models"),
     ("claude_agent_sdk", "import claude_agent_sdk"),
     ("qoder_agent_sdk", "import qoder_agent_sdk"),
-    ("mcp server (gateway)", "import qoder_desktop.gateway"),
+    ("mcp server (gateway)", "import qoder_desktop.gateway.server"),
     ("rest of qoder_desktop.ui.app", "import qoder_desktop.ui.app"),
 )
 STEP_SCRIPT = """
@@ -82,8 +82,8 @@ async def run(base_url: str) -> list[Figure]:
     """Measure RSS before and after 10 idle sessions; returns the table row."""
     from benchmarks.bench_overhead import cli_pid
     from benchmarks.qt_support import build_desktop
-    from qoder_desktop.session_options import SessionOptions, TranscriptKind
-    from qoder_desktop.sessions import HubEvent
+    from qoder_desktop.agents.hub import HubEvent
+    from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
 
     before_app = rss_mb()
     desktop = build_desktop(base_url, gateway=True)

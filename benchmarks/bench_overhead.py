@@ -124,9 +124,9 @@ class AppVariant:
 
     async def once(self, scenario: str = SCENARIO) -> Run:
         """Start a session, grant the rule, send the prompt, wait for the result."""
-        from qoder_desktop.models import RuleBehavior, RuleValue, SessionRule
-        from qoder_desktop.session_options import SessionOptions, TranscriptKind
-        from qoder_desktop.sessions import HubEvent
+        from qoder_desktop.agents.hub import HubEvent
+        from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
+        from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
 
         self.count += 1
         self.run = Run()

@@ -76,7 +76,7 @@ async def direct(heartbeat: Any, repeat: int) -> list[tuple[str, float, float, s
     pane.resize(600, 400)
     host.show()
     await asyncio.sleep(0.2)
-    from qoder_desktop.preview_sanitize import sanitize_preview
+    from qoder_desktop.preview.sanitize import sanitize_preview
 
     rows = []
     for name, (text, kind) in payloads().items():
@@ -108,7 +108,7 @@ async def direct(heartbeat: Any, repeat: int) -> list[tuple[str, float, float, s
 async def app_path(heartbeat: Any) -> list[tuple[str, float]]:
     """The question dialog path with four hostile previews: (step, stall ms)."""
     from benchmarks.qt_support import build_desktop
-    from qoder_desktop.models import ApprovalRequest, Backend
+    from qoder_desktop.domain.models import ApprovalRequest, Backend
 
     data = payloads()
     chosen = ["markdown 1 MB", "HTML 1 MB", "markdown 60,000-char word",

@@ -40,7 +40,7 @@ SESSIONS = 50
 
 def session_rules(session_id: str, cwd: str) -> list[Any]:
     """20 realistic session rules; the last one is the one `touch f.txt` matches."""
-    from qoder_desktop.models import RuleBehavior, RuleValue, SessionRule
+    from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
 
     texts = ["Bash(npm test)", "Bash(npm run lint:*)", "Bash(git diff *)", "Bash(git status)",
              "Bash(pytest -q)", "Bash(make build)", "Bash(ls*)", "Read(./src/**)",
@@ -57,7 +57,7 @@ def session_rules(session_id: str, cwd: str) -> list[Any]:
 
 def rule_match_figures(db: Any, session_id: str, cwd: str) -> list[Figure]:
     """Per-call cost of `rules.evaluate` and of the broker's store read + evaluate (µs)."""
-    from qoder_desktop import rules
+    from qoder_desktop.rules import matcher as rules
 
     active = db.active_rules(session_id)
     tool_input = {"command": "touch f.txt", "description": "Create an empty file"}
@@ -89,7 +89,7 @@ async def run(total: int, answers: int, profile: bool) -> list[Figure]:
     """All phases; returns the table rows."""
     from benchmarks.qt_support import Heartbeat, build_desktop
     from benchmarks.sample_requests import bash_request
-    from qoder_desktop.models import Decision
+    from qoder_desktop.domain.models import Decision
 
     desktop = build_desktop()
     cwd = "/tmp"

@@ -73,14 +73,14 @@ def build_desktop(base_url: str | None = None, *, show: bool = True, gateway: bo
     Sessions go to the scripted model at `base_url`; `gateway` also starts the approval
     gateway (on a free port); `wrap_factory` may wrap the session factory (for timing).
     """
-    from qoder_desktop.broker import ApprovalBroker
-    from qoder_desktop.launch import DemoModel, SessionLauncher
-    from qoder_desktop.ledger import Ledger
-    from qoder_desktop.paths import AppPaths
-    from qoder_desktop.secrets import RedactSecrets, SecretStore
-    from qoder_desktop.sessions import SessionHub
-    from qoder_desktop.settings import load_settings
-    from qoder_desktop.storage import Database
+    from qoder_desktop.agents.factory import DemoModel, SessionLauncher
+    from qoder_desktop.agents.hub import SessionHub
+    from qoder_desktop.approval.broker import ApprovalBroker
+    from qoder_desktop.config.paths import AppPaths
+    from qoder_desktop.config.secrets import RedactSecrets, SecretStore
+    from qoder_desktop.config.settings import load_settings
+    from qoder_desktop.store.database import Database
+    from qoder_desktop.store.ledger import Ledger
     from qoder_desktop.ui.wiring import DesktopApp
 
     paths = AppPaths.default().ensure()
@@ -100,14 +100,14 @@ def build_desktop(base_url: str | None = None, *, show: bool = True, gateway: bo
                          demo_scenarios=None)
     holder.append(desktop)
     if gateway:
-        from qoder_desktop.gateway import ApprovalGateway
-        from qoder_desktop.gateway_config import gateway_token
+        from qoder_desktop.gateway.contract import gateway_token
+        from qoder_desktop.gateway.server import ApprovalGateway
 
         token = gateway_token(secrets, redactor=redactor)
         desktop.start_gateway(ApprovalGateway(broker, hub, token, port=0), token)
     if show:
         desktop.show()
-    from qoder_desktop.runtime_memory import settle_memory
+    from qoder_desktop.diagnostics.memory import settle_memory
 
     settle_memory()  # as run_gui does once the window is on screen
     return Desktop(desktop, broker, hub, db, ledger, demo)

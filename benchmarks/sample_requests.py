@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoder_desktop.models import (
+from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
     PermissionSuggestion,

@@ -13,16 +13,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["ledger"]:
-        from qoder_desktop.ledger import ledger_main
+        from qoder_desktop.store.ledger import ledger_main
 
         return ledger_main(args_list[1:])
     from qoder_desktop.cli import parse_app_args
 
     args = parse_app_args(args_list)
     if args.self_check:
-        from qoder_desktop.self_check import run_self_check
+        from qoder_desktop.diagnostics.self_check import run_self_check
+        from qoder_desktop.ui.probe import describe_tray
 
-        return run_self_check()
+        return run_self_check(tray_probe=describe_tray)
     from qoder_desktop.ui.app import run_gui
 
     return run_gui(args)

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from qoder_desktop import __version__
-from qoder_desktop.models import Backend, PermissionMode
-from qoder_desktop.session_options import SessionOptions
+from qoder_desktop.domain.models import Backend, PermissionMode
+from qoder_desktop.domain.session_options import SessionOptions
 
 
 def build_parser() -> argparse.ArgumentParser:

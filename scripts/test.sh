@@ -7,4 +7,5 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q -e ".[test]"
 .venv/bin/ruff check qoder_desktop tests tools
 .venv/bin/mypy qoder_desktop
+.venv/bin/lint-imports
 QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q "$@"

@@ -10,9 +10,9 @@ import keyring.core
 import pytest
 from helpers.memory_keyring import MemoryKeyring
 
-from qoder_desktop.paths import HOME_ENV, AppPaths
-from qoder_desktop.settings import Settings
-from qoder_desktop.storage import Database
+from qoder_desktop.config.paths import HOME_ENV, AppPaths
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.store.database import Database
 
 _SECRET_ENV_VARS = ("QODER_PERSONAL_ACCESS_TOKEN", "ANTHROPIC_API_KEY")
 

@@ -22,17 +22,22 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from qoder_desktop import __version__
-from qoder_desktop.broker import ApprovalBroker
+from qoder_desktop.agents.factory import (
+    DEMO_SCENARIO,
+    DemoModel,
+    SessionLauncher,
+    sweep_stale_auth_dirs,
+)
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.cli import session_options_from_args
-from qoder_desktop.launch import DEMO_SCENARIO, DemoModel, SessionLauncher, sweep_stale_auth_dirs
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.paths import AppPaths
-from qoder_desktop.runtime_memory import settle_memory
-from qoder_desktop.secrets import RedactSecrets, SecretStore
-from qoder_desktop.session_options import SessionOptions
-from qoder_desktop.sessions import SessionHub
-from qoder_desktop.settings import load_settings
-from qoder_desktop.storage import Database, StorageError
+from qoder_desktop.config.paths import AppPaths
+from qoder_desktop.config.secrets import RedactSecrets, SecretStore
+from qoder_desktop.config.settings import load_settings
+from qoder_desktop.diagnostics.memory import settle_memory
+from qoder_desktop.domain.session_options import SessionOptions
+from qoder_desktop.store.database import Database, StorageError
+from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.confirm import confirm_dangerous_mode
 from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
@@ -113,7 +118,7 @@ def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
         options = session_options_from_args(args, default_backend=desktop.settings.default_backend)
     except ValueError as exc:
         if args.permission_mode and "confirmation" in str(exc):
-            from qoder_desktop.models import PermissionMode
+            from qoder_desktop.domain.models import PermissionMode
 
             def decided(ok: bool) -> None:
                 if ok:
@@ -197,8 +202,8 @@ def run_gui(args: argparse.Namespace) -> int:
 def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: DesktopApp,
                  redactor: RedactSecrets) -> None:
     """Work that can wait until the window is on screen: the gateway, the first session."""
-    from qoder_desktop.gateway import ApprovalGateway
-    from qoder_desktop.gateway_config import gateway_token
+    from qoder_desktop.gateway.contract import gateway_token
+    from qoder_desktop.gateway.server import ApprovalGateway
 
     for folder in sweep_stale_auth_dirs():
         log.info("removed a stale Qoder access-token folder: %s", folder)

@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from qoder_desktop.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
-from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import ApprovalRequest, Decision
 
 log = logging.getLogger(__name__)
 

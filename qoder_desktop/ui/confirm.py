@@ -12,7 +12,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from qoder_desktop.models import PermissionMode
+from qoder_desktop.domain.models import PermissionMode
 
 RISK_TEXT = "every tool runs without asking — including deleting files and running commands"
 """The risk, named in the confirmation text."""

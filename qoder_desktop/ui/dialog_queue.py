@@ -13,7 +13,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError, dialog_for
 
 log = logging.getLogger(__name__)

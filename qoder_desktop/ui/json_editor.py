@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from qoder_desktop.diffs import json_edit_diff, pretty_json
+from qoder_desktop.preview.diffs import json_edit_diff, pretty_json
 from qoder_desktop.ui.preview import plain_label
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?'

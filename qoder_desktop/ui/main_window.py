@@ -21,14 +21,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from qoder_desktop.models import (
+from qoder_desktop.domain.models import (
     ApprovalRequest,
     PermissionMode,
     SessionInfo,
     SessionRule,
     SessionState,
 )
-from qoder_desktop.session_options import SessionOptions, TranscriptEvent
+from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
 from qoder_desktop.ui import icons, window_state
 from qoder_desktop.ui.generated.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.mode_switch import ModeSwitcher

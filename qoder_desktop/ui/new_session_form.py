@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QWidget
 
-from qoder_desktop.models import Backend, PermissionMode
-from qoder_desktop.session_options import SessionOptions, SettingSource
+from qoder_desktop.domain.models import Backend, PermissionMode
+from qoder_desktop.domain.session_options import SessionOptions, SettingSource
 from qoder_desktop.ui import confirm, pickers
 from qoder_desktop.ui.generated.ui_new_session_dialog import Ui_NewSessionDialog
 from qoder_desktop.ui.session_list import BACKEND_LABELS

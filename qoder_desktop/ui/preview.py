@@ -26,13 +26,13 @@ from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
-from qoder_desktop.preview_sanitize import (
+from qoder_desktop.preview.sanitize import (
     ZERO_WIDTH_SPACE,
     SanitizedPreview,
     break_positions,
     sanitize_preview,
 )
-from qoder_desktop.visible import make_visible
+from qoder_desktop.text.visible import make_visible
 
 _MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                       | QTextDocument.MarkdownFeature.MarkdownNoHTML)

@@ -1,43 +1,17 @@
-"""Qt probes for ``qoder-desktop --self-check``: is there a display, and a system tray?
+"""Qt probes for ``qoder-desktop --self-check``: is there a system tray?
 
-The self-check is Qt-free core code; it imports this module lazily and runs
-`describe_tray` through `run_isolated`, in a forked child on Linux, because Qt aborts
-the whole process when it cannot open the display (``could not connect to display``).
-PySide6 is imported only inside `describe_tray`, so importing this module (e.g. for
-`has_display`) never loads Qt.
+The self-check is Qt-free core code; the entry point hands it `describe_tray`, which
+the self-check runs through `qoder_desktop.diagnostics.isolated.run_isolated` (in a forked
+child on Linux, because Qt aborts the process when it cannot open the display).
+PySide6 is imported only inside `describe_tray`, so importing this module never loads Qt.
 """
 
 from __future__ import annotations
 
-import faulthandler
-import json
-import os
-import signal
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
-_DISPLAY_VARS = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
-
-
-def has_display(environ: Mapping[str, str] | None = None,
-                platform: str | None = None) -> bool:
-    """True when Qt has somewhere to draw.
-
-    Windows and macOS always have one. Elsewhere (X11/Wayland) one of ``DISPLAY``,
-    ``WAYLAND_DISPLAY`` or ``QT_QPA_PLATFORM`` (e.g. ``offscreen``) must be set.
-
-    Args:
-        environ: the environment to read (``os.environ`` when None).
-        platform: the value of ``sys.platform`` to assume (the real one when None).
-    """
-    env = os.environ if environ is None else environ
-    system = sys.platform if platform is None else platform
-    if system.startswith(("win", "darwin")):
-        return True
-    return any(env.get(name, "").strip() for name in _DISPLAY_VARS)
+from qoder_desktop.diagnostics.isolated import has_display
 
 
 def describe_tray(environ: Mapping[str, str] | None = None) -> tuple[bool | None, str]:
@@ -68,75 +42,3 @@ def describe_tray(environ: Mapping[str, str] | None = None) -> tuple[bool | None
     available = bool(QSystemTrayIcon.isSystemTrayAvailable())
     platform_name = QGuiApplication.platformName() if isinstance(app, QGuiApplication) else "?"
     return available, f"Qt {QtCore.qVersion()}, platform {platform_name}"
-
-
-def tray_available(environ: Mapping[str, str] | None = None) -> bool | None:
-    """True/False: the desktop has/lacks a system tray; None: no display to ask.
-
-    Args:
-        environ: the environment that decides whether there is a display.
-    """
-    return describe_tray(environ)[0]
-
-
-def run_isolated(func: Callable[[], Any], timeout: float) -> tuple[Any, str | None]:
-    """Run `func` in a forked child (Linux) so that an abort cannot take us down.
-
-    Elsewhere (no ``fork``, or macOS where forking a GUI process is unsafe) it runs
-    in-process. The result must be JSON-serialisable.
-
-    Returns:
-        ``(result, None)``, or ``(None, what went wrong)`` including the child's stderr.
-    """
-    if not hasattr(os, "fork") or sys.platform == "darwin":
-        try:
-            return func(), None
-        except Exception as exc:
-            return None, f"{type(exc).__name__}: {exc}"
-    read_fd, write_fd = os.pipe()
-    with tempfile.TemporaryFile() as err:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            code = 0
-            try:
-                faulthandler.disable()  # an abort is reported by the parent, not dumped
-                os.close(read_fd)
-                os.dup2(err.fileno(), 1)
-                os.dup2(err.fileno(), 2)
-                os.write(write_fd, json.dumps(func()).encode())
-            except BaseException as exc:
-                os.write(2, f"{type(exc).__name__}: {exc}\n".encode())
-                code = 3
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        status = _wait(pid, timeout)
-        with os.fdopen(read_fd, "rb") as pipe:
-            payload = pipe.read()
-        err.seek(0)
-        lines = [ln.strip() for ln in err.read().decode(errors="replace").splitlines()]
-    said = [ln for ln in lines if ln]
-    unreachable = [ln for ln in said if "could not connect to display" in ln]
-    detail = " / ".join((unreachable or said)[:2])[:300]
-    if status is None:
-        return None, f"no answer within {timeout:g} s"
-    if status != 0 or not payload:
-        how = (f"killed by signal {-status}" if status < 0 else f"exit code {status}")
-        return None, f"{how}: {detail or 'no message'}"
-    return json.loads(payload), None
-
-
-def _wait(pid: int, timeout: float) -> int | None:
-    """Wait for a child; its exit code (-signal when killed), None after a timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() >= deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(0.02)

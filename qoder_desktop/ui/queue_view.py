@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from qoder_desktop.models import ApprovalRequest, RequestKind
+from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 from qoder_desktop.ui.rules_view import format_time
 from qoder_desktop.ui.summaries import kind_label, request_summary, session_label
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
 
-from qoder_desktop.models import RuleBehavior, SessionRule
+from qoder_desktop.domain.models import RuleBehavior, SessionRule
 
 RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_RULE, COL_BEHAVIOR, COL_GRANTED, COL_ACTION = range(4)

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from qoder_desktop.models import Backend, SessionInfo, SessionState
+from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
 
 _Index = QModelIndex | QPersistentModelIndex
 

@@ -14,9 +14,9 @@ from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPushButton, QWidget
 
-from qoder_desktop.models import Backend, PermissionMode
-from qoder_desktop.secrets import SecretName
-from qoder_desktop.settings import Settings
+from qoder_desktop.config.secrets import SecretName
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.ui import pickers
 from qoder_desktop.ui.generated.ui_settings_dialog import Ui_SettingsDialog
 from qoder_desktop.ui.session_list import BACKEND_LABELS

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoder_desktop.models import ApprovalRequest, RequestKind
+from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 _SUMMARY_KEYS = ("command", *_PATH_KEYS, "url", "pattern", "query", "description", "prompt")

@@ -21,7 +21,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextEdit, QWidget
 
-from qoder_desktop.session_options import TranscriptEvent, TranscriptKind
+from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 
 KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
 """Block-format property holding the `TranscriptKind` value of the event a block shows."""

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon, QImage
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
-from qoder_desktop.models import ApprovalRequest, RequestKind
+from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.summaries import (
     elide,

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.broker import ApprovalBroker
-from qoder_desktop.gateway_config import GatewayToken, client_snippets, gateway_url
-from qoder_desktop.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
-from qoder_desktop.runtime_memory import settle_memory
-from qoder_desktop.secrets import SecretName, SecretStore
-from qoder_desktop.session_options import SessionOptions
-from qoder_desktop.sessions import HubEvent, HubEventKind, SessionHub
-from qoder_desktop.settings import Settings, save_settings
+from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.config.secrets import SecretName, SecretStore
+from qoder_desktop.config.settings import Settings, save_settings
+from qoder_desktop.diagnostics.memory import settle_memory
+from qoder_desktop.domain.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
+from qoder_desktop.domain.session_options import SessionOptions
+from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.dialog_queue import DialogQueue
@@ -32,7 +32,7 @@ from qoder_desktop.ui.settings_dialog import SettingsDialog
 from qoder_desktop.ui.tray import Tray
 
 if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
-    from qoder_desktop.gateway import ApprovalGateway
+    from qoder_desktop.gateway.server import ApprovalGateway
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +212,7 @@ class DesktopApp:
         self.gateway, self.gateway_token = gateway, token
 
         async def start() -> None:
-            from qoder_desktop.gateway import GatewayError
+            from qoder_desktop.gateway.server import GatewayError
 
             try:
                 await gateway.start()

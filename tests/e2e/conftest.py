@@ -13,16 +13,16 @@ import pytest_asyncio
 from helpers.broker_events import route_broker_events
 from helpers.claude_harness import Harness
 
-from qoder_desktop.backends.base import AgentSession, SessionSink
-from qoder_desktop.backends.claude import ClaudeSession
-from qoder_desktop.broker import ApprovalBroker
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import SessionInfo
+from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.agents.claude import ClaudeSession
+from qoder_desktop.agents.hub import HubEvent, SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.domain.models import SessionInfo
+from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
 from qoder_desktop.scripted_model.cli_env import build_cli_env
 from qoder_desktop.scripted_model.server import ThreadedScriptedModel
-from qoder_desktop.session_options import SessionOptions, TranscriptKind
-from qoder_desktop.sessions import HubEvent, SessionHub
-from qoder_desktop.storage import Database
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 
 
 @pytest.fixture(scope="session")

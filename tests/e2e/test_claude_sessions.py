@@ -10,8 +10,14 @@ import signal
 import pytest
 from helpers.claude_harness import Harness
 
-from qoder_desktop.broker import BrokerEvent
-from qoder_desktop.models import (
+from qoder_desktop.approval.broker import BrokerEvent
+from qoder_desktop.approval.questions import (
+    QuestionAnswer,
+    answer_labels,
+    encode_answers,
+    parse_questions,
+)
+from qoder_desktop.domain.models import (
     DecidedBy,
     Decision,
     DecisionKind,
@@ -20,8 +26,7 @@ from qoder_desktop.models import (
     RuleValue,
     SessionState,
 )
-from qoder_desktop.questions import QuestionAnswer, answer_labels, encode_answers, parse_questions
-from qoder_desktop.session_options import SettingSource
+from qoder_desktop.domain.session_options import SettingSource
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 

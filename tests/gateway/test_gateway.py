@@ -26,9 +26,20 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
 
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.gateway import ApprovalGateway, GatewayPortInUse
-from qoder_desktop.gateway_config import (
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.config.secrets import SERVICE_NAME, RedactSecrets, SecretStore
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    Decision,
+    DecisionKind,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+    SessionRule,
+)
+from qoder_desktop.gateway.contract import (
     GATEWAY_TOKEN_ENV,
     GATEWAY_TOKEN_KEY,
     PERMISSION_PROMPT_TOOL,
@@ -39,20 +50,9 @@ from qoder_desktop.gateway_config import (
     parse_arguments,
     permission_result,
 )
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import (
-    ApprovalRequest,
-    Backend,
-    Decision,
-    DecisionKind,
-    PermissionSuggestion,
-    RuleBehavior,
-    RuleValue,
-    SessionRule,
-)
-from qoder_desktop.secrets import SERVICE_NAME, RedactSecrets, SecretStore
-from qoder_desktop.sessions import SessionHub
-from qoder_desktop.storage import Database
+from qoder_desktop.gateway.server import ApprovalGateway, GatewayPortInUse
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 
 TOKEN = "test-gateway-token-0123456789abcdef"
 WAIT = 10.0
@@ -404,7 +404,7 @@ async def test_requests_without_the_token_are_refused_and_logged(
     headers = {"Accept": "application/json, text/event-stream"}
     if header is not None:
         headers["Authorization"] = header
-    caplog.set_level(logging.WARNING, logger="qoder_desktop.gateway")
+    caplog.set_level(logging.WARNING, logger="qoder_desktop.gateway.server")
     async with httpx.AsyncClient() as http:
         response = await http.post(gw.gateway.url, json=_initialize_body(), headers=headers)
     assert response.status_code == 401

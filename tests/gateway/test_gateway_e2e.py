@@ -26,14 +26,14 @@ import pytest_asyncio
 from helpers.broker_events import route_broker_events
 from helpers.cli_processes import cli_processes_for
 
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.gateway import ApprovalGateway
-from qoder_desktop.gateway_config import PERMISSION_PROMPT_TOOL, mcp_config
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import ApprovalRequest, Backend, Decision, DecisionKind
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, DecisionKind
+from qoder_desktop.gateway.contract import PERMISSION_PROMPT_TOOL, mcp_config
+from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
-from qoder_desktop.sessions import SessionHub
-from qoder_desktop.storage import Database
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 60.0
 TOKEN = "e2e-gateway-token-abcdefghijklmnop"
@@ -214,7 +214,7 @@ async def test_an_agent_that_is_stopped_withdraws_its_request(rig: Rig) -> None:
 @pytest.mark.asyncio
 async def test_an_agent_without_the_token_is_refused_and_logged(
         rig: Rig, token: str | None, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="qoder_desktop.gateway")
+    caplog.set_level(logging.WARNING, logger="qoder_desktop.gateway.server")
     code, _, err = await rig.finish(await rig.start_cli(token))
     assert code != 0
     assert f"{PERMISSION_PROMPT_TOOL} (passed via --permission-prompt-tool) not found" in err

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import ApprovalRequest, Decision
 
 Finished = tuple[BrokerEvent, ApprovalRequest, Decision | None]
 

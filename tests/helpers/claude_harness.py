@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.scripted_model.server import ThreadedScriptedModel
-from qoder_desktop.session_options import SessionOptions
-from qoder_desktop.sessions import SessionHub
-from qoder_desktop.storage import Database
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 
 WAIT = 90.0
 """Seconds a test waits for the CLI before it fails instead of hanging."""

@@ -37,14 +37,14 @@ from helpers.broker_events import route_broker_events
 from qoder_agent_sdk import CLIConnectionError, ToolPermissionContext
 from qoder_agent_sdk._internal.transport import Transport
 
-from qoder_desktop.backends.base import AgentSession, SessionSink
-from qoder_desktop.backends.qoder import QoderSession
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import ApprovalRequest, Backend, Decision, SessionInfo
-from qoder_desktop.session_options import SessionOptions, TranscriptEvent
-from qoder_desktop.sessions import HubEvent, SessionHub
-from qoder_desktop.storage import Database
+from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.agents.hub import HubEvent, SessionHub
+from qoder_desktop.agents.qoder import QoderSession
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, SessionInfo
+from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 
 WAIT = 10.0
 """Seconds a test waits for the SDK before it fails instead of hanging."""

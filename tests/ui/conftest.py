@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.ui import icons
 
 _HERE = Path(__file__).resolve().parent

@@ -11,13 +11,13 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QWidget
 
-from qoder_desktop.models import (
+from qoder_desktop.domain.models import (
     DecisionKind,
     PermissionSuggestion,
     RuleBehavior,
     RuleValue,
 )
-from qoder_desktop.risk import RiskKind
+from qoder_desktop.shell.risk import RiskKind
 from qoder_desktop.ui.arming import ArmingGate
 from qoder_desktop.ui.dialogs import ApprovalDialog, dialog_for
 

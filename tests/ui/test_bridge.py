@@ -15,16 +15,16 @@ import pytest
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import (
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
     Decision,
     DecisionKind,
     SessionInfo,
 )
-from qoder_desktop.storage import Database
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.bridge import BrokerBridge
 
 T = TypeVar("T")

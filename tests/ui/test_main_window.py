@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QModelIndex, Qt
 from PySide6.QtGui import QHelpEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 
-from qoder_desktop.models import (
+from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
     PermissionMode,
@@ -26,7 +26,7 @@ from qoder_desktop.models import (
     SessionState,
     utc_now,
 )
-from qoder_desktop.session_options import (
+from qoder_desktop.domain.session_options import (
     SessionOptions,
     SettingSource,
     TranscriptEvent,

@@ -13,8 +13,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QWidget
 
-from qoder_desktop.models import PermissionMode
-from qoder_desktop.session_options import SessionOptions
+from qoder_desktop.domain.models import PermissionMode
+from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.ui import confirm
 from qoder_desktop.ui.new_session_form import NewSessionDialog
 from qoder_desktop.ui.pickers import split_list

@@ -7,7 +7,7 @@ from helpers.keys import press
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
-from qoder_desktop.models import DecisionKind
+from qoder_desktop.domain.models import DecisionKind
 from qoder_desktop.ui.dialogs import PlanDialog, dialog_for
 from qoder_desktop.ui.dialogs.plan import KEEP_PLANNING
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QRadioButton
 
-from qoder_desktop.models import DecisionKind
+from qoder_desktop.domain.models import DecisionKind
 from qoder_desktop.ui.dialogs import DialogBuildError, QuestionDialog, dialog_for
 from qoder_desktop.ui.dialogs.question import CANCEL_MESSAGE
 

@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit
 
-from qoder_desktop.models import Backend, PermissionMode
-from qoder_desktop.secrets import KeyringStatus, SecretName
-from qoder_desktop.settings import NotificationSettings, Settings
+from qoder_desktop.config.secrets import KeyringStatus, SecretName
+from qoder_desktop.config.settings import NotificationSettings, Settings
+from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.ui import pickers
 from qoder_desktop.ui.settings_dialog import NOT_SET_TEXT, STORED_TEXT, SettingsDialog
 

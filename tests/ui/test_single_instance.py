@@ -13,8 +13,8 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.models import Backend, PermissionMode
-from qoder_desktop.session_options import SessionOptions
+from qoder_desktop.domain.models import Backend, PermissionMode
+from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.ui import app as app_module
 from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
 

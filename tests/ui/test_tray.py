@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from qoder_desktop.models import ApprovalRequest, Backend, utc_now
+from qoder_desktop.domain.models import ApprovalRequest, Backend, utc_now
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.tray import BODY_LIMIT, TITLE_LIMIT, Tray, format_notification
 

@@ -17,10 +17,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.broker import ApprovalBroker
-from qoder_desktop.gateway_config import GatewayToken
-from qoder_desktop.ledger import Ledger
-from qoder_desktop.models import (
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.config.secrets import SecretStore, SecretValue
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
     DecidedBy,
@@ -28,10 +29,9 @@ from qoder_desktop.models import (
     DecisionKind,
     SessionInfo,
 )
-from qoder_desktop.secrets import SecretStore, SecretValue
-from qoder_desktop.sessions import SessionHub
-from qoder_desktop.settings import Settings
-from qoder_desktop.storage import Database
+from qoder_desktop.gateway.contract import GatewayToken
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.wiring import DesktopApp
 
 T = TypeVar("T")

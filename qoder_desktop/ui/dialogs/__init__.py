@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from qoder_desktop.models import ApprovalRequest, RequestKind
+from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 from qoder_desktop.ui.dialogs.approval import ApprovalDialog
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.plan import PlanDialog

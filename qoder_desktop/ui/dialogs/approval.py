@@ -12,14 +12,14 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from qoder_desktop.diffs import FILE_TOOLS
-from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.preview.diffs import FILE_TOOLS
+from qoder_desktop.text.visible import describe_hidden, hidden_in_value, make_visible
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.generated.ui_approval_dialog import Ui_ApprovalDialog
 from qoder_desktop.ui.json_editor import JsonEditor
-from qoder_desktop.visible import describe_hidden, hidden_in_value, make_visible
 
 SHELL_TOOLS = frozenset({"Bash"})
 DEFAULT_DENY = "The user denied this tool call."

@@ -23,9 +23,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QDialog, QPushButton, QWidget
 
-from qoder_desktop.models import ApprovalRequest, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.arming import ArmingGate
-from qoder_desktop.visible import make_visible
 
 DIALOG_PROPERTY = "decisionDialog"
 """Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from qoder_desktop.models import ApprovalRequest, Decision, PermissionMode
+from qoder_desktop.domain.models import ApprovalRequest, Decision, PermissionMode
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.generated.ui_plan_dialog import Ui_PlanDialog
 from qoder_desktop.ui.preview import PreviewPane
-from qoder_desktop.visible import make_visible
 
 KEEP_PLANNING = "Keep planning."
 CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (

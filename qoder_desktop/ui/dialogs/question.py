@@ -32,8 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from qoder_desktop.models import ApprovalRequest, Decision
-from qoder_desktop.questions import (
+from qoder_desktop.approval.questions import (
     Question,
     QuestionAnswer,
     QuestionInputError,
@@ -42,11 +41,12 @@ from qoder_desktop.questions import (
     encode_answers,
     parse_questions,
 )
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog, button_text
 from qoder_desktop.ui.generated.ui_question_dialog import Ui_QuestionDialog
 from qoder_desktop.ui.preview import PreviewPane, plain_label
-from qoder_desktop.visible import make_visible
 
 CANCEL_MESSAGE = "The user declined to answer the question."
 

@@ -13,11 +13,16 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget
 
-from qoder_desktop.models import ApprovalRequest, PermissionSuggestion, RuleBehavior, RuleValue
-from qoder_desktop.rules import is_dangerous, rule_for_request, split_suggestions
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+)
+from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_suggestions
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
 from qoder_desktop.ui.preview import plain_label
-from qoder_desktop.visible import make_visible
 
 _SUFFIXES = (":*", " *", "/**", "**", "*")
 

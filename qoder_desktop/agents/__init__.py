@@ -1,0 +1,1 @@
+"""Agent sessions: one adapter per SDK, the session hub and its factory."""

@@ -1,0 +1,422 @@
+"""What every backend adapter shares: the approval path, hooks, transcript and life cycle.
+
+An adapter subclass only translates between its SDK and our models: it builds the
+SDK's options and client and its permission result objects. Everything else — turning
+a `can_use_tool` call into an `ApprovalRequest`, asking the broker, failing closed,
+withdrawing on cancellation or CLI death, the revocation hook, the transcript — lives
+here once. Both SDKs share their message class names, so messages are read by shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Decision,
+    DecisionKind,
+    PermissionMode,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+    SessionInfo,
+    SessionRule,
+    SessionState,
+)
+from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+from qoder_desktop.rules import matcher as rules
+
+log = logging.getLogger(__name__)
+
+STDERR_TAIL_LINES = 40
+SUMMARY_LIMIT = 2_000
+
+
+class SessionSink(Protocol):
+    """Where a session reports what happens (the session hub in the app)."""
+
+    def add_transcript_line(self, event: TranscriptEvent) -> None:
+        """A new transcript line."""
+        ...
+
+    def state_changed(self, session_id: str, state: SessionState, error: str | None) -> None:
+        """The session's state changed (with the error text when it failed)."""
+        ...
+
+    def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
+                  tool_input: dict[str, Any], phase: str) -> None:
+        """A tool call passed a hook (PreToolUse, PostToolUse, PermissionDenied)."""
+        ...
+
+
+class SessionStartError(RuntimeError):
+    """The agent CLI could not be started; the message says why."""
+
+
+def summarize_input(tool_input: dict[str, Any]) -> str:
+    """A plain-text summary of a tool call's input for the transcript (the tool name apart).
+
+    Long inputs say how much was left out; nothing is cut silently.
+    """
+    questions = tool_input.get("questions")
+    if isinstance(questions, list) and questions:
+        texts = [str(q.get("question", "")) for q in questions if isinstance(q, dict)]
+        text = " / ".join(t for t in texts if t) or json.dumps(questions, ensure_ascii=False)
+    else:
+        for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
+            value = tool_input.get(key)
+            if isinstance(value, str) and value:
+                text = value
+                break
+        else:
+            text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+    if len(text) > SUMMARY_LIMIT:
+        text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
+    return text
+
+
+def _result_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for item in content if isinstance(content, list) else [content]:
+        if isinstance(item, dict) and item.get("type") == "text":
+            parts.append(str(item.get("text", "")))
+        else:
+            parts.append(json.dumps(item, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+class AgentSession(ABC):
+    """One running agent session through one SDK.
+
+    Subclasses implement the `_sdk_*` hooks; the public coroutines are the same for
+    every backend.
+    """
+
+    def __init__(self, info: SessionInfo, options: SessionOptions, broker: ApprovalBroker,
+                 sink: SessionSink, env: dict[str, str] | None = None) -> None:
+        self.info = info
+        self.options = options
+        self._broker = broker
+        self._sink = sink
+        self._env = dict(env or {})
+        self._client: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._last_text = ""
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._revoked: list[RuleValue] = []
+        self._removals_to_send: list[RuleValue] = []
+
+    # -- the SDK-specific part ---------------------------------------------------------
+
+    @abstractmethod
+    def _sdk_client(self, options: SessionOptions) -> Any:
+        """Build the SDK client (not yet connected) with our callback and hooks."""
+
+    @abstractmethod
+    def _sdk_allow(self, final_input: dict[str, Any], updates: list[dict[str, Any]]) -> Any:
+        """The SDK's allow result."""
+
+    @abstractmethod
+    def _sdk_deny(self, message: str, interrupt: bool) -> Any:
+        """The SDK's deny result (message is never empty)."""
+
+    def common_sdk_options(self, options: SessionOptions) -> dict[str, Any]:
+        """The option fields both SDKs name alike, with our callback and stderr reader."""
+        return {
+            "cwd": options.cwd,
+            "add_dirs": list(options.add_dirs),
+            "tools": options.tools,
+            "allowed_tools": list(options.allowed_tools),
+            "disallowed_tools": list(options.disallowed_tools),
+            "model": options.model,
+            "settings": (json.dumps({"permissions": options.settings_permissions})
+                         if options.settings_permissions else None),
+            "setting_sources": [source.value for source in options.setting_sources],
+            "mcp_servers": dict(options.mcp_servers),
+            "env": dict(self._env),
+            "stderr": self._on_stderr,
+            "can_use_tool": self.can_use_tool,
+        }
+
+    def hook_callbacks(self) -> dict[str, Any]:
+        """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
+        return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
+                "PostToolUseFailure": self.permission_denied}
+
+    def _sdk_extra_transcript(self, message: Any) -> TranscriptEvent | None:
+        """A transcript line for SDK-specific messages (e.g. Qoder's denial message)."""
+        return None
+
+    # -- life cycle --------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """Our id for this session."""
+        return self.info.session_id
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the CLI wrote to stderr."""
+        return "\n".join(self._stderr_tail)
+
+    def _on_stderr(self, line: str) -> None:
+        self._stderr_tail.append(line.rstrip("\n"))
+
+    def _emit(self, kind: TranscriptKind, text: str = "", **fields: Any) -> None:
+        line = TranscriptEvent(session_id=self.session_id, kind=kind, text=text, **fields)
+        self._sink.add_transcript_line(line)
+
+    def _set_state(self, state: SessionState, error: str | None = None) -> None:
+        self.info = self.info.model_copy(update={"state": state, "error": error})
+        self._sink.state_changed(self.session_id, state, error)
+
+    async def start(self) -> None:
+        """Start the CLI and send the first prompt (if any).
+
+        Raises:
+            SessionStartError: the CLI could not be started.
+        """
+        self._client = self._sdk_client(self.options)
+        try:
+            await self._client.connect()
+        except Exception as exc:
+            detail = self.stderr_tail
+            message = f"could not start the agent: {exc}" + (f"\n{detail}" if detail else "")
+            self._set_state(SessionState.FAILED, message)
+            raise SessionStartError(message) from exc
+        self._reader = asyncio.get_running_loop().create_task(
+            self._read_messages(), name=f"qoder-desktop reader {self.session_id}")
+        self._set_state(SessionState.IDLE)
+        if self.options.prompt:
+            await self.send(self.options.prompt)
+
+    async def send(self, prompt: str) -> None:
+        """Send a (follow-up) prompt; a new turn lets session rules answer again."""
+        self._broker.resume_rules(self.session_id)
+        self._emit(TranscriptKind.USER_PROMPT, prompt)
+        self._set_state(SessionState.RUNNING)
+        await self._client.query(prompt)
+
+    async def interrupt(self) -> None:
+        """Stop the current turn; pending requests are withdrawn by the CLI's cancel."""
+        await self._client.interrupt()
+
+    async def set_mode(self, mode: PermissionMode, *, confirmed: bool = False) -> None:
+        """Switch the permission mode mid-session (bypass modes need `confirmed`)."""
+        if mode.is_dangerous and not confirmed:
+            raise PermissionError(f"{mode.value} needs an explicit confirmation")
+        await self._client.set_permission_mode(mode.value)
+        self.info = self.info.model_copy(update={"permission_mode": mode})
+        self._sink.state_changed(self.session_id, self.info.state, self.info.error)
+
+    async def stop(self) -> None:
+        """End the session and its CLI; pending requests are withdrawn."""
+        self._stopping = True
+        self._broker.withdraw_session(self.session_id)
+        await self._disconnect()
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+        self._set_state(SessionState.STOPPED)
+
+    async def _disconnect(self) -> None:
+        """Close the SDK client and its transport; a failure is logged, not raised."""
+        if self._client is None:
+            return
+        try:
+            await self._client.disconnect()
+        except Exception:
+            log.exception("disconnecting session %s failed", self.session_id)
+
+    def revoke(self, revoked: Iterable[SessionRule]) -> None:
+        """Make revoked grants ask again, although the CLI still holds its copy.
+
+        The PreToolUse hook sends matching calls back to `can_use_tool`, and the next
+        allow tells the CLI to remove the rules.
+        """
+        for rule in revoked:
+            if rule.behavior is RuleBehavior.ALLOW and rule.rule not in self._revoked:
+                self._revoked.append(rule.rule)
+                self._removals_to_send.append(rule.rule)
+
+    # -- reading the message stream ----------------------------------------------------
+
+    async def _read_messages(self) -> None:
+        error: str | None = None
+        try:
+            async for message in self._client.receive_messages():
+                self._on_message(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        if self._stopping:
+            return
+        withdrawn = self._broker.withdraw_session(self.session_id)
+        detail = self.stderr_tail
+        message = "The agent CLI exited" + (f" ({error})" if error else "")
+        if withdrawn:
+            message += f"; {withdrawn} pending request(s) were withdrawn"
+        if detail:
+            message += f".\nLast output:\n{detail}"
+        self._emit(TranscriptKind.ERROR, message, is_error=True)
+        self._set_state(SessionState.FAILED, message)
+        # Nothing else closes a failed session's client (the hub stops only live ones);
+        # closing it ends the SDK's tasks and lets its transport clean up (Qoder's
+        # deletes the temp file that holds the access token).
+        await self._disconnect()
+
+    def _on_message(self, message: Any) -> None:
+        kind = type(message).__name__
+        extra = self._sdk_extra_transcript(message)
+        if extra is not None:
+            self._sink.add_transcript_line(extra)
+        elif kind == "AssistantMessage":
+            for block in message.content:
+                block_kind = type(block).__name__
+                if block_kind == "TextBlock" and block.text.strip():
+                    self._last_text = block.text
+                    self._emit(TranscriptKind.ASSISTANT_TEXT, block.text)
+                elif block_kind == "ToolUseBlock":
+                    self._emit(TranscriptKind.TOOL_CALL, summarize_input(block.input),
+                               tool_name=block.name, tool_use_id=block.id)
+        elif kind == "UserMessage" and isinstance(message.content, list):
+            for block in message.content:
+                if type(block).__name__ == "ToolResultBlock":
+                    self._emit(TranscriptKind.TOOL_RESULT, _result_text(block.content),
+                               tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
+        elif kind == "ResultMessage":
+            failed = bool(message.is_error)
+            text = message.result or ("; ".join(message.errors or []) if failed else "")
+            if not failed and (not text or text == self._last_text):
+                turns = getattr(message, "num_turns", None)
+                text = f"Finished after {turns} turns." if turns else "Finished."
+            self._emit(TranscriptKind.ERROR if failed else TranscriptKind.RESULT, text or "",
+                       is_error=failed)
+            self._set_state(SessionState.IDLE)
+        elif kind == "SystemMessage" and getattr(message, "subtype", "") == "init":
+            data = getattr(message, "data", {}) or {}
+            self._emit(TranscriptKind.SYSTEM,
+                       f"Agent started (model {data.get('model', '?')}, "
+                       f"permission mode {data.get('permissionMode', '?')}).")
+            self._follow_cli_mode(data.get("permissionMode"))
+
+    def _follow_cli_mode(self, reported: Any) -> None:
+        """Show the mode the CLI says it is in (it can switch by itself, e.g. to plan)."""
+        try:
+            mode = PermissionMode(reported)
+        except ValueError:
+            return
+        if mode is not self.info.permission_mode:
+            self.info = self.info.model_copy(update={"permission_mode": mode})
+            self._sink.state_changed(self.session_id, self.info.state, self.info.error)
+
+    # -- the approval path -------------------------------------------------------------
+
+    def _request_from(self, tool_name: str, tool_input: dict[str, Any],
+                      context: Any) -> ApprovalRequest:
+        suggestions = []
+        for raw in getattr(context, "suggestions", None) or []:
+            wire = raw.to_dict() if hasattr(raw, "to_dict") else raw
+            try:
+                suggestions.append(PermissionSuggestion.from_wire(wire))
+            except Exception:
+                log.warning("ignored a malformed permission suggestion from the CLI")
+        return ApprovalRequest(
+            session_id=self.session_id, session_name=self.info.name, backend=self.info.backend,
+            tool_name=tool_name, tool_input=tool_input,
+            title=getattr(context, "title", None),
+            display_name=getattr(context, "display_name", None),
+            description=getattr(context, "description", None),
+            decision_reason=getattr(context, "decision_reason", None),
+            blocked_path=getattr(context, "blocked_path", None),
+            agent_id=getattr(context, "agent_id", None),
+            tool_use_id=getattr(context, "tool_use_id", None),
+            suggestions=tuple(suggestions), cwd=self.options.cwd,
+        )
+
+    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        """The SDK callback: ask the broker, answer with the SDK's result; fail closed."""
+        try:
+            if not isinstance(tool_input, dict):
+                raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
+            request = self._request_from(tool_name, tool_input, context)
+            decision = await self._broker.request(request)
+            if decision.kind is DecisionKind.WITHDRAWN:
+                # The CLI died or the session is stopping: like a CLI cancel, no answer.
+                # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
+                # unretrieved task exception per request.)
+                raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
+            return self._result_for(decision)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("can_use_tool failed in session %s", self.session_id)
+            return self._sdk_deny(f"Qoder Desktop failed while asking: {exc}", False)
+
+    def _result_for(self, decision: Decision) -> Any:
+        if decision.kind.allows:
+            assert decision.final_input is not None
+            updates = []
+            for update in decision.updates:
+                if rules.is_dangerous(update):
+                    log.warning("dropped an update that would stop the CLI from asking: %s",
+                                update.describe())
+                else:
+                    updates.append(update.to_wire())
+            if self._removals_to_send:
+                removal = PermissionSuggestion(type="removeRules",
+                                               rules=tuple(self._removals_to_send),
+                                               behavior=RuleBehavior.ALLOW, destination="session")
+                updates.append(removal.to_wire())
+                self._removals_to_send = []
+            return self._sdk_allow(dict(decision.final_input), updates)
+        self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)
+        return self._sdk_deny(decision.message, decision.interrupt)
+
+    # -- hooks -------------------------------------------------------------------------
+
+    async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None,
+                           context: Any) -> dict[str, Any]:
+        """Record every tool call; send calls matching a revoked grant back to the callback."""
+        tool_name = str(hook_input.get("tool_name", ""))
+        tool_input = hook_input.get("tool_input") or {}
+        self._sink.tool_seen(self.session_id, tool_use_id, tool_name, tool_input, "PreToolUse")
+        if self._revoked:
+            as_deny = [SessionRule(session_id=self.session_id, behavior=RuleBehavior.DENY,
+                                   rule=value) for value in self._revoked]
+            if rules.evaluate(as_deny, tool_name, tool_input, self.options.cwd) is not None:
+                return {"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse", "permissionDecision": "ask",
+                    "permissionDecisionReason": "A session rule for this was revoked in "
+                                                "Qoder Desktop; asking again."}}
+        return {}
+
+    async def post_tool_use(self, hook_input: Any, tool_use_id: str | None,
+                            context: Any) -> dict[str, Any]:
+        """Record that a tool call ran."""
+        self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
+                             hook_input.get("tool_input") or {}, "PostToolUse")
+        return {}
+
+    async def permission_denied(self, hook_input: Any, tool_use_id: str | None,
+                                context: Any) -> dict[str, Any]:
+        """Record a tool call that failed (PostToolUseFailure) or that the CLI denied."""
+        phase = hook_input.get("hook_event_name")
+        if phase not in ("PostToolUseFailure", "PermissionDenied"):
+            phase = "PermissionDenied"
+        self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
+                             hook_input.get("tool_input") or {}, phase)
+        return {}

@@ -1,0 +1,133 @@
+"""Choosing how a session runs: which backend, which credentials, which environment.
+
+`SessionLauncher` is the hub's session factory. With a `DemoModel` it points every
+Claude session at the scripted model on loopback with a throw-away CLI config folder;
+otherwise it passes the user's credentials (keyring first, then the environment).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import stat
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.config.secrets import SecretName, SecretStore, SecretStoreError
+from qoder_desktop.domain.models import Backend, SessionInfo
+from qoder_desktop.domain.session_options import SessionOptions
+
+log = logging.getLogger(__name__)
+
+DEMO_SCENARIO = "demo"
+
+
+@dataclass
+class DemoModel:
+    """The scripted model and a scratch folder for `--demo` (and tests).
+
+    Attributes:
+        base_url: the scripted model's loopback URL.
+        root: a temporary folder holding the workspace and the CLI's config folder.
+    """
+
+    base_url: str
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="qoder-desktop-demo-")))
+
+    @property
+    def workspace(self) -> Path:
+        """The scratch workspace the demo agent works in."""
+        folder = self.root / "workspace"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    @property
+    def config_dir(self) -> Path:
+        """The CLI's own config folder: never the user's ~/.claude."""
+        return self.root / "claude-config"
+
+    def cleanup(self) -> None:
+        """Remove the scratch folder."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class SessionLauncher:
+    """Builds the backend adapter for a new session (the hub's `SessionFactory`)."""
+
+    def __init__(self, secrets: SecretStore, *, anthropic_base_url: str | None = None,
+                 demo: DemoModel | None = None) -> None:
+        self._secrets = secrets
+        self._anthropic_base_url = anthropic_base_url
+        self._demo = demo
+
+    def _secret(self, name: SecretName) -> str | None:
+        try:
+            value = self._secrets.get(name)
+        except SecretStoreError as exc:
+            log.warning("could not read %s: %s", name.label, exc)
+            return None
+        return value.reveal() if value is not None else None
+
+    def claude_env(self, options: SessionOptions) -> dict[str, str]:
+        """The environment for a Claude Code CLI session."""
+        if self._demo is not None:
+            from qoder_desktop.scripted_model.cli_env import build_cli_env
+
+            return build_cli_env(self._demo.base_url, self._demo.config_dir,
+                                 scenario=options.scenario or DEMO_SCENARIO)
+        env: dict[str, str] = {}
+        key = self._secret(SecretName.ANTHROPIC_API_KEY)
+        if key:
+            env["ANTHROPIC_API_KEY"] = key
+        if self._anthropic_base_url:
+            env["ANTHROPIC_BASE_URL"] = self._anthropic_base_url
+        return env
+
+    def __call__(self, info: SessionInfo, options: SessionOptions, broker: ApprovalBroker,
+                 sink: SessionSink) -> AgentSession:
+        """Build the adapter for `options.backend`."""
+        if options.backend is Backend.QODER:
+            from qoder_desktop.agents.qoder import QoderSession
+
+            session = QoderSession(info, options, broker, sink)
+            session.access_token = self._secret(SecretName.QODER_TOKEN)
+            return session
+        if options.backend is Backend.CLAUDE:
+            from qoder_desktop.agents.claude import ClaudeSession
+
+            return ClaudeSession(info, options, broker, sink, env=self.claude_env(options))
+        raise ValueError(f"cannot start a session for backend {options.backend.value}")
+
+
+AUTH_DIR_PREFIX = "qoder-sdk-auth-"
+STALE_AUTH_AGE_S = 24 * 3600
+
+
+def sweep_stale_auth_dirs(folder: str | None = None, *,
+                          max_age_s: float = STALE_AUTH_AGE_S) -> list[Path]:
+    """Remove Qoder SDK access-token folders left behind by a crash; returns what went.
+
+    The Qoder SDK writes the token to `<tmp>/qoder-sdk-auth-*/payload.json` and removes
+    it when the session closes; a killed app leaves it. Only folders of this user that
+    are older than `max_age_s` are removed, so a running session's file is left alone.
+    """
+    root = Path(folder or tempfile.gettempdir())
+    removed: list[Path] = []
+    now = time.time()
+    for candidate in root.glob(f"{AUTH_DIR_PREFIX}*"):
+        try:
+            info = candidate.lstat()
+        except OSError:
+            continue
+        if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+                or now - info.st_mtime < max_age_s):
+            continue
+        shutil.rmtree(candidate, ignore_errors=True)
+        if not candidate.exists():
+            removed.append(candidate)
+    return removed

@@ -1,0 +1,238 @@
+"""The session hub: starts agent sessions, keeps their transcripts and grants, tells the UI.
+
+It is the one `SessionSink` every backend adapter reports to, and the one place where
+sessions, the broker, the rule store and the ledger meet. It knows no Qt: the UI
+subscribes to it through the app wiring.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.agents.workspace_trust import decide_sources
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.domain.models import (
+    Backend,
+    PermissionMode,
+    SessionInfo,
+    SessionRule,
+    SessionState,
+)
+from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger, ToolEventPhase
+
+log = logging.getLogger(__name__)
+
+TRANSCRIPT_LIMIT = 5_000
+"""Transcript lines kept in memory per session; older ones are dropped first."""
+
+SessionFactory = Callable[[SessionInfo, SessionOptions, ApprovalBroker, SessionSink], AgentSession]
+"""Builds the adapter for a new session (chooses the backend, credentials, environment)."""
+
+
+class HubEventKind(StrEnum):
+    """What changed in the hub."""
+
+    SESSION = "session"
+    TRANSCRIPT = "transcript"
+    RULES = "rules"
+
+
+@dataclass(frozen=True)
+class HubEvent:
+    """One change: a session's info, a transcript line, or a session's rules."""
+
+    kind: HubEventKind
+    session_id: str
+    session: SessionInfo | None = None
+    line: TranscriptEvent | None = None
+
+
+class UnknownSession(LookupError):
+    """No running session has that id."""
+
+
+class SessionHub(SessionSink):
+    """Runs agent sessions and is the single source of truth about them."""
+
+    def __init__(self, db: Database, ledger: Ledger, broker: ApprovalBroker,
+                 factory: SessionFactory,
+                 is_trusted: Callable[[str], bool] = lambda _cwd: False) -> None:
+        self._db = db
+        self._is_trusted = is_trusted
+        self._ledger = ledger
+        self._broker = broker
+        self._factory = factory
+        self._sessions: dict[str, AgentSession] = {}
+        self._infos: dict[str, SessionInfo] = {}
+        self._transcripts: dict[str, list[TranscriptEvent]] = {}
+        self._subscribers: list[Callable[[HubEvent], None]] = []
+
+    # -- subscribers -------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Callable[[HubEvent], None]) -> Callable[[], None]:
+        """Add a subscriber; returns a function that removes it again."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)
+
+    def _publish(self, event: HubEvent) -> None:
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception:
+                log.exception("a hub subscriber failed on %s", event.kind)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every session of this run, oldest first."""
+        return sorted(self._infos.values(), key=lambda info: info.created_at)
+
+    def session(self, session_id: str) -> SessionInfo:
+        """One session's info.
+
+        Raises:
+            UnknownSession: no session has that id.
+        """
+        try:
+            return self._infos[session_id]
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    def transcript(self, session_id: str) -> list[TranscriptEvent]:
+        """The session's transcript so far."""
+        return list(self._transcripts.get(session_id, []))
+
+    def rules(self, session_id: str) -> list[SessionRule]:
+        """The session's rules, revoked ones included."""
+        return self._db.all_rules(session_id)
+
+    # -- SessionSink -------------------------------------------------------------------
+
+    def add_transcript_line(self, event: TranscriptEvent) -> None:
+        """Keep a transcript line and pass it on (SessionSink)."""
+        lines = self._transcripts.setdefault(event.session_id, [])
+        lines.append(event)
+        if len(lines) > TRANSCRIPT_LIMIT:
+            del lines[: len(lines) - TRANSCRIPT_LIMIT]
+        self._publish(HubEvent(HubEventKind.TRANSCRIPT, event.session_id, line=event))
+
+    def state_changed(self, session_id: str, state: SessionState, error: str | None) -> None:
+        """Record a session's new state (SessionSink)."""
+        session = self._sessions.get(session_id)
+        info = session.info if session is not None else self._infos.get(session_id)
+        if info is None:
+            return
+        info = info.model_copy(update={"state": state, "error": error})
+        self._infos[session_id] = info
+        try:
+            self._db.upsert_session(info)
+        except Exception:
+            log.exception("could not save the state of session %s", session_id)
+        self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
+
+    def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
+                  tool_input: dict[str, Any], phase: str) -> None:
+        """Write a tool call seen by a hook to the ledger (SessionSink)."""
+        try:
+            self._ledger.record_tool_event(session_id, tool_use_id, tool_name, tool_input,
+                                           ToolEventPhase(phase))
+        except Exception:
+            log.exception("could not record a %s event", phase)
+
+    # -- commands ----------------------------------------------------------------------
+
+    async def start_session(self, options: SessionOptions) -> SessionInfo:
+        """Start a session; it shows up (possibly as failed) even when the CLI won't start.
+
+        Raises:
+            SessionStartError: the CLI could not be started (the session is kept as failed).
+        """
+        trust = decide_sources(options, self._is_trusted(options.cwd))
+        options = options.model_copy(update={"setting_sources": trust.sources})
+        info = SessionInfo(name=options.display_name(), backend=options.backend, cwd=options.cwd,
+                           permission_mode=options.permission_mode)
+        self._infos[info.session_id] = info
+        self._db.upsert_session(info)
+        session = self._factory(info, options, self._broker, self)
+        self._sessions[info.session_id] = session
+        self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
+        self.add_transcript_line(TranscriptEvent(
+            session_id=info.session_id, kind=TranscriptKind.SYSTEM,
+            text=trust.transcript_text(options.cwd)))
+        await session.start()
+        return self._infos[info.session_id]
+
+    def external_session(self, client_name: str, cwd: str = "") -> SessionInfo:
+        """The "external" session for agents started elsewhere, one per calling client.
+
+        Created on first use; its requests go through the same broker, rules and ledger.
+        """
+        for info in self._infos.values():
+            if info.backend is Backend.EXTERNAL and info.name == client_name:
+                return info
+        info = SessionInfo(name=client_name, backend=Backend.EXTERNAL, cwd=cwd,
+                           state=SessionState.RUNNING)
+        self._infos[info.session_id] = info
+        self._db.upsert_session(info)
+        self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
+        return info
+
+    def _running(self, session_id: str) -> AgentSession:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    async def send(self, session_id: str, prompt: str) -> None:
+        """Send a follow-up prompt."""
+        await self._running(session_id).send(prompt)
+
+    async def interrupt(self, session_id: str) -> None:
+        """Interrupt the session's current turn."""
+        await self._running(session_id).interrupt()
+
+    async def set_mode(self, session_id: str, mode: PermissionMode, *,
+                       confirmed: bool = False) -> None:
+        """Switch a running session's permission mode (bypass needs `confirmed`)."""
+        session = self._running(session_id)
+        await session.set_mode(mode, confirmed=confirmed)
+        self._infos[session_id] = self._infos[session_id].model_copy(
+            update={"permission_mode": mode})
+        self._db.upsert_session(self._infos[session_id])
+        self._publish(HubEvent(HubEventKind.SESSION, session_id, session=self._infos[session_id]))
+
+    async def stop(self, session_id: str) -> None:
+        """Stop a session and its CLI."""
+        await self._running(session_id).stop()
+
+    async def stop_all(self) -> None:
+        """Stop every session (the app is quitting)."""
+        for session_id, session in list(self._sessions.items()):
+            if session.info.state not in (SessionState.STOPPED, SessionState.FAILED):
+                try:
+                    await session.stop()
+                except Exception:
+                    log.exception("stopping session %s failed", session_id)
+
+    def revoke_rule(self, rule_id: str) -> SessionRule | None:
+        """Revoke a session rule; the very next matching tool call asks again."""
+        rule = self._db.get_rule(rule_id)
+        if rule is None or not rule.active:
+            return rule
+        self._db.revoke_rule(rule_id)
+        session = self._sessions.get(rule.session_id)
+        if session is not None:
+            session.revoke([rule])
+        self._publish(HubEvent(HubEventKind.RULES, rule.session_id))
+        return self._db.get_rule(rule_id)
+
+    def rules_changed(self, session_id: str) -> None:
+        """Tell subscribers that a session's rules changed (a new grant)."""
+        self._publish(HubEvent(HubEventKind.RULES, session_id))

@@ -1,0 +1,1 @@
+"""The approval broker, questions and the decisions that answer them."""

@@ -1,1 +1,0 @@
-"""Backend adapters: one per agent SDK, each only translating between that SDK and our models."""

@@ -1,0 +1,1 @@
+"""Where the user's things live: folders, settings and secrets (keyring)."""

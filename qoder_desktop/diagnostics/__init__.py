@@ -1,0 +1,1 @@
+"""What helps when something does not work: the self-check and memory upkeep."""

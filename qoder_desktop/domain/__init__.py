@@ -1,0 +1,1 @@
+"""Value objects on the path of one approval, and what a person chooses for a session."""

@@ -1,0 +1,1 @@
+"""The approval gateway: an MCP tool for agents started elsewhere."""

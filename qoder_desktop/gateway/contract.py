@@ -1,0 +1,333 @@
+"""The approval gateway's outside contract: names, token, permission results, snippets.
+
+Agents started elsewhere (a terminal, a script, an editor) hand their permission
+prompts to our MCP tool `mcp__qoder-desktop__approve` (see `gateway`). Every request to
+the gateway carries a per-install bearer token, kept in the OS keyring under service
+``qoder-desktop`` and user name ``gateway-token``. Without a usable keyring the token
+comes from ``QODER_DESKTOP_GATEWAY_TOKEN`` or, failing that, is made up for this run
+only and kept in memory (`GatewayToken.message` says which).
+
+`permission_result` turns a `Decision` into the JSON Claude Code accepts from a
+``--permission-prompt-tool`` (``{"behavior": "allow", "updatedInput": {...}}`` or
+``{"behavior": "deny", "message": "...", "interrupt": true}``); `parse_arguments`
+checks what the tool receives (``{tool_name, input, tool_use_id}``).
+
+`BearerAuth` is the ASGI middleware that lets only requests with the token through.
+`client_snippets` gives the exact flags and MCP config for Claude Code and qodercli,
+with a placeholder instead of the token unless the caller passes the token (the copy
+button does; a dialog that merely shows the snippets does not). Qt-free, no asyncio
+server here (see `gateway`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from qoder_desktop.config.secrets import (
+    SERVICE_NAME,
+    RedactSecrets,
+    SecretSource,
+    SecretStore,
+    SecretValue,
+)
+from qoder_desktop.domain.models import Decision
+from qoder_desktop.rules.grants import is_dangerous
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "qoder-desktop"
+"""The MCP server name agents must use (it is part of the tool's full name)."""
+TOOL_NAME = "approve"
+PERMISSION_PROMPT_TOOL = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
+"""The value for ``--permission-prompt-tool`` / ``permission_prompt_tool_name``."""
+MCP_PATH = "/mcp"
+LOOPBACK = "127.0.0.1"
+CONFIG_FILE_NAME = "qoder-desktop.json"
+
+HTTP_CLOSED = "qoder_desktop.http_closed"
+"""Scope key of the `asyncio.Event` that `BearerAuth` sets when an HTTP request is over."""
+GATEWAY_TOKEN_KEY = "gateway-token"
+"""The keyring user name of the token (service ``qoder-desktop``)."""
+GATEWAY_TOKEN_LABEL = "qoder-desktop gateway token"
+GATEWAY_TOKEN_ENV = "QODER_DESKTOP_GATEWAY_TOKEN"
+"""Where the token comes from when no keyring is usable (else a per-run token)."""
+TOKEN_PLACEHOLDER = "<qoder-desktop-gateway-token>"
+
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool_name": {"type": "string", "description": "The tool that asks for permission."},
+        "input": {"type": "object", "description": "The tool's input."},
+        "tool_use_id": {"type": "string", "description": "The tool call's id."},
+    },
+    "required": ["tool_name", "input"],
+}
+
+
+_RULE_UPDATES = ("addRules", "replaceRules", "removeRules")
+
+
+def gateway_url(port: int, host: str = LOOPBACK) -> str:
+    """The gateway's MCP endpoint on `port`."""
+    return f"http://{host}:{port}{MCP_PATH}"
+
+
+@dataclass(frozen=True)
+class GatewayToken:
+    """The gateway's bearer token and where it is kept.
+
+    Attributes:
+        secret: the token; `reveal()` only where it is compared or copied.
+        persistent: True when it is kept in the OS keyring (it survives restarts).
+        message: a sentence for people about where the token lives.
+    """
+
+    secret: SecretValue
+    persistent: bool
+    message: str
+
+    def reveal(self) -> str:
+        """The token itself. Never log, print or store the result."""
+        return self.secret.reveal()
+
+
+TokenSource = SecretValue | GatewayToken | str | Callable[[], SecretValue | GatewayToken | str]
+"""The bearer token, or a function returning it (read on every request)."""
+
+
+def reveal_token(token: TokenSource) -> str:
+    """The token text of a `TokenSource`. Never log, print or store the result."""
+    value = token() if callable(token) else token
+    return value.reveal() if isinstance(value, SecretValue | GatewayToken) else value
+
+
+def _from_keyring(store: SecretStore, *, replace: bool) -> tuple[str | None, str]:
+    """(token, "") from the keyring, creating it if needed; or (None, why not)."""
+    status = store.check_backend()
+    if not status.usable:
+        return None, status.message
+    backend = store.backend
+    try:
+        existing = None if replace else backend.get_password(SERVICE_NAME, GATEWAY_TOKEN_KEY)
+        if existing:
+            return existing, ""
+        created = secrets.token_urlsafe(32)
+        backend.set_password(SERVICE_NAME, GATEWAY_TOKEN_KEY, created)
+        read_back = backend.get_password(SERVICE_NAME, GATEWAY_TOKEN_KEY)
+    except Exception as exc:  # D-Bus and platform errors are not KeyringErrors
+        # The exception text is not shown: it could echo what was being stored.
+        return None, f"the keyring failed ({type(exc).__name__})."
+    if read_back is None or not hmac.compare_digest(read_back.encode(), created.encode()):
+        return None, f"the {status.backend} keyring did not keep the token."
+    return created, ""
+
+
+def gateway_token(store: SecretStore, *, redactor: RedactSecrets | None = None,
+                  environ: Mapping[str, str] | None = None,
+                  replace: bool = False) -> GatewayToken:
+    """The per-install gateway token: read from the keyring, created there on first use.
+
+    Without a usable keyring: ``QODER_DESKTOP_GATEWAY_TOKEN`` if set, otherwise a fresh
+    token for this run only, held in memory (agents need the new one after a restart).
+    `replace` makes a new token (the old one stops working). The token is added to
+    `redactor`, so it never reaches a log.
+    """
+    token, problem = _from_keyring(store, replace=replace)
+    if token is not None:
+        result = GatewayToken(SecretValue(token, SecretSource.KEYRING), True,
+                              f"The gateway token is kept in the OS keyring "
+                              f"(service {SERVICE_NAME!r}, user {GATEWAY_TOKEN_KEY!r}).")
+    else:
+        env = (os.environ if environ is None else environ).get(GATEWAY_TOKEN_ENV, "").strip()
+        if env:
+            result = GatewayToken(SecretValue(env, SecretSource.ENVIRONMENT), False,
+                                  f"No usable keyring ({problem.rstrip('.')}); the gateway "
+                                  f"token comes from {GATEWAY_TOKEN_ENV}.")
+        else:
+            result = GatewayToken(SecretValue(secrets.token_urlsafe(32)), False,
+                                  f"No usable keyring ({problem.rstrip('.')}); the gateway "
+                                  "token is kept in memory for this run only, so agents need "
+                                  f"the new token after every restart (or set "
+                                  f"{GATEWAY_TOKEN_ENV}).")
+        log.warning("%s", result.message)
+    if redactor is not None:
+        redactor.add(result.secret)
+    return result
+
+
+def deny_result(message: str, *, interrupt: bool = False) -> dict[str, Any]:
+    """A deny permission result."""
+    result: dict[str, Any] = {"behavior": "deny",
+                              "message": message.strip() or "Qoder Desktop denied this."}
+    if interrupt:
+        result["interrupt"] = True
+    return result
+
+
+def permission_result(decision: Decision) -> dict[str, Any]:
+    """The ``--permission-prompt-tool`` result JSON for `decision`.
+
+    Rule grants of "allow for this session" stay in our rule store (the broker
+    answers the next matching call at once, and a revoke works on the very next call);
+    only safe mode switches and directory updates are forwarded, as session updates.
+    """
+    if decision.kind.allows and decision.final_input is not None:
+        result: dict[str, Any] = {"behavior": "allow", "updatedInput": dict(decision.final_input)}
+        forwarded = [update.model_copy(update={"destination": "session"}).to_wire()
+                     for update in decision.updates
+                     if update.type not in _RULE_UPDATES and not is_dangerous(update)]
+        if forwarded:
+            result["updatedPermissions"] = forwarded
+        return result
+    return deny_result(decision.message, interrupt=decision.interrupt)
+
+
+def parse_arguments(arguments: Any) -> tuple[str, dict[str, Any], str | None]:
+    """(tool_name, input, tool_use_id) from the tool's arguments.
+
+    Raises:
+        ValueError: the arguments are not what the permission prompt tool receives.
+    """
+    if not isinstance(arguments, dict):
+        raise ValueError("the arguments must be an object")
+    tool_name = arguments.get("tool_name")
+    if not isinstance(tool_name, str) or not tool_name.strip():
+        raise ValueError("'tool_name' must be a non-empty string")
+    tool_input = arguments.get("input")
+    if not isinstance(tool_input, dict):
+        raise ValueError("'input' must be an object")
+    tool_use_id = arguments.get("tool_use_id")
+    if tool_use_id is not None and not isinstance(tool_use_id, str):
+        raise ValueError("'tool_use_id' must be a string")
+    return tool_name, tool_input, tool_use_id or None
+
+
+def client_label(name: str | None, version: str | None = None) -> str:
+    """The external session's name for an MCP client: ``name version``, printable, short."""
+    text = f"{name or ''} {version or ''}".strip()
+    text = "".join(ch for ch in text if ch.isprintable())[:80].strip()
+    return text or "unknown MCP client"
+
+
+class BearerAuth:
+    """ASGI middleware: only requests with the right bearer token pass (401 otherwise).
+
+    It also gives each HTTP request an `asyncio.Event` (scope key
+    ``qoder_desktop.http_closed``) that is set once the request is over, so a tool
+    call can notice that its agent hung up.
+    """
+
+    def __init__(self, app: ASGIApp, token: TokenSource,
+                 on_refused: Callable[[], None] | None = None) -> None:
+        self.app = app
+        self._token = token
+        self._on_refused = on_refused
+
+    def _refusal(self, scope: Scope) -> str | None:
+        header = Headers(scope=scope).get("authorization")
+        if header is None:
+            return "no Authorization header"
+        scheme, _, presented = header.strip().partition(" ")
+        if scheme.lower() != "bearer" or not presented.strip():
+            return "not a bearer token"
+        try:
+            expected = reveal_token(self._token)
+        except Exception:
+            log.exception("the gateway token could not be read")
+            return "the gateway token is unavailable"
+        if not expected or not hmac.compare_digest(presented.strip().encode(), expected.encode()):
+            return "wrong token"
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        reason = self._refusal(scope)
+        if reason is not None:
+            host, port = scope.get("client") or ("?", 0)
+            log.warning("approval gateway refused %s %s from %s:%s: %s", scope.get("method", "?"),
+                        scope.get("path", "?"), host, port, reason)
+            if self._on_refused is not None:
+                self._on_refused()
+            if scope["type"] == "http":
+                response = JSONResponse(
+                    {"error": "unauthorized",
+                     "message": "Qoder Desktop's approval gateway needs the right bearer token."},
+                    status_code=401, headers={"WWW-Authenticate": f'Bearer realm="{SERVER_NAME}"'})
+                await response(scope, receive, send)
+            return
+        closed = asyncio.Event()
+        scope[HTTP_CLOSED] = closed
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            closed.set()
+
+
+def _bearer(token: SecretValue | GatewayToken | str | None) -> str:
+    if token is None:
+        return TOKEN_PLACEHOLDER
+    if isinstance(token, SecretValue | GatewayToken):
+        return token.reveal()
+    return token
+
+
+def mcp_config(url: str, token: SecretValue | GatewayToken | str | None = None
+               ) -> dict[str, Any]:
+    """The ``--mcp-config`` JSON (same shape for Claude Code and qodercli)."""
+    return {"mcpServers": {SERVER_NAME: {
+        "type": "http", "url": url,
+        "headers": {"Authorization": f"Bearer {_bearer(token)}"}}}}
+
+
+def client_snippets(url: str, token: SecretValue | GatewayToken | str | None = None
+                    ) -> dict[str, str]:
+    """Flags, MCP config and commands that send an agent's permission prompts here.
+
+    The token is a placeholder unless `token` is given: pass it only for the copy
+    button, never for text that is merely shown. Keys: ``claude_flags``,
+    ``claude_mcp_config``, ``claude_command``, ``claude_mcp_add``, ``claude_sdk``,
+    ``qodercli_flags``, ``qodercli_mcp_config``, ``qodercli_command``,
+    ``qodercli_mcp_add``, ``qoder_sdk``, ``config_file_name``.
+    """
+    bearer = _bearer(token)
+    config = json.dumps(mcp_config(url, bearer), indent=2)
+    flags = f"--mcp-config {CONFIG_FILE_NAME} --permission-prompt-tool {PERMISSION_PROMPT_TOOL}"
+    header = f'--header "Authorization: Bearer {bearer}"'
+    servers = (f'{{"{SERVER_NAME}": {{"type": "http", "url": "{url}", '
+               f'"headers": {{"Authorization": "Bearer {bearer}"}}}}}}')
+    return {
+        "config_file_name": CONFIG_FILE_NAME,
+        "claude_flags": flags,
+        "claude_mcp_config": config,
+        "claude_command": f'claude -p "your prompt" {flags}',
+        "claude_mcp_add": (f"claude mcp add --transport http --scope user {SERVER_NAME} {url} "
+                           f"{header}\n# then: claude --permission-prompt-tool "
+                           f"{PERMISSION_PROMPT_TOOL}"),
+        "claude_sdk": ("ClaudeAgentOptions(\n"
+                       f"    mcp_servers={servers},\n"
+                       f'    permission_prompt_tool_name="{PERMISSION_PROMPT_TOOL}",\n)'),
+        "qodercli_flags": flags,
+        "qodercli_mcp_config": config,
+        "qodercli_command": f'qodercli -p "your prompt" {flags}',
+        "qodercli_mcp_add": (f"qodercli mcp add --transport http --scope user {SERVER_NAME} "
+                             f"{url} {header}\n# then: qodercli --permission-prompt-tool "
+                             f"{PERMISSION_PROMPT_TOOL}"),
+        "qoder_sdk": ("QoderAgentOptions(\n"
+                      f"    mcp_servers={servers},\n"
+                      f'    permission_prompt_tool_name="{PERMISSION_PROMPT_TOOL}",\n)'),
+    }

@@ -1,0 +1,382 @@
+"""The approval gateway: an MCP tool that answers permission prompts of agents started elsewhere.
+
+``--permission-prompt-tool mcp__qoder-desktop__approve`` hands each prompt to our tool
+``approve`` as ``{tool_name, input, tool_use_id}``. It becomes an `ApprovalRequest` of an
+*external* session (one per calling client, by its MCP ``clientInfo``; the cwd is the
+client's first root), goes through the same broker as in-app sessions (rules, dialogs,
+ledger), and is answered with one text block holding the permission result JSON (see
+`gateway_config.permission_result`).
+
+A streamable-HTTP MCP server (``mcp`` SDK, stateful sessions) in a Starlette app under
+uvicorn, inside the app's asyncio loop, bound to 127.0.0.1 only. Every request needs
+``Authorization: Bearer <token>``; others get a 401 and a log line with the client
+address (never the presented token). Malformed arguments, an unknown tool or any error
+give a deny, never an allow. An agent that hangs up, sends ``notifications/cancelled``
+or ends its MCP session withdraws its pending request. A person's answer is never
+timed out here; while it is awaited, progress notifications keep idle clients waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import os
+import socket
+import weakref
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+import anyio
+import uvicorn
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import ServerMessageMetadata
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from qoder_desktop import __version__
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.gateway.contract import (
+    HTTP_CLOSED,
+    INPUT_SCHEMA,
+    LOOPBACK,
+    MCP_PATH,
+    SERVER_NAME,
+    TOOL_NAME,
+    BearerAuth,
+    TokenSource,
+    client_label,
+    deny_result,
+    gateway_url,
+    parse_arguments,
+    permission_result,
+    reveal_token,
+)
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_SECONDS = 20.0
+"""How often a waiting call sends a progress notification (if the client asked)."""
+ROOTS_TIMEOUT = 2.0
+"""How long to wait for the client's roots (its working directory) once per session."""
+SESSION_IDLE_TIMEOUT = 24 * 3600.0
+"""An MCP session with no request in flight for this long is closed (a pending call
+keeps its session open, however long the person takes)."""
+
+
+class GatewayError(RuntimeError):
+    """The gateway could not start."""
+
+
+class GatewayPortInUse(GatewayError):
+    """Something else already listens on the gateway's port."""
+
+    def __init__(self, port: int, host: str = LOOPBACK) -> None:
+        super().__init__(f"Port {port} on {host} is already in use, so the approval gateway "
+                         "could not start. Choose another gateway port in Settings.")
+        self.port = port
+
+
+# -- the gateway ----------------------------------------------------------------------
+
+
+@dataclass
+class _Caller:
+    name: str
+    cwd: str | None
+
+
+class _Endpoint:
+    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self._manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._manager.handle_request(scope, receive, send)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without signal handling: the host application owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+
+class ApprovalGateway:
+    """Serves the ``approve`` MCP tool on 127.0.0.1 for agents started elsewhere.
+
+    Args:
+        broker: decides each request (rules, then a person).
+        hub: gives the external session of each calling client.
+        token: the bearer token (or a function returning it).
+        host: must be ``127.0.0.1``.
+        port: the TCP port (``Settings.gateway_port``); 0 picks a free one.
+        keepalive_seconds: interval of progress notifications while a person decides.
+    """
+
+    def __init__(self, broker: ApprovalBroker, hub: SessionHub, token: TokenSource, *,
+                 host: str = LOOPBACK, port: int = 8765,
+                 keepalive_seconds: float = KEEPALIVE_SECONDS) -> None:
+        if host != LOOPBACK:
+            raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
+        if not 0 <= port <= 65535:
+            raise ValueError(f"not a TCP port: {port}")
+        self._broker = broker
+        self._hub = hub
+        self._token = token
+        self._host = host
+        self._requested_port = port
+        self._keepalive = keepalive_seconds
+        self._port: int | None = None
+        self._server: _QuietServer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._callers: weakref.WeakKeyDictionary[Any, _Caller] = weakref.WeakKeyDictionary()
+        self.refused = 0
+        """How many HTTP requests were refused for want of the right token."""
+        self._mcp = self._build_mcp_server()
+
+    # -- properties ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The port the gateway listens on (the real one when started with port 0)."""
+        return self._port if self._port is not None else self._requested_port
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint, e.g. ``http://127.0.0.1:8765/mcp``."""
+        return gateway_url(self.port, self._host)
+
+    @property
+    def running(self) -> bool:
+        """True between `start()` and `stop()`."""
+        return self._task is not None and not self._task.done()
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if os.name == "posix":  # elsewhere SO_REUSEADDR would let us steal a live port
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self._host, self._requested_port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES) or getattr(exc, "winerror", 0) in (
+                    10013, 10048):
+                raise GatewayPortInUse(self._requested_port, self._host) from exc
+            raise GatewayError(f"The approval gateway could not listen on {self._host}:"
+                               f"{self._requested_port}: {exc.strerror or exc}") from exc
+        return sock
+
+    async def start(self) -> None:
+        """Listen on 127.0.0.1 and serve until `stop()`; returns once listening.
+
+        Raises:
+            GatewayPortInUse: the port is taken.
+            GatewayError: the gateway could not start for another reason.
+        """
+        if self._task is not None:
+            raise GatewayError("the approval gateway is already running")
+        if not reveal_token(self._token):
+            raise GatewayError("the approval gateway has no token, so it will not start")
+        sock = self._bind()
+        self._port = sock.getsockname()[1]
+        config = uvicorn.Config(self._build_app(), host=self._host, port=self._port,
+                                lifespan="on", log_config=None, access_log=False,
+                                log_level="warning", timeout_graceful_shutdown=2,
+                                server_header=False)
+        self._server = _QuietServer(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]),
+                                         name="qoder-desktop-gateway")
+        try:
+            while not self._server.started:
+                if self._task.done():
+                    self._task.result()
+                    raise GatewayError("the approval gateway stopped while starting")
+                await asyncio.sleep(0.01)
+        except BaseException:
+            await self.stop()
+            sock.close()
+            raise
+        log.info("approval gateway listening on %s", self.url)
+
+    async def stop(self) -> None:
+        """Stop serving; pending external requests are withdrawn."""
+        server, task = self._server, self._task
+        self._server, self._task = None, None
+        if server is None or task is None:
+            return
+        server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=5)
+        except TimeoutError:
+            server.force_exit = True
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        except Exception:
+            log.exception("the approval gateway failed while stopping")
+        log.info("approval gateway stopped")
+
+    async def __aenter__(self) -> ApprovalGateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- the MCP server ------------------------------------------------------------------
+
+    def _build_mcp_server(self) -> Server[Any, Any]:
+        server: Server[Any, Any] = Server(
+            SERVER_NAME, version=__version__,
+            instructions="Answers permission prompts through Qoder Desktop: pass this tool "
+                         "to --permission-prompt-tool.")
+
+        @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
+        async def list_tools() -> list[types.Tool]:
+            return [types.Tool(
+                name=TOOL_NAME, title="Ask Qoder Desktop",
+                description="Asks the person at Qoder Desktop whether a tool call may run; "
+                            "returns the permission result as JSON text.",
+                inputSchema=INPUT_SCHEMA)]
+
+        @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+        async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+            result = await self._approve(name, arguments)
+            return [types.TextContent(type="text", text=json.dumps(result))]
+
+        return server
+
+    def _build_app(self) -> ASGIApp:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{LOOPBACK}:*", "localhost:*"], allowed_origins=[])
+        manager = StreamableHTTPSessionManager(
+            self._mcp, security_settings=security, session_idle_timeout=SESSION_IDLE_TIMEOUT)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with manager.run():
+                yield
+
+        app = Starlette(routes=[Route(MCP_PATH, endpoint=_Endpoint(manager))], lifespan=lifespan)
+        return BearerAuth(app, self._token, on_refused=self._count_refusal)
+
+    def _count_refusal(self) -> None:
+        self.refused += 1
+
+    async def _approve(self, name: str, arguments: Any) -> dict[str, Any]:
+        """One permission prompt: a result JSON dict, never an allow on failure."""
+        try:
+            if name != TOOL_NAME:
+                return deny_result(f"Qoder Desktop has no tool {name!r}; use {TOOL_NAME!r}.")
+            try:
+                tool_name, tool_input, tool_use_id = parse_arguments(arguments)
+            except ValueError as exc:
+                log.warning("approval gateway: malformed permission prompt: %s", exc)
+                return deny_result(f"Qoder Desktop refused a malformed permission prompt: {exc}. "
+                                   "Expected {tool_name, input, tool_use_id}.")
+            context = self._mcp.request_context
+            caller = await self._caller(context)
+            info = self._hub.external_session(caller.name, caller.cwd or "")
+            request = ApprovalRequest(
+                session_id=info.session_id, session_name=info.name, backend=Backend.EXTERNAL,
+                tool_name=tool_name, tool_input=tool_input, tool_use_id=tool_use_id,
+                cwd=caller.cwd)
+            decision = await self._decide(request, context)
+            if decision is None:
+                return deny_result("The agent withdrew the request.")
+            return permission_result(decision)
+        except Exception as exc:
+            log.exception("approval gateway: a permission prompt failed")
+            return deny_result(f"Qoder Desktop failed while asking: {exc}")
+
+    async def _decide(self, request: ApprovalRequest, context: Any) -> Decision | None:
+        """The broker's decision; None if the agent hung up first (recorded as withdrawn)."""
+        scope = getattr(context.request, "scope", None) or {}
+        closed: asyncio.Event | None = scope.get(HTTP_CLOSED)
+        token = getattr(context.meta, "progressToken", None) if context.meta else None
+        decision: Decision | None = None
+        async with anyio.create_task_group() as group:
+            if closed is not None:
+                group.start_soon(self._cancel_when_closed, closed, group.cancel_scope)
+            if token is not None and self._keepalive > 0:
+                group.start_soon(self._keep_alive, context, token)
+            try:
+                decision = await self._broker.request(request)
+            except Exception as exc:  # the broker should never raise; fail closed if it does
+                log.exception("approval gateway: the broker failed")
+                decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
+            group.cancel_scope.cancel()
+        if decision is None:
+            log.info("approval gateway: the agent hung up; request %s withdrawn",
+                     request.request_id)
+        return decision
+
+    @staticmethod
+    async def _cancel_when_closed(closed: asyncio.Event, scope: anyio.CancelScope) -> None:
+        await closed.wait()
+        scope.cancel()
+
+    async def _keep_alive(self, context: Any, token: str | int) -> None:
+        beat = 0
+        while True:
+            await anyio.sleep(self._keepalive)
+            beat += 1
+            try:
+                await context.session.send_progress_notification(
+                    token, progress=beat, message="Waiting for a person in Qoder Desktop",
+                    related_request_id=str(context.request_id))
+            except Exception:
+                log.debug("approval gateway: a keep-alive could not be sent", exc_info=True)
+                return
+
+    async def _caller(self, context: Any) -> _Caller:
+        """Who calls: the client's name and version, and its first root as the cwd."""
+        session = context.session
+        caller = self._callers.get(session)
+        if caller is None:
+            params = session.client_params
+            client = params.clientInfo if params else None
+            caller = _Caller(client_label(client.name if client else None,
+                                          client.version if client else None),
+                             await self._client_cwd(context))
+            self._callers[session] = caller
+        return caller
+
+    async def _client_cwd(self, context: Any) -> str | None:
+        """The client's first ``file://`` root, if it offers roots and answers in time."""
+        session = context.session
+        if not session.check_client_capability(types.ClientCapabilities(
+                roots=types.RootsCapability())):
+            return None
+        try:
+            with anyio.fail_after(ROOTS_TIMEOUT):
+                result = await session.send_request(
+                    types.ServerRequest(types.ListRootsRequest()), types.ListRootsResult,
+                    metadata=ServerMessageMetadata(related_request_id=context.request_id))
+        except Exception as exc:
+            log.info("approval gateway: the client's roots are unknown (%s)",
+                     type(exc).__name__)
+            return None
+        for root in result.roots:
+            parts = urlsplit(str(root.uri))
+            if parts.scheme == "file" and parts.path:
+                return url2pathname(parts.path)
+        return None

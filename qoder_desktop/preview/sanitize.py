@@ -1,0 +1,284 @@
+"""Bound model-supplied markdown and HTML before Qt's text engine sees it.
+
+Option previews and plans come from the model, so they are hostile input (research §3):
+Qt reads local files for `<img>`/`<link>`/CSS `url()`, hangs on a FIFO, decodes `data:`
+images through every image plugin, and lays out nested tables in exponential time on the
+GUI thread, where nothing can interrupt it. `SafePreviewBrowser` refuses every resource;
+this module makes sure the document it gets is small and shallow to begin with:
+
+* size cap `MAX_PREVIEW_CHARS` (64 Ki characters);
+* HTML: a tag allow-list rebuilt through `html.parser`, nesting depth ≤ `MAX_DEPTH`, no
+  nested tables, at most `MAX_TABLE_ROWS` rows and `MAX_TABLE_CELLS` cells; `<img>`,
+  `<link>`, `<style>`, `<script>`, `<iframe>`, `<object>`, `<svg>` and friends are dropped,
+  every `src`/`background` attribute is dropped, a `style` attribute that could load
+  anything (`url(`, `expression`, `@import`, escapes) is dropped;
+* markdown: images (`![alt](…)`, `![alt][ref]`, `![alt]`) become the text `[image: alt]`,
+  raw HTML tags are backslash-escaped so they show as text, big tables are refused.
+
+Anything over a limit falls back to plain text, with `simplified=True` and a reason the
+view shows in a banner.
+
+Qt's word wrap is also very slow on long runs without a break opportunity (a 60,000-
+character word takes ~0.4 s, more with format changes inside it). `break_positions` says
+where zero-width spaces go so no run is longer than `LONG_RUN`; `SafePreviewBrowser`
+applies it to the *rendered* document, where the visible text is known exactly (markdown
+can hide whitespace in link destinations and titles, and HTML splits a word over tags),
+so no markdown or HTML syntax is ever touched. Qt-free.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from qoder_desktop.preview.html import (
+    MAX_DEPTH,
+    MAX_TABLE_CELLS,
+    MAX_TABLE_DEPTH,
+    MAX_TABLE_ROWS,
+    HtmlRebuilder,
+    HtmlRefused,
+    html_to_text,
+    normalize_html,
+    removed_note,
+)
+
+MAX_PREVIEW_CHARS = 64 * 1024
+"""Previews longer than this (in characters) are cut and shown as plain text."""
+__all__ = ["LONG_RUN", "MAX_DEPTH", "MAX_PREVIEW_CHARS", "MAX_TABLE_CELLS", "MAX_TABLE_DEPTH",
+           "MAX_TABLE_ROWS", "WRAP_EVERY", "ZERO_WIDTH_SPACE", "SanitizedPreview",
+           "break_positions", "rewrite_images", "sanitize_html", "sanitize_markdown",
+           "sanitize_preview", "sniff_kind"]
+
+LONG_RUN = 500
+"""Runs without a break opportunity longer than this get zero-width spaces."""
+WRAP_EVERY = 200
+"""How often a zero-width space goes into such a run (in characters)."""
+ZERO_WIDTH_SPACE = "\u200b"
+
+PreviewKind = Literal["markdown", "html", "plain"]
+
+
+@dataclass(frozen=True)
+class SanitizedPreview:
+    """A preview that is safe and cheap to hand to `QTextBrowser`.
+
+    Attributes:
+        kind: "markdown" or "html" (render as such), or "plain" (show as plain text).
+        text: the text to render.
+        simplified: True when the original was refused and `text` is a plain fallback.
+        reason: why it was simplified, or a note on what was removed; "" when untouched.
+    """
+
+    kind: PreviewKind
+    text: str
+    simplified: bool = False
+    reason: str = ""
+
+
+def sniff_kind(text: str) -> Literal["markdown", "html"]:
+    """HTML when the text starts with `<` after leading whitespace, else markdown."""
+    return "html" if text.lstrip().startswith("<") else "markdown"
+
+
+def _truncate(text: str, limit: int = MAX_PREVIEW_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain(text: str, reason: str) -> SanitizedPreview:
+    return SanitizedPreview("plain", _truncate(text), simplified=True, reason=reason)
+
+
+def sanitize_html(text: str) -> SanitizedPreview:
+    """Rebuild `text` from allowed tags, or fall back to its plain text.
+
+    Oversize HTML is never rebuilt, and the rebuild stops at the first limit it hits:
+    both fall back to `html_to_text`, which costs a few regular expressions.
+    """
+    normalized = normalize_html(text[:MAX_PREVIEW_CHARS])
+    if len(text) > MAX_PREVIEW_CHARS:
+        return _plain(html_to_text(normalized),
+                      f"The preview is {len(text):,} characters long; only the first "
+                      f"{MAX_PREVIEW_CHARS:,} are shown, as plain text.")
+    parser = HtmlRebuilder()
+    try:
+        parser.feed(normalized)
+        parser.close()
+    except HtmlRefused:
+        return _plain(html_to_text(normalized),
+                      f"The preview was shown as plain text because {parser.error}.")
+    except Exception as exc:  # html.parser is lenient, but never let a preview crash us
+        return _plain(text, f"The preview could not be read as HTML ({type(exc).__name__}).")
+    rebuilt = parser.result()
+    if len(rebuilt) > MAX_PREVIEW_CHARS:
+        return _plain(html_to_text(normalized),
+                      "The preview is too large to render; shown as plain text.")
+    return SanitizedPreview("html", rebuilt, reason=removed_note(parser.removed))
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def _image_end(text: str, i: int) -> int:
+    """Given `text[i]` == '[' after '!', the index past `![alt]` plus `(…)` or `[…]`.
+
+    Returns -1 when the bracket is never closed (then it is not an image).
+    """
+    depth, j, n = 0, i, len(text)
+    while j < n:
+        if text[j] == "\\":
+            j += 2
+            continue
+        if text[j] == "[":
+            depth += 1
+        elif text[j] == "]":
+            depth -= 1
+            if depth == 0:
+                break
+        j += 1
+    if j >= n:
+        return -1
+    j += 1
+    if j < n and text[j] in "([":
+        opening, closing = text[j], ")" if text[j] == "(" else "]"
+        depth = 0
+        while j < n:
+            if text[j] == "\\":
+                j += 2
+                continue
+            depth += text[j] == opening
+            depth -= text[j] == closing
+            j += 1
+            if depth == 0:
+                break
+    return min(j, n)
+
+
+def rewrite_images(text: str) -> tuple[str, int]:
+    """Replace every markdown image by the escaped text `\\[image: alt\\]`; count them."""
+    out: list[str] = []
+    i, count, n = 0, 0, len(text)
+    while i < n:
+        start = text.find("![", i)
+        if start < 0:
+            out.append(text[i:])
+            break
+        slashes = len(text[:start]) - len(text[:start].rstrip("\\"))
+        if slashes % 2:
+            out.append(text[i:start + 2])
+            i = start + 2
+            continue
+        end = _image_end(text, start + 1)
+        if end < 0:
+            out.append(text[i:start] + "!\\[")
+            i = start + 2
+            continue
+        alt_end = text.find("]", start + 2, end)
+        alt = text[start + 2:alt_end if alt_end >= 0 else end]
+        alt = re.sub(r"[\[\]()!<>\\`*_]", "", alt).strip() or "no description"
+        out.append(text[i:start])
+        out.append(f"\\[image: {alt}\\]")
+        count += 1
+        i = end
+    return "".join(out), count
+
+
+def _escape_html_outside_code(text: str) -> str:
+    lines = text.split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match[1][0] == fence[0] and len(match[1]) >= len(fence):
+                fence = None
+            continue
+        if match:
+            fence = match[1]
+            continue
+        pieces = re.split(r"(`+[^`]*?`+)", line)
+        lines[index] = "".join(piece if piece.startswith("`") else
+                               _HTML_START.sub(r"\\<", piece) for piece in pieces)
+    return "\n".join(lines)
+
+
+def sanitize_markdown(text: str) -> SanitizedPreview:
+    """Rewrite images to text, escape raw HTML, refuse oversize or table-heavy markdown."""
+    if len(text) > MAX_PREVIEW_CHARS:
+        return _plain(text, f"The preview is {len(text):,} characters long; only the first "
+                            f"{MAX_PREVIEW_CHARS:,} are shown, as plain text.")
+    table_lines = [line for line in text.split("\n") if "|" in line]
+    if len(table_lines) > MAX_TABLE_ROWS + 2:
+        return _plain(text, f"The preview was shown as plain text because its tables have "
+                            f"more than {MAX_TABLE_ROWS} rows.")
+    if sum(line.count("|") for line in table_lines) > MAX_TABLE_CELLS + MAX_TABLE_ROWS:
+        return _plain(text, f"The preview was shown as plain text because its tables have "
+                            f"more than {MAX_TABLE_CELLS} cells.")
+    rewritten, images = rewrite_images(text)
+    rewritten = _escape_html_outside_code(rewritten)
+    if len(rewritten) > MAX_PREVIEW_CHARS:
+        return _plain(text, "The preview is too large to render; shown as plain text.")
+    return SanitizedPreview("markdown", rewritten,
+                            reason="Not shown: images." if images else "")
+
+
+def sanitize_preview(text: str | None, kind: str | None = None) -> SanitizedPreview:
+    """Make a model-supplied preview safe to render.
+
+    Args:
+        text: the preview as the model sent it (None or "" gives an empty plain preview).
+        kind: "markdown", "html" or "plain"; None sniffs it with `sniff_kind`.
+
+    Returns:
+        A `SanitizedPreview`; never raises for any string.
+    """
+    if not text:
+        return SanitizedPreview("plain", "")
+    chosen = kind or sniff_kind(text)
+    if chosen == "html":
+        return sanitize_html(text)
+    if chosen == "markdown":
+        return sanitize_markdown(text)
+    return SanitizedPreview("plain", _truncate(text),
+                            simplified=len(text) > MAX_PREVIEW_CHARS,
+                            reason="" if len(text) <= MAX_PREVIEW_CHARS else
+                            f"Only the first {MAX_PREVIEW_CHARS:,} characters are shown.")
+
+
+# Space, tab, line and paragraph breaks (U+2028/U+2029 in a QTextDocument), zero-width
+# space, and the frame markers around tables and cells (U+FDD0/U+FDD1). Other blanks
+# (no-break space, figure space, …) do not end a run: counting them in is the safe side.
+_LONG_RUN = re.compile(r"[^ \t\n\r\u2028\u2029\u200b\ufdd0\ufdd1]{" + str(LONG_RUN + 1) + ",}")
+
+
+def _tears(before: str, after: str) -> bool:
+    """True when a break between these two characters would split what shows as one."""
+    return (unicodedata.category(after)[0] == "M" or unicodedata.category(after) == "Cf"
+            or unicodedata.category(before) == "Cf")
+
+
+def break_positions(text: str) -> list[int]:
+    """Where zero-width spaces go so that no run in `text` is longer than `LONG_RUN`.
+
+    A run is a stretch without a space, tab, line or paragraph break, zero-width space or
+    table frame marker. Runs up to `LONG_RUN` are left alone (URLs, hashes, identifiers);
+    a longer one gets a break about every `WRAP_EVERY` characters, moved on a few
+    characters when it would land before a combining mark or next to a format character
+    such as a zero-width joiner.
+
+    Returns:
+        Ascending indices into `text`: insert one zero-width space before each (from the
+        last one back, so the others stay valid).
+    """
+    positions: list[int] = []
+    for run in _LONG_RUN.finditer(text):
+        start, end = run.span()
+        at = start + WRAP_EVERY
+        while at < end:
+            at = next((k for k in range(at, min(at + 8, end)) if not _tears(text[k - 1], text[k])),
+                      at)
+            positions.append(at)
+            at += WRAP_EVERY
+    return positions

@@ -1,0 +1,1 @@
+"""Session rules: syntax, evaluation, path and domain specifiers, grants."""

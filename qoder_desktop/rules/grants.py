@@ -1,0 +1,97 @@
+"""From the CLI's permission suggestions to session grants.
+
+"Allow for this session" sends only allow `addRules` updates, forced to destination
+`session` (a suggestion's `localSettings` would write into the user's project).
+Everything else (mode switches, directories, deny/ask rules, replace/remove) is kept
+aside for the user to tick explicitly, and a switch to a mode that skips the callback
+is flagged so the UI never offers it. Our own rule store is the source of truth for
+session grants: `session_rules_from_updates` turns granted updates into `SessionRule`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from qoder_desktop.domain.models import (
+    PermissionMode,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+    SessionRule,
+)
+
+_SAFE_MODES = frozenset({PermissionMode.DEFAULT.value, PermissionMode.PLAN.value,
+                         PermissionMode.ACCEPT_EDITS.value, PermissionMode.DONT_ASK.value})
+
+
+@dataclass(frozen=True)
+class SuggestionSplit:
+    """The CLI's suggestions sorted for the "allow for this session" button.
+
+    Attributes:
+        session_rules: allow `addRules` updates, rewritten to destination `session`;
+            sent along with "allow for this session".
+        kept_aside: everything else, unchanged, for the user to tick explicitly
+            (mode switches, directories, deny/ask rules, replace/remove, ...).
+        dropped: allow `addRules` updates with no usable rule; offered nowhere.
+    """
+
+    session_rules: tuple[PermissionSuggestion, ...]
+    kept_aside: tuple[PermissionSuggestion, ...]
+    dropped: tuple[PermissionSuggestion, ...] = ()
+
+
+def is_dangerous(update: PermissionSuggestion) -> bool:
+    """True for an update the UI must never offer: a switch to a mode that skips us.
+
+    That is `setMode` to bypassPermissions, yolo or auto (the CLI would stop asking),
+    or to a mode that is missing or unknown. default, plan, acceptEdits and dontAsk
+    are not dangerous.
+    """
+    return update.type == "setMode" and (update.mode or "") not in _SAFE_MODES
+
+
+def _usable_rules(update: PermissionSuggestion) -> tuple[RuleValue, ...]:
+    return tuple(r for r in update.rules or () if r.tool_name.strip())
+
+
+def split_suggestions(suggestions: Iterable[PermissionSuggestion]) -> SuggestionSplit:
+    """Sort suggestions into session grants and the rest (see `SuggestionSplit`)."""
+    grants: list[PermissionSuggestion] = []
+    aside: list[PermissionSuggestion] = []
+    dropped: list[PermissionSuggestion] = []
+    for update in suggestions:
+        if update.type == "addRules" and update.behavior is RuleBehavior.ALLOW:
+            usable = _usable_rules(update)
+            if usable:
+                grants.append(update.model_copy(
+                    update={"rules": usable, "destination": "session"}))
+            else:
+                dropped.append(update)
+        else:
+            aside.append(update)
+    return SuggestionSplit(tuple(grants), tuple(aside), tuple(dropped))
+
+
+def session_rules_from_updates(session_id: str, updates: Iterable[PermissionSuggestion],
+                               granted_by: str = "user") -> list[SessionRule]:
+    """Turn granted `addRules` updates into our own session rules.
+
+    Allow, deny and ask `addRules` updates each give one `SessionRule` per usable rule
+    (duplicates within the call are merged). Other update types give none: our store
+    only ever adds rules, and a dangerous update is never turned into anything.
+    """
+    result: list[SessionRule] = []
+    seen: set[tuple[RuleBehavior, RuleValue]] = set()
+    for update in updates:
+        if update.type != "addRules" or update.behavior is None or is_dangerous(update):
+            continue
+        for rule in _usable_rules(update):
+            key = (update.behavior, rule)
+            if key in seen:
+                continue
+            seen.add(key)
+            result.append(SessionRule(session_id=session_id, behavior=update.behavior,
+                                      rule=rule, granted_by=granted_by))
+    return result

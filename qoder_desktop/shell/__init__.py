@@ -1,0 +1,1 @@
+"""The shell analyzer: one lexer and analysis for rules and the risk lens."""

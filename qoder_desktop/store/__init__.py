@@ -1,0 +1,1 @@
+"""The SQLite store: sessions, session rules and the decision ledger."""

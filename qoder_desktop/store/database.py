@@ -1,0 +1,430 @@
+"""The SQLite store: sessions, session rules and (see `ledger`) the decision ledger.
+
+One `Database` owns one connection. The connection may be used from any thread (writes
+can come from a worker thread); a lock serialises every use. Every write is committed
+before the method returns, with ``synchronous=FULL`` in WAL mode, so a decision that was
+recorded survives a crash or a power cut.
+
+The schema is versioned with ``PRAGMA user_version``; `MIGRATIONS` is the ordered list
+of steps, each applied once in its own transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from qoder_desktop.domain.models import (
+    Backend,
+    PermissionMode,
+    RuleBehavior,
+    RuleValue,
+    SessionInfo,
+    SessionRule,
+    SessionState,
+    utc_now,
+)
+
+
+class StorageError(Exception):
+    """The database could not be opened, read or written."""
+
+
+class NotFoundError(StorageError, LookupError):
+    """A session or rule that the caller named is not in the database."""
+
+
+MIGRATIONS: list[tuple[str, ...]] = [
+    # 1: sessions, session rules, the approval ledger and hook-seen tool events.
+    (
+        """CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            backend TEXT NOT NULL,
+            cwd TEXT NOT NULL,
+            permission_mode TEXT NOT NULL,
+            state TEXT NOT NULL,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL)""",
+        """CREATE TABLE session_rules (
+            rule_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            behavior TEXT NOT NULL CHECK (behavior IN ('allow', 'deny', 'ask')),
+            tool_name TEXT NOT NULL,
+            rule_content TEXT,
+            granted_by TEXT NOT NULL,
+            granted_at TEXT NOT NULL,
+            revoked_at TEXT,
+            revoked_by TEXT)""",
+        "CREATE INDEX session_rules_by_session ON session_rules(session_id, granted_at)",
+        """CREATE TABLE approvals (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL,
+            session_name TEXT NOT NULL,
+            backend TEXT NOT NULL,
+            request_kind TEXT NOT NULL,
+            tool_name TEXT NOT NULL,
+            tool_use_id TEXT,
+            agent_id TEXT,
+            title TEXT,
+            display_name TEXT,
+            description TEXT,
+            decision_reason TEXT,
+            blocked_path TEXT,
+            cwd TEXT,
+            suggestions_json TEXT NOT NULL,
+            original_input_json TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            outcome TEXT,
+            decided_by TEXT,
+            final_input_json TEXT,
+            message TEXT,
+            interrupt INTEGER,
+            latency_ms REAL,
+            matched_rule TEXT,
+            granted_updates_json TEXT,
+            answer_labels_json TEXT,
+            decided_at TEXT)""",
+        "CREATE INDEX approvals_by_session ON approvals(session_id, recorded_at)",
+        """CREATE TABLE tool_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            tool_use_id TEXT,
+            tool_name TEXT NOT NULL,
+            phase TEXT NOT NULL,
+            input_json TEXT NOT NULL,
+            detail TEXT,
+            recorded_at TEXT NOT NULL)""",
+        "CREATE INDEX tool_events_by_session ON tool_events(session_id, recorded_at)",
+    ),
+]
+"""Schema steps; step N (1-based) brings ``user_version`` from N-1 to N."""
+
+
+def encode_time(value: datetime) -> str:
+    """A datetime as fixed-width ISO 8601 in UTC (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def decode_time(text: str) -> datetime:
+    """The inverse of `encode_time`."""
+    return datetime.fromisoformat(text)
+
+
+def decode_optional_time(text: str | None) -> datetime | None:
+    """`decode_time`, but None stays None."""
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def encode_json(value: Any) -> str:
+    """JSON the way every JSON column stores it (UTF-8 text, sorted keys)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def decode_json(text: str | None) -> Any:
+    """The inverse of `encode_json`; None stays None."""
+    return None if text is None else json.loads(text)
+
+
+class _Keep:
+    """Marker for "leave this column as it is"."""
+
+
+KEEP = _Keep()
+
+
+class Database:
+    """One SQLite file holding sessions, session rules and the ledger.
+
+    Use `Database.open(path)`; close with `close()` or a ``with`` block. Safe to share
+    between threads.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._conn: sqlite3.Connection | None = connection
+        self._lock = threading.RLock()
+        self.path = path
+        self._active_rules: dict[str, tuple[SessionRule, ...]] = {}
+        """Active rules per session, read on every tool call; dropped on any rule change."""
+
+    # -- life cycle --------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Database:
+        """Open (creating if needed) and migrate the database at `path`.
+
+        Raises:
+            StorageError: the file is not a readable SQLite database of a known version.
+        """
+        file = Path(path)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not file.exists():
+                os.close(os.open(file, os.O_CREAT | os.O_WRONLY, 0o600))
+            conn = sqlite3.connect(file, check_same_thread=False, isolation_level=None,
+                                   timeout=10.0)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"Cannot open the database file {file}: {exc}") from exc
+        conn.row_factory = sqlite3.Row
+        db = cls(conn, file)
+        try:
+            with db._guard("open"):
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")
+                conn.execute("PRAGMA busy_timeout = 10000")
+                db._migrate()
+        except BaseException:
+            conn.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        """Close the connection; closing twice is harmless."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        """The ``user_version`` the file is at."""
+        return int(self.fetchall("PRAGMA user_version")[0][0])
+
+    def _migrate(self) -> None:
+        conn = self._connection()
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > len(MIGRATIONS):
+            raise StorageError(
+                f"The database file {self.path} has schema version {version}, newer than "
+                f"this Qoder Desktop understands ({len(MIGRATIONS)}). Update the app.")
+        for number in range(version + 1, len(MIGRATIONS) + 1):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[number - 1]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    # -- low-level access (also used by `ledger`) -------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageError(f"The database {self.path} is closed.")
+        return self._conn
+
+    @contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.IntegrityError as exc:
+            raise StorageError(f"{what} refused by the database {self.path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"{what} failed on the database file {self.path}: {exc}. If the file is "
+                "damaged, quit Qoder Desktop and move it aside to start afresh.") from exc
+
+    def execute(self, sql: str, params: Sequence[Any] = (), *,
+                what: str = "write") -> sqlite3.Cursor:
+        """Run one statement; it is committed (and synced) before this returns."""
+        with self._lock, self._guard(what):
+            return self._connection().execute(sql, params)
+
+    def fetchall(self, sql: str, params: Sequence[Any] = (), *,
+                 what: str = "read") -> list[sqlite3.Row]:
+        """Run one query and return all rows."""
+        with self._lock, self._guard(what):
+            return self._connection().execute(sql, params).fetchall()
+
+    @contextmanager
+    def transaction(self, what: str = "write") -> Iterator[sqlite3.Connection]:
+        """Hold the lock and an IMMEDIATE transaction; commit on success."""
+        with self._lock, self._guard(what):
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def upsert_session(self, info: SessionInfo) -> None:
+        """Insert a session, or update everything but its creation time."""
+        now = encode_time(utc_now())
+        self.execute(
+            """INSERT INTO sessions (session_id, name, backend, cwd, permission_mode, state,
+                   error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT(session_id) DO UPDATE SET name = excluded.name,
+                   backend = excluded.backend, cwd = excluded.cwd,
+                   permission_mode = excluded.permission_mode, state = excluded.state,
+                   error = excluded.error, updated_at = excluded.updated_at""",
+            (info.session_id, info.name, info.backend.value, info.cwd,
+             info.permission_mode.value, info.state.value, info.error,
+             encode_time(info.created_at), now),
+            what="saving a session")
+
+    def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session with this id, or None."""
+        rows = self.fetchall("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        return _session(rows[0]) if rows else None
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """All sessions, oldest first."""
+        rows = self.fetchall("SELECT * FROM sessions ORDER BY created_at, rowid")
+        return [_session(row) for row in rows]
+
+    def update_session(self, session_id: str, *, state: SessionState | None = None,
+                       permission_mode: PermissionMode | None = None,
+                       error: str | _Keep | None = KEEP) -> SessionInfo:
+        """Change a session's state, mode and/or error (pass ``error=None`` to clear).
+
+        Raises:
+            NotFoundError: no session has this id.
+        """
+        with self.transaction("updating a session") as conn:
+            row = conn.execute("SELECT * FROM sessions WHERE session_id = ?",
+                               (session_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"No session {session_id!r} in {self.path}.")
+            current = _session(row)
+            new_error = current.error if isinstance(error, _Keep) else error
+            conn.execute(
+                """UPDATE sessions SET state = ?, permission_mode = ?, error = ?,
+                       updated_at = ? WHERE session_id = ?""",
+                ((state or current.state).value,
+                 (permission_mode or current.permission_mode).value,
+                 new_error, encode_time(utc_now()), session_id))
+        updated = self.get_session(session_id)
+        assert updated is not None
+        return updated
+
+    # -- session rules -----------------------------------------------------------------
+
+    def add_rule(self, rule: SessionRule) -> None:
+        """Persist one granted rule.
+
+        Raises:
+            NotFoundError: the rule's session was never saved with `upsert_session`.
+            StorageError: a rule with this id exists already.
+        """
+        self.add_rules([rule])
+
+    def add_rules(self, new_rules: Iterable[SessionRule]) -> None:
+        """Persist several granted rules in one transaction (all or none)."""
+        try:
+            self._insert_rules(new_rules)
+        finally:
+            self._active_rules.clear()
+
+    def _insert_rules(self, new_rules: Iterable[SessionRule]) -> None:
+        with self.transaction("saving session rules") as conn:
+            for rule in new_rules:
+                known = conn.execute("SELECT 1 FROM sessions WHERE session_id = ?",
+                                     (rule.session_id,)).fetchone()
+                if known is None:
+                    raise NotFoundError(
+                        f"Cannot save rule {rule.rule}: session {rule.session_id!r} is not "
+                        f"in {self.path} (save it with upsert_session first).")
+                conn.execute(
+                    """INSERT INTO session_rules (rule_id, session_id, behavior, tool_name,
+                           rule_content, granted_by, granted_at, revoked_at)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (rule.rule_id, rule.session_id, rule.behavior.value,
+                     rule.rule.tool_name, rule.rule.rule_content, rule.granted_by,
+                     encode_time(rule.granted_at),
+                     encode_time(rule.revoked_at) if rule.revoked_at else None))
+
+    def get_rule(self, rule_id: str) -> SessionRule | None:
+        """The rule with this id (revoked or not), or None."""
+        rows = self.fetchall("SELECT * FROM session_rules WHERE rule_id = ?", (rule_id,))
+        return _rule(rows[0]) if rows else None
+
+    def all_rules(self, session_id: str) -> list[SessionRule]:
+        """Every rule of a session, revoked ones included, in the order granted."""
+        rows = self.fetchall(
+            "SELECT * FROM session_rules WHERE session_id = ? ORDER BY granted_at, rowid",
+            (session_id,))
+        return [_rule(row) for row in rows]
+
+    def active_rules(self, session_id: str) -> list[SessionRule]:
+        """The session's rules that are not revoked, in the order granted (cached)."""
+        with self._lock:
+            cached = self._active_rules.get(session_id)
+            if cached is None:
+                cached = tuple(rule for rule in self.all_rules(session_id) if rule.active)
+                self._active_rules[session_id] = cached
+            return list(cached)
+
+    def revoke_rule(self, rule_id: str, *, revoked_by: str = "user",
+                    at: datetime | None = None) -> bool:
+        """Revoke a rule; True if it was active, False if it was already revoked.
+
+        Raises:
+            NotFoundError: no rule has this id.
+        """
+        try:
+            return self._mark_revoked(rule_id, revoked_by, at)
+        finally:
+            self._active_rules.clear()
+
+    def _mark_revoked(self, rule_id: str, revoked_by: str, at: datetime | None) -> bool:
+        with self.transaction("revoking a rule") as conn:
+            cursor = conn.execute(
+                """UPDATE session_rules SET revoked_at = ?, revoked_by = ?
+                   WHERE rule_id = ? AND revoked_at IS NULL""",
+                (encode_time(at or utc_now()), revoked_by, rule_id))
+            if cursor.rowcount:
+                return True
+            if conn.execute("SELECT 1 FROM session_rules WHERE rule_id = ?",
+                            (rule_id,)).fetchone() is None:
+                raise NotFoundError(f"No session rule {rule_id!r} in {self.path}.")
+            return False
+
+    def revoked_by(self, rule_id: str) -> str | None:
+        """Who revoked a rule (None while it is active or unknown)."""
+        rows = self.fetchall("SELECT revoked_by FROM session_rules WHERE rule_id = ?",
+                             (rule_id,))
+        return rows[0]["revoked_by"] if rows else None
+
+
+def _session(row: sqlite3.Row) -> SessionInfo:
+    return SessionInfo(
+        session_id=row["session_id"], name=row["name"], backend=Backend(row["backend"]),
+        cwd=row["cwd"], permission_mode=PermissionMode(row["permission_mode"]),
+        state=SessionState(row["state"]), created_at=decode_time(row["created_at"]),
+        error=row["error"])
+
+
+def _rule(row: sqlite3.Row) -> SessionRule:
+    return SessionRule(
+        rule_id=row["rule_id"], session_id=row["session_id"],
+        behavior=RuleBehavior(row["behavior"]),
+        rule=RuleValue(tool_name=row["tool_name"], rule_content=row["rule_content"]),
+        granted_by=row["granted_by"], granted_at=decode_time(row["granted_at"]),
+        revoked_at=decode_optional_time(row["revoked_at"]))

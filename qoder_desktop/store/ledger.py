@@ -1,0 +1,381 @@
+"""The decision ledger: every approval request, its outcome, and every tool call seen.
+
+`Ledger` writes into the `storage.Database`. A request is written as *pending* the
+moment it arrives, so a crash while a person is still deciding leaves a visible trace;
+its decision is written (and synced) before the answer goes back to the agent. Tool
+calls that never needed a decision are seen through hooks and written as tool events.
+
+`export_ledger` writes the ledger as CSV or JSON Lines; `ledger_export_main` is the
+command line ``qoder-desktop ledger export``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
+
+from qoder_desktop.config.paths import AppPaths
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    DecidedBy,
+    Decision,
+    DecisionKind,
+    RequestKind,
+    utc_now,
+)
+from qoder_desktop.store.database import (
+    Database,
+    StorageError,
+    decode_json,
+    decode_optional_time,
+    decode_time,
+    encode_json,
+    encode_time,
+)
+
+ExportFormat = Literal["csv", "jsonl"]
+
+_LABELS = TypeAdapter(dict[str, list[str]])
+
+
+class LedgerError(StorageError):
+    """A ledger write that would falsify the record (for example a second decision)."""
+
+
+class ToolEventPhase(StrEnum):
+    """The hook through which a tool call was seen."""
+
+    PRE_TOOL_USE = "PreToolUse"
+    POST_TOOL_USE = "PostToolUse"
+    POST_TOOL_USE_FAILURE = "PostToolUseFailure"
+    PERMISSION_DENIED = "PermissionDenied"
+
+
+class LedgerEntry(BaseModel):
+    """One line of the ledger: an approval request (pending or decided) or a tool event.
+
+    For ``entry_type == "tool_event"`` the decision fields are None and `original_input`
+    holds the input the hook saw.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    entry_type: Literal["approval", "tool_event"]
+    entry_id: str
+    session_id: str
+    session_name: str | None = None
+    backend: Backend | None = None
+    request_kind: RequestKind | None = None
+    phase: ToolEventPhase | None = None
+    tool_name: str
+    tool_use_id: str | None = None
+    agent_id: str | None = None
+    title: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    decision_reason: str | None = None
+    blocked_path: str | None = None
+    cwd: str | None = None
+    suggestions: list[dict[str, Any]] | None = None
+    original_input: dict[str, Any] | None = None
+    recorded_at: datetime
+    received_at: datetime | None = None
+    outcome: DecisionKind | None = None
+    decided_by: DecidedBy | None = None
+    final_input: dict[str, Any] | None = None
+    message: str | None = None
+    interrupt: bool | None = None
+    latency_ms: float | None = None
+    matched_rule: str | None = None
+    granted_updates: list[dict[str, Any]] | None = None
+    answer_labels: dict[str, list[str]] | None = None
+    decided_at: datetime | None = None
+    detail: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> str:
+        """``pending`` until decided, then the outcome; the hook phase for tool events."""
+        if self.entry_type == "tool_event":
+            return self.phase.value if self.phase else "event"
+        return self.outcome.value if self.outcome else "pending"
+
+    @property
+    def pending(self) -> bool:
+        """True for an approval request that has no decision (yet, or ever: a crash)."""
+        return self.entry_type == "approval" and self.outcome is None
+
+
+_REQUEST_COLUMNS = (
+    "request_id, session_id, session_name, backend, request_kind, tool_name, tool_use_id, "
+    "agent_id, title, display_name, description, decision_reason, blocked_path, cwd, "
+    "suggestions_json, original_input_json, received_at, recorded_at"
+)
+
+
+def _request_values(req: ApprovalRequest) -> tuple[Any, ...]:
+    return (
+        req.request_id, req.session_id, req.session_name, req.backend.value, req.kind.value,
+        req.tool_name, req.tool_use_id, req.agent_id, req.title, req.display_name,
+        req.description, req.decision_reason, req.blocked_path, req.cwd,
+        encode_json([s.to_wire() for s in req.suggestions]), encode_json(req.tool_input),
+        encode_time(req.received_at), encode_time(utc_now()),
+    )
+
+
+class Ledger:
+    """Writes and reads the decision ledger of one `Database`.
+
+    Every method commits before it returns; it may be called from any thread.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def record_request(self, request: ApprovalRequest) -> None:
+        """Write a request as pending (recording the same request twice is a no-op)."""
+        marks = ", ".join("?" * len(_request_values(request)))
+        self.db.execute(
+            f"INSERT INTO approvals ({_REQUEST_COLUMNS}) VALUES ({marks}) "
+            "ON CONFLICT(request_id) DO NOTHING",
+            _request_values(request), what="recording a request")
+
+    def record_decision(self, request: ApprovalRequest, decision: Decision,
+                        latency_ms: float | None = None, *,
+                        answer_labels: dict[str, list[str]] | None = None) -> None:
+        """Write a request's outcome (the request row is created if it is missing).
+
+        Args:
+            request: the request as it arrived.
+            decision: its answer.
+            latency_ms: time from arrival to answer.
+            answer_labels: for questions, the labels chosen per question text (default:
+                the decision's own `answer_labels`); kept
+                apart from the SDK's ``"a, b"`` encoding so labels containing ", "
+                stay unambiguous.
+
+        Raises:
+            LedgerError: the request already has a decision.
+        """
+        if answer_labels is None and decision.answer_labels is not None:
+            answer_labels = {q: list(parts) for q, parts in decision.answer_labels.items()}
+        labels = None if answer_labels is None else _LABELS.validate_python(answer_labels)
+        values = (*_request_values(request), decision.kind.value, decision.decided_by.value,
+                  None if decision.final_input is None else encode_json(decision.final_input),
+                  decision.message or None, int(decision.interrupt),
+                  None if latency_ms is None else float(latency_ms), decision.rule,
+                  encode_json([u.to_wire() for u in decision.updates]),
+                  None if labels is None else encode_json(labels),
+                  encode_time(decision.decided_at))
+        decision_columns = ("outcome", "decided_by", "final_input_json", "message",
+                            "interrupt", "latency_ms", "matched_rule",
+                            "granted_updates_json", "answer_labels_json", "decided_at")
+        updates = ", ".join(f"{c} = excluded.{c}" for c in decision_columns)
+        cursor = self.db.execute(
+            f"INSERT INTO approvals ({_REQUEST_COLUMNS}, {', '.join(decision_columns)}) "
+            f"VALUES ({', '.join('?' * len(values))}) "
+            f"ON CONFLICT(request_id) DO UPDATE SET {updates} WHERE approvals.outcome IS NULL",
+            values, what="recording a decision")
+        if cursor.rowcount == 0:
+            raise LedgerError(f"Request {request.request_id} already has a decision in the "
+                              "ledger; a request is answered exactly once.")
+
+    def record_tool_event(self, session_id: str, tool_use_id: str | None, tool_name: str,
+                          tool_input: dict[str, Any] | None, phase: ToolEventPhase | str, *,
+                          detail: str | None = None, at: datetime | None = None) -> None:
+        """Write a tool call seen through a hook (PreToolUse, PostToolUse, ...).
+
+        Args:
+            session_id: the session the call belongs to.
+            tool_use_id: the SDK's id for the call, when known.
+            tool_name: the tool.
+            tool_input: the input the hook saw.
+            phase: which hook saw it.
+            detail: a short note, e.g. the reason of a PermissionDenied.
+            at: when it happened (now when None).
+        """
+        self.db.execute(
+            """INSERT INTO tool_events (session_id, tool_use_id, tool_name, phase,
+                   input_json, detail, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
+            (session_id, tool_use_id, tool_name, ToolEventPhase(phase).value,
+             encode_json(tool_input or {}), detail, encode_time(at or utc_now())),
+            what="recording a tool event")
+
+    def entries(self, session_id: str | None = None, *,
+                include_tool_events: bool = True) -> list[LedgerEntry]:
+        """The ledger (of one session, or all), oldest first."""
+        where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+        rows = self.db.fetchall(f"SELECT * FROM approvals {where}", params)
+        result = [_approval(row) for row in rows]
+        if include_tool_events:
+            rows = self.db.fetchall(f"SELECT * FROM tool_events {where}", params)
+            result.extend(_tool_event(row) for row in rows)
+        result.sort(key=lambda e: (e.recorded_at, e.entry_type == "tool_event"))
+        return result
+
+    def pending(self, session_id: str | None = None) -> list[LedgerEntry]:
+        """Requests that were never decided (e.g. the app died while they waited)."""
+        return [e for e in self.entries(session_id, include_tool_events=False) if e.pending]
+
+
+def ledger_entries(db: Database, session_id: str | None = None) -> list[LedgerEntry]:
+    """The whole ledger (of one session, or all), oldest first."""
+    return Ledger(db).entries(session_id)
+
+
+def _approval(row: Any) -> LedgerEntry:
+    interrupt = row["interrupt"]
+    return LedgerEntry(
+        entry_type="approval", entry_id=row["request_id"], session_id=row["session_id"],
+        session_name=row["session_name"], backend=Backend(row["backend"]),
+        request_kind=RequestKind(row["request_kind"]), tool_name=row["tool_name"],
+        tool_use_id=row["tool_use_id"], agent_id=row["agent_id"], title=row["title"],
+        display_name=row["display_name"], description=row["description"],
+        decision_reason=row["decision_reason"], blocked_path=row["blocked_path"],
+        cwd=row["cwd"], suggestions=decode_json(row["suggestions_json"]),
+        original_input=decode_json(row["original_input_json"]),
+        recorded_at=decode_time(row["recorded_at"]),
+        received_at=decode_time(row["received_at"]),
+        outcome=row["outcome"], decided_by=row["decided_by"],
+        final_input=decode_json(row["final_input_json"]), message=row["message"],
+        interrupt=None if interrupt is None else bool(interrupt),
+        latency_ms=row["latency_ms"], matched_rule=row["matched_rule"],
+        granted_updates=decode_json(row["granted_updates_json"]),
+        answer_labels=decode_json(row["answer_labels_json"]),
+        decided_at=decode_optional_time(row["decided_at"]))
+
+
+def _tool_event(row: Any) -> LedgerEntry:
+    return LedgerEntry(
+        entry_type="tool_event", entry_id=f"event-{row['seq']}", session_id=row["session_id"],
+        phase=ToolEventPhase(row["phase"]), tool_name=row["tool_name"],
+        tool_use_id=row["tool_use_id"], original_input=decode_json(row["input_json"]),
+        recorded_at=decode_time(row["recorded_at"]), detail=row["detail"])
+
+
+# -- export ------------------------------------------------------------------------------
+
+EXPORT_COLUMNS: tuple[str, ...] = (*LedgerEntry.model_fields, "status")
+"""CSV header, in order."""
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return encode_json(value)
+    return str(value)
+
+
+def export_ledger(db: Database, out: TextIO, fmt: ExportFormat,
+                  session_id: str | None = None) -> int:
+    """Write the ledger to `out` as CSV (header + one row per entry) or JSON Lines.
+
+    JSON-valued fields are JSON strings in CSV and nested values in JSONL.
+
+    Returns:
+        The number of entries written.
+
+    Raises:
+        ValueError: `fmt` is neither "csv" nor "jsonl".
+    """
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError(f"unknown export format {fmt!r} (use csv or jsonl)")
+    entries = ledger_entries(db, session_id)
+    if fmt == "csv":
+        writer = csv.writer(out)
+        writer.writerow(EXPORT_COLUMNS)
+        for entry in entries:
+            data = entry.model_dump(mode="json")
+            writer.writerow([_csv_cell(data[column]) for column in EXPORT_COLUMNS])
+    else:
+        for entry in entries:
+            out.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    out.flush()
+    return len(entries)
+
+
+def _export_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="qoder-desktop ledger export",
+        description="Write the decision ledger as CSV or JSON Lines.")
+    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv",
+                        help="output format (default: csv)")
+    parser.add_argument("--session", metavar="ID", help="only this session's entries")
+    parser.add_argument("--output", metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("--database", metavar="FILE", help=argparse.SUPPRESS)
+    return parser
+
+
+def ledger_export_main(argv: Sequence[str] | None = None) -> int:
+    """``qoder-desktop ledger export --format csv|jsonl [--session ID] [--output FILE]``.
+
+    Args:
+        argv: the arguments after ``ledger export`` (a leading ``ledger``/``export`` is
+            skipped too); ``sys.argv[1:]`` when None.
+
+    Returns:
+        The exit status: 0 on success, 1 when the database cannot be read, 2 when there
+        is no database.
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    for word in ("ledger", "export"):
+        if args_list and args_list[0] == word:
+            args_list.pop(0)
+    args = _export_parser().parse_args(args_list)
+    path = Path(args.database) if args.database else AppPaths.default().database
+    if not path.is_file():
+        print(f"qoder-desktop: no ledger database at {path} (nothing has been recorded "
+              "yet, or QODER_DESKTOP_HOME points elsewhere).", file=sys.stderr)
+        return 2
+    try:
+        with Database.open(path) as db:
+            if args.output:
+                fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with open(fd, "w", encoding="utf-8", newline="") as out:
+                    count = export_ledger(db, out, args.format, args.session)
+            else:
+                count = export_ledger(db, sys.stdout, args.format, args.session)
+    except (StorageError, OSError) as exc:
+        print(f"qoder-desktop: ledger export failed: {exc}", file=sys.stderr)
+        return 1
+    if args.output:
+        print(f"Wrote {count} ledger entries to {args.output}.", file=sys.stderr)
+    return 0
+
+
+_LEDGER_USAGE = ("usage: qoder-desktop ledger export --format csv|jsonl [--session ID] "
+                 "[--output FILE]")
+
+
+def ledger_main(argv: Sequence[str]) -> int:
+    """``qoder-desktop ledger <command> ...``; the one command is ``export``.
+
+    Args:
+        argv: the arguments after ``ledger``.
+
+    Returns:
+        The exit status (2 for an unknown or missing command).
+    """
+    args = list(argv)
+    if args[:1] == ["export"]:
+        return ledger_export_main(args[1:])
+    if args[:1] in (["-h"], ["--help"]):
+        print(_LEDGER_USAGE)
+        return 0
+    what = f"unknown ledger command {args[0]!r}" if args else "missing ledger command"
+    print(f"qoder-desktop: {what}.\n{_LEDGER_USAGE}", file=sys.stderr)
+    return 2

@@ -1,0 +1,1 @@
+"""Text policies shared by every view: hidden characters made visible."""

@@ -1,0 +1,23 @@
+"""How tool calls read in the transcript: the part a person needs, nothing cut silently."""
+
+from __future__ import annotations
+
+from qoder_desktop.agents.base import SUMMARY_LIMIT, summarize_input
+
+
+def test_a_command_or_a_path_is_the_summary() -> None:
+    assert summarize_input({"command": "make test", "description": "Run"}) == "make test"
+    assert summarize_input({"file_path": "/w/notes.md", "content": "x"}) == "/w/notes.md"
+
+
+def test_a_question_is_summarized_by_its_question_texts() -> None:
+    questions = {"questions": [{"question": "Which layout?", "options": []},
+                               {"question": "Which colour?", "options": []}]}
+    assert summarize_input(questions) == "Which layout? / Which colour?"
+
+
+def test_other_inputs_show_their_json_and_long_ones_say_what_was_left_out() -> None:
+    assert summarize_input({"b": 1, "a": "x"}) == '{"a": "x", "b": 1}'
+    long = summarize_input({"command": "y" * (SUMMARY_LIMIT + 10)})
+    assert long.endswith("… (10 more characters)")
+    assert long.startswith("y" * SUMMARY_LIMIT)

@@ -1,0 +1,259 @@
+"""The approval broker: one queue, exactly-once answers, rules first, fail closed."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    DecidedBy,
+    Decision,
+    DecisionKind,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+    SessionInfo,
+    SessionRule,
+)
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
+
+pytestmark = pytest.mark.asyncio
+
+SESSION = "session-1"
+
+
+@pytest.fixture
+def ledger(db: Database) -> Ledger:
+    db.upsert_session(SessionInfo(session_id=SESSION, name="demo", backend=Backend.CLAUDE,
+                                  cwd="/tmp/ws"))
+    return Ledger(db)
+
+
+@pytest.fixture
+def broker(db: Database, ledger: Ledger) -> ApprovalBroker:
+    return ApprovalBroker(db, ledger)
+
+
+def _bash(command: str, **fields: object) -> ApprovalRequest:
+    return ApprovalRequest(session_id=SESSION, session_name="demo", backend=Backend.CLAUDE,
+                           tool_name="Bash", tool_input={"command": command}, cwd="/tmp/ws",
+                           **fields)  # type: ignore[arg-type]
+
+
+def _rule(behavior: RuleBehavior, text: str) -> SessionRule:
+    return SessionRule(session_id=SESSION, behavior=behavior, rule=RuleValue.parse(text))
+
+
+class Recorder:
+    """Collects broker events and lets a test wait for the next ADDED request."""
+
+    def __init__(self, broker: ApprovalBroker) -> None:
+        self.events: list[tuple[BrokerEvent, str, Decision | None]] = []
+        self.added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
+        broker.subscribe(self)
+
+    def __call__(self, event: BrokerEvent, request: ApprovalRequest,
+                 decision: Decision | None) -> None:
+        self.events.append((event, request.request_id, decision))
+        if event is BrokerEvent.ADDED:
+            self.added.put_nowait(request)
+
+    async def next_added(self) -> ApprovalRequest:
+        return await asyncio.wait_for(self.added.get(), 5)
+
+
+async def test_a_person_answers_and_the_decision_is_on_disk(
+        broker: ApprovalBroker, ledger: Ledger) -> None:
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(_bash("make build")))
+    request = await recorder.next_added()
+    assert broker.pending() == [request]
+    broker.answer(request.request_id, Decision.allow_once({"command": "make build"}))
+    decision = await task
+    assert decision.kind is DecisionKind.ALLOW_ONCE
+    [entry] = ledger.entries(SESSION)
+    assert entry.outcome is DecisionKind.ALLOW_ONCE and entry.decided_by is DecidedBy.USER
+    assert entry.final_input == {"command": "make build"}
+    assert [e for e, _, _ in recorder.events] == [BrokerEvent.ADDED, BrokerEvent.ANSWERED]
+    assert broker.pending() == []
+
+
+async def test_twenty_concurrent_requests_answered_in_random_order_each_get_their_own(
+        broker: ApprovalBroker, ledger: Ledger) -> None:
+    recorder = Recorder(broker)
+    tasks = [asyncio.create_task(broker.request(_bash(f"job {i}"))) for i in range(20)]
+    requests = [await recorder.next_added() for _ in range(20)]
+    assert [r.tool_input["command"] for r in broker.pending()] == [f"job {i}" for i in range(20)]
+    order = list(requests)
+    random.Random(7).shuffle(order)
+    for request in order:
+        broker.answer(request.request_id, Decision.deny(f"no to {request.tool_input['command']}"))
+        with pytest.raises(AlreadyAnswered):
+            broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
+    decisions = await asyncio.gather(*tasks)
+    for i, decision in enumerate(decisions):
+        assert decision.kind is DecisionKind.DENY
+        assert decision.message == f"no to job {i}"
+    answered = [rid for event, rid, _ in recorder.events if event is BrokerEvent.ANSWERED]
+    assert sorted(answered) == sorted(r.request_id for r in requests)
+    assert len(answered) == 20
+    assert all(e.outcome is DecisionKind.DENY for e in ledger.entries(SESSION))
+
+
+async def test_cancelled_request_is_recorded_as_withdrawn_not_denied(
+        broker: ApprovalBroker, ledger: Ledger) -> None:
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(_bash("rm -rf build")))
+    request = await recorder.next_added()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert recorder.events[-1][0] is BrokerEvent.WITHDRAWN
+    assert not broker.is_pending(request.request_id)
+    [entry] = ledger.entries(SESSION)
+    assert entry.outcome is DecisionKind.WITHDRAWN
+    assert entry.decided_by is DecidedBy.WITHDRAWN
+    with pytest.raises(AlreadyAnswered):
+        broker.answer(request.request_id, Decision.allow_once({"command": "rm -rf build"}))
+
+
+async def test_exception_inside_a_subscriber_yields_a_deny(
+        broker: ApprovalBroker, ledger: Ledger) -> None:
+    def broken(event: BrokerEvent, request: ApprovalRequest, decision: Decision | None) -> None:
+        if event is BrokerEvent.ADDED:
+            raise RuntimeError("the dialog could not be built")
+
+    broker.subscribe(broken)
+    decision = await asyncio.wait_for(broker.request(_bash("make")), 5)
+    assert decision.kind is DecisionKind.ERROR
+    assert not decision.kind.allows
+    assert "the dialog could not be built" in decision.message
+    assert ledger.entries(SESSION)[0].outcome is DecisionKind.ERROR
+
+
+async def test_session_rules_are_checked_before_anything_is_queued(
+        broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
+    recorder = Recorder(broker)
+    db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)")])
+    decision = await broker.request(_bash("make test"))
+    assert decision.kind is DecisionKind.ALLOW_ONCE
+    assert decision.decided_by is DecidedBy.SESSION_RULE
+    assert decision.rule == "Bash(make *)"
+    assert decision.final_input == {"command": "make test"}
+    assert [e for e, _, _ in recorder.events] == [BrokerEvent.ANSWERED]
+    assert ledger.entries(SESSION)[0].matched_rule == "Bash(make *)"
+
+
+async def test_deny_rule_beats_allow_rule(broker: ApprovalBroker, db: Database) -> None:
+    db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)"),
+                  _rule(RuleBehavior.DENY, "Bash(make clean)")])
+    decision = await broker.request(_bash("make clean"))
+    assert decision.kind is DecisionKind.DENY
+    assert decision.decided_by is DecidedBy.SESSION_RULE
+
+
+async def test_prefix_rule_never_allows_a_chained_command(
+        broker: ApprovalBroker, db: Database) -> None:
+    recorder = Recorder(broker)
+    db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(git diff *)")])
+    task = asyncio.create_task(broker.request(_bash("git diff; rm -rf ~")))
+    request = await recorder.next_added()
+    assert request.tool_input["command"] == "git diff; rm -rf ~"
+    broker.answer(request.request_id, Decision.deny("no"))
+    assert (await task).kind is DecisionKind.DENY
+
+
+async def test_questions_are_never_answered_by_a_rule(broker: ApprovalBroker,
+                                                      db: Database) -> None:
+    recorder = Recorder(broker)
+    db.add_rules([_rule(RuleBehavior.ALLOW, "AskUserQuestion")])
+    question = ApprovalRequest(session_id=SESSION, backend=Backend.CLAUDE,
+                               tool_name="AskUserQuestion", tool_input={"questions": []})
+    task = asyncio.create_task(broker.request(question))
+    request = await recorder.next_added()
+    broker.answer(request.request_id, Decision.deny("cancelled"))
+    assert (await task).kind is DecisionKind.DENY
+
+
+async def test_allow_for_session_stores_the_granted_rules(
+        broker: ApprovalBroker, db: Database) -> None:
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(_bash("npm test")))
+    request = await recorder.next_added()
+    grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(npm test)"),),
+                                 behavior=RuleBehavior.ALLOW, destination="session")
+    broker.answer(request.request_id, Decision.allow_session({"command": "npm test"}, (grant,)))
+    assert (await task).kind is DecisionKind.ALLOW_SESSION
+    assert [str(r.rule) for r in db.active_rules(SESSION)] == ["Bash(npm test)"]
+    second = await broker.request(_bash("npm test"))
+    assert second.decided_by is DecidedBy.SESSION_RULE
+
+
+async def test_after_deny_and_stop_rules_do_not_allow_siblings_until_the_next_turn(
+        broker: ApprovalBroker, db: Database) -> None:
+    recorder = Recorder(broker)
+    db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)")])
+    task = asyncio.create_task(broker.request(_bash("rm -rf /tmp/ws/x")))
+    request = await recorder.next_added()
+    broker.answer(request.request_id, Decision.deny("stop", interrupt=True))
+    assert (await task).interrupt
+    sibling = asyncio.create_task(broker.request(_bash("make all")))
+    queued = await recorder.next_added()
+    assert queued.tool_input["command"] == "make all"
+    broker.answer(queued.request_id, Decision.deny("not now"))
+    assert (await sibling).decided_by is DecidedBy.USER
+    broker.resume_rules(SESSION)
+    assert (await broker.request(_bash("make all"))).decided_by is DecidedBy.SESSION_RULE
+
+
+async def test_duplicate_request_id_is_refused_and_the_first_still_waits(
+        broker: ApprovalBroker) -> None:
+    recorder = Recorder(broker)
+    first = _bash("make")
+    task = asyncio.create_task(broker.request(first))
+    await recorder.next_added()
+    duplicate = await broker.request(first.model_copy(update={"tool_input": {"command": "rm"}}))
+    assert duplicate.kind is DecisionKind.ERROR
+    assert broker.is_pending(first.request_id)
+    broker.answer(first.request_id, Decision.allow_once({"command": "make"}))
+    assert (await task).final_input == {"command": "make"}
+
+
+async def test_withdrawing_a_session_answers_each_of_its_requests_once(
+        broker: ApprovalBroker) -> None:
+    recorder = Recorder(broker)
+    tasks = [asyncio.create_task(broker.request(_bash(f"c{i}"))) for i in range(3)]
+    for _ in tasks:
+        await recorder.next_added()
+    assert broker.withdraw_session(SESSION) == 3
+    assert broker.withdraw_session(SESSION) == 0
+    assert all(d.kind is DecisionKind.WITHDRAWN for d in await asyncio.gather(*tasks))
+    assert [e for e, _, _ in recorder.events].count(BrokerEvent.WITHDRAWN) == 3
+
+
+async def test_a_failed_ledger_write_turns_an_allow_into_a_deny(
+        broker: ApprovalBroker, db: Database) -> None:
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(_bash("make")))
+    request = await recorder.next_added()
+    db.close()
+    broker.answer(request.request_id, Decision.allow_once({"command": "make"}))
+    decision = await task
+    assert decision.kind is DecisionKind.ERROR
+    assert "could not record" in decision.message
+
+
+async def test_a_person_cannot_answer_with_withdrawn(broker: ApprovalBroker) -> None:
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(_bash("make")))
+    request = await recorder.next_added()
+    with pytest.raises(ValueError):
+        broker.answer(request.request_id, Decision.withdrawn())
+    broker.answer(request.request_id, Decision.deny("no"))
+    await task
