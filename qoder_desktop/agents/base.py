@@ -13,6 +13,7 @@ import asyncio
 import collections
 import json
 import logging
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -30,7 +31,12 @@ from qoder_desktop.domain.models import (
     SessionRule,
     SessionState,
 )
-from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+from qoder_desktop.domain.session_options import (
+    SessionOptions,
+    SettingSource,
+    TranscriptEvent,
+    TranscriptKind,
+)
 from qoder_desktop.rules import matcher as rules
 
 log = logging.getLogger(__name__)
@@ -154,6 +160,20 @@ class AgentSession(ABC):
         """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
         return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
                 "PostToolUseFailure": self.permission_denied}
+
+    PROJECT_SETTINGS_FILE: str = ""
+    """The project file where this CLI keeps local rules, relative to the session folder."""
+
+    def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
+        """Why the SDK would not deliver `update` to its CLI (None: it would)."""
+        return None
+
+    def _project_settings_file(self) -> str | None:
+        """Where "save to the project" writes, if this session loads that file."""
+        loads_it = SettingSource.LOCAL in self.options.setting_sources
+        if not self.PROJECT_SETTINGS_FILE or not loads_it:
+            return None
+        return os.path.join(self.options.cwd, self.PROJECT_SETTINGS_FILE)
 
     def _sdk_extra_transcript(self, message: Any) -> TranscriptEvent | None:
         """A transcript line for SDK-specific messages (e.g. Qoder's denial message)."""
@@ -329,11 +349,16 @@ class AgentSession(ABC):
                       context: Any) -> ApprovalRequest:
         suggestions = []
         for raw in getattr(context, "suggestions", None) or []:
-            wire = raw.to_dict() if hasattr(raw, "to_dict") else raw
             try:
-                suggestions.append(PermissionSuggestion.from_wire(wire))
-            except Exception:
-                log.warning("ignored a malformed permission suggestion from the CLI")
+                wire = raw.to_dict() if hasattr(raw, "to_dict") else raw
+                suggestion = PermissionSuggestion.from_wire(wire)
+                problem = self._sdk_update_problem(suggestion)
+                if problem is not None:
+                    raise ValueError(problem)
+                suggestions.append(suggestion)
+            except Exception as exc:
+                log.warning("ignored a malformed permission suggestion from the CLI (%s); "
+                            "the person is still asked", exc)
         return ApprovalRequest(
             session_id=self.session_id, session_name=self.info.name, backend=self.info.backend,
             tool_name=tool_name, tool_input=tool_input,
@@ -345,6 +370,8 @@ class AgentSession(ABC):
             agent_id=getattr(context, "agent_id", None),
             tool_use_id=getattr(context, "tool_use_id", None),
             suggestions=tuple(suggestions), cwd=self.options.cwd,
+            add_dirs=tuple(self.options.add_dirs),
+            project_settings_file=self._project_settings_file(),
         )
 
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
@@ -353,7 +380,7 @@ class AgentSession(ABC):
             if not isinstance(tool_input, dict):
                 raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
             request = self._request_from(tool_name, tool_input, context)
-            decision = await self._broker.request(request)
+            decision = await self._broker.request(request, self._sdk_update_problem)
             if decision.kind is DecisionKind.WITHDRAWN:
                 # The CLI died or the session is stopping: like a CLI cancel, no answer.
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
@@ -369,13 +396,8 @@ class AgentSession(ABC):
     def _result_for(self, decision: Decision) -> Any:
         if decision.kind.allows:
             assert decision.final_input is not None
-            updates = []
-            for update in decision.updates:
-                if rules.is_dangerous(update):
-                    log.warning("dropped an update that would stop the CLI from asking: %s",
-                                update.describe())
-                else:
-                    updates.append(update.to_wire())
+            # The broker already dropped what the CLI would not receive.
+            updates = [update.to_wire() for update in decision.updates]
             if self._removals_to_send:
                 removal = PermissionSuggestion(type="removeRules",
                                                rules=tuple(self._removals_to_send),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from claude_agent_sdk import (
@@ -14,12 +15,22 @@ from claude_agent_sdk import (
 )
 
 from qoder_desktop.agents.base import AgentSession
-from qoder_desktop.domain.models import PermissionMode
+from qoder_desktop.domain.models import PermissionMode, PermissionSuggestion
 from qoder_desktop.domain.session_options import SessionOptions
 
 
 class ClaudeSession(AgentSession):
     """A session run by the Claude Code CLI through `ClaudeSDKClient`."""
+
+    PROJECT_SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
+
+    def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
+        # The SDK drops every update of an answer when one fails its own conversion.
+        try:
+            PermissionUpdate.from_dict(update.to_wire()).to_dict()
+        except Exception as exc:
+            return f"the Claude SDK refuses it ({type(exc).__name__}: {exc})"
+        return None
 
     def _sdk_client(self, options: SessionOptions) -> Any:
         return ClaudeSDKClient(options=self.sdk_options(options))

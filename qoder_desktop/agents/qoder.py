@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from qoder_agent_sdk import (
@@ -25,6 +26,7 @@ class QoderSession(AgentSession):
     login is reused.
     """
 
+    PROJECT_SETTINGS_FILE = os.path.join(".qoder", "settings.local.json")
     access_token: str | None = None
     transport: Any = None
     """A custom SDK `Transport` (tests use a scripted peer); None runs the real CLI."""

@@ -1,11 +1,21 @@
 """The approval broker: one queue for every session's requests, oldest first.
 
 A backend adapter calls `await broker.request(req)` from inside the SDK's
-`can_use_tool` callback. The broker first asks the session rules; if none decides, it
-queues the request, tells its subscribers (the UI) and waits for `answer()`. Each
-request is answered exactly once. If the awaiting task is cancelled (the agent withdrew
-the request), the request is recorded as withdrawn and subscribers hear of it at once.
-Any error on the way is a deny with a message: the broker fails closed.
+`can_use_tool` callback (the gateway and the terminal hook server likewise). The
+broker first asks the session rules; if none decides, it queues the request, tells its
+subscribers (the UI) and waits for `answer()`. Each request is answered exactly once.
+If the awaiting task is cancelled (the agent withdrew the request), the request is
+recorded as withdrawn and subscribers hear of it at once. Any error on the way is a
+deny with a message: the broker fails closed.
+
+One authority for grants (see docs/DESIGN-NOTES.md, "Who decides"): every "allow for
+this session" goes to the agent's CLI as a `session` update, so the CLI holds the
+grant and decides matching calls itself. A new request that reaches us although one of
+our allow rules covers it was escalated by the CLI on purpose (a sensitive file, a path
+outside the workspace, a spelling it treats as different): a person sees it, told which
+rule covers it. Our allow rules decide alone only for requests that were already
+pending when the grant was made (`_answer_siblings`), where the CLI never saw the rule.
+Deny rules always decide (stricter than the CLI is safe).
 """
 
 from __future__ import annotations
@@ -23,10 +33,12 @@ from qoder_desktop.domain.models import (
     DecidedBy,
     Decision,
     DecisionKind,
+    PermissionSuggestion,
     RequestKind,
     RuleBehavior,
     SessionRule,
 )
+from qoder_desktop.rules import grants
 from qoder_desktop.rules import matcher as rules
 
 log = logging.getLogger(__name__)
@@ -67,6 +79,10 @@ class Ledger(Protocol):
                         latency_ms: float) -> None:
         """Write a request's outcome."""
         ...
+
+
+UpdateCheck = Callable[[PermissionSuggestion], str | None]
+"""Returns why the agent's SDK would not deliver an update, or None when it would."""
 
 
 class AlreadyAnswered(RuntimeError):
@@ -140,8 +156,16 @@ class ApprovalBroker:
 
     # -- the path of one request -------------------------------------------------------
 
-    async def request(self, request: ApprovalRequest) -> Decision:
+    async def request(self, request: ApprovalRequest,
+                      deliverable: UpdateCheck | None = None) -> Decision:
         """Decide `request`: by a session rule, or by a person through the queue.
+
+        Args:
+            request: the call to decide.
+            deliverable: checks each update an "allow for this session" would send, the
+                way the agent's SDK will (a failing update is dropped with a log line, so
+                only what the CLI receives is granted and recorded). None accepts every
+                update the grant policy allows.
 
         Never raises except `CancelledError` (after recording the request as withdrawn);
         every other failure becomes a deny with a message.
@@ -154,9 +178,11 @@ class ApprovalBroker:
                 "waiting for an answer).")
         try:
             self._ledger.record_request(request)
-            decision = self._decide_by_rule(request)
+            request, decision = self._decide_by_rule(request)
             if decision is None:
                 decision = await self._ask_person(request)
+            if decision.kind is DecisionKind.ALLOW_SESSION:
+                decision = self._deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
             decision = Decision.withdrawn()
             self._finish(request, decision, started)
@@ -166,21 +192,65 @@ class ApprovalBroker:
             decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
         return self._finish(request, decision, started)
 
-    def _decide_by_rule(self, request: ApprovalRequest) -> Decision | None:
+    def _decide_by_rule(self, request: ApprovalRequest
+                        ) -> tuple[ApprovalRequest, Decision | None]:
+        """A deny rule's decision; an allow rule only marks the request (the CLI holds it)."""
         if request.kind is not RequestKind.TOOL:
-            return None
-        verdict = rules.evaluate(self._rule_store.active_rules(request.session_id),
-                                 request.tool_name, request.tool_input, request.cwd or ".")
+            return request, None
+        verdict = self._evaluate(self._rule_store.active_rules(request.session_id), request)
         if verdict is None or verdict.behavior is RuleBehavior.ASK:
-            return None
+            return request, None
         rule_text = str(verdict.rule.rule)
         if verdict.behavior is RuleBehavior.DENY:
-            return Decision.deny(f"Denied by the session rule {rule_text}.",
-                                 by=DecidedBy.SESSION_RULE, rule=rule_text)
-        if request.session_id in self._paused_sessions:
-            return None
-        return Decision.allow_once(dict(request.tool_input), by=DecidedBy.SESSION_RULE,
-                                   rule=rule_text)
+            return request, Decision.deny(f"Denied by the session rule {rule_text}.",
+                                          by=DecidedBy.SESSION_RULE, rule=rule_text)
+        log.info("request %s: the agent asked although %s covers it; a person decides",
+                 request.request_id, rule_text)
+        return request.model_copy(update={"covered_by_rule": rule_text}), None
+
+    @staticmethod
+    def _evaluate(session_rules: list[SessionRule],
+                  request: ApprovalRequest) -> rules.RuleVerdict | None:
+        return rules.evaluate(session_rules, request.tool_name, request.tool_input,
+                              request.cwd or ".")
+
+    @staticmethod
+    def _deliverable_grant(request: ApprovalRequest, decision: Decision,
+                           deliverable: UpdateCheck | None) -> Decision:
+        """The grant without the updates the CLI would not receive (each logged)."""
+        kept = []
+        for update in decision.updates:
+            problem = grants.grant_problem(update)
+            if problem is None and deliverable is not None:
+                problem = deliverable(update)
+            if problem is None:
+                kept.append(update)
+            else:
+                log.warning("request %s: not granted, %s: %s", request.request_id, problem,
+                            update.describe())
+        if len(kept) == len(decision.updates):
+            return decision
+        return decision.model_copy(update={"updates": tuple(kept)})
+
+    def _answer_siblings(self, granted: list[SessionRule]) -> None:
+        """Allow requests that were pending when `granted` was made, where it covers them.
+
+        The CLI asked about them before it held the grant, so here our matcher decides
+        (never more broadly than the CLI; see `rules.matcher`).
+        """
+        allow = [rule for rule in granted if rule.behavior is RuleBehavior.ALLOW]
+        if not allow or allow[0].session_id in self._paused_sessions:
+            return
+        for entry in list(self._pending.values()):
+            sibling = entry.request
+            if (entry.future.done() or sibling.session_id != allow[0].session_id
+                    or sibling.kind is not RequestKind.TOOL):
+                continue
+            verdict = self._evaluate(allow, sibling)
+            if verdict is not None and verdict.behavior is RuleBehavior.ALLOW:
+                entry.future.set_result(Decision.allow_once(
+                    dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
+                    rule=str(verdict.rule.rule)))
 
     async def _ask_person(self, request: ApprovalRequest) -> Decision:
         loop = asyncio.get_running_loop()
@@ -195,9 +265,10 @@ class ApprovalBroker:
     def _finish(self, request: ApprovalRequest, decision: Decision, started: float) -> Decision:
         """Persist the decision, then tell subscribers; a failed write turns allow into deny."""
         latency_ms = (time.monotonic() - started) * 1000.0
+        granted: list[SessionRule] = []
         try:
             if decision.kind is DecisionKind.ALLOW_SESSION:
-                granted = rules.session_rules_from_updates(
+                granted = grants.session_rules_from_updates(
                     request.session_id, decision.updates, granted_by="user")
                 self._rule_store.add_rules(granted)
             self._ledger.record_decision(request, decision, latency_ms)
@@ -211,6 +282,8 @@ class ApprovalBroker:
         event = (BrokerEvent.WITHDRAWN if decision.kind is DecisionKind.WITHDRAWN
                  else BrokerEvent.ANSWERED)
         self._notify_quietly(event, request, decision)
+        if decision.kind is DecisionKind.ALLOW_SESSION:
+            self._answer_siblings(granted)
         return decision
 
     # -- answers from the UI and the app -----------------------------------------------

@@ -204,6 +204,14 @@ class ApprovalRequest(BaseModel):
     tool_use_id: str | None = None
     suggestions: tuple[PermissionSuggestion, ...] = ()
     cwd: str | None = None
+    add_dirs: tuple[str, ...] = ()
+    """The session's added directories (its folder is `cwd`)."""
+    project_settings_file: str | None = None
+    """Where "save to the project" writes this backend's rules; None when the session
+    does not load that file (saving there would not take effect)."""
+    covered_by_rule: str | None = None
+    """A session rule that covers this call although the agent asked anyway: the agent
+    holds that grant and escalated this call on purpose (set by the broker)."""
     received_at: datetime = Field(default_factory=utc_now)
 
     @property

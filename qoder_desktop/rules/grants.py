@@ -52,6 +52,32 @@ def is_dangerous(update: PermissionSuggestion) -> bool:
     return update.type == "setMode" and (update.mode or "") not in _SAFE_MODES
 
 
+_RULE_UPDATE_TYPES = frozenset({"addRules", "replaceRules", "removeRules"})
+
+
+def grant_problem(update: PermissionSuggestion) -> str | None:
+    """Why `update` must not be sent with a grant, or None when it may.
+
+    Refused: a switch to a mode that stops the CLI from asking (`is_dangerous`), a rule
+    update without a behaviour or without a usable rule, a `Tool(*)` rule (the CLI drops
+    a session update holding one, and every other rule in it), a mode switch without a
+    mode and a directory update without directories.
+    """
+    if is_dangerous(update):
+        return "it would stop the agent from asking"
+    if update.type in _RULE_UPDATE_TYPES:
+        if update.behavior is None:
+            return "a rule update without a behavior"
+        rules = update.rules or ()
+        if not rules or len(_usable_rules(update)) != len(rules):
+            return "a rule update without a usable rule"
+        if any((rule.rule_content or "").strip() == "*" for rule in rules):
+            return "the agent's CLI refuses Tool(*) rules; grant the whole tool instead"
+    if update.type == "addDirectories" and not update.directories:
+        return "a directory update without directories"
+    return None
+
+
 def _usable_rules(update: PermissionSuggestion) -> tuple[RuleValue, ...]:
     return tuple(r for r in update.rules or () if r.tool_name.strip())
 

@@ -137,17 +137,92 @@ async def test_exception_inside_a_subscriber_yields_a_deny(
     assert ledger.entries(SESSION)[0].outcome is DecisionKind.ERROR
 
 
-async def test_session_rules_are_checked_before_anything_is_queued(
+async def test_a_call_the_agent_asks_about_despite_a_granted_rule_goes_to_a_person(
         broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
+    """The CLI holds the grant: a matching call reaching us was escalated on purpose."""
     recorder = Recorder(broker)
     db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)")])
-    decision = await broker.request(_bash("make test"))
+    task = asyncio.create_task(broker.request(_bash("make test")))
+    request = await recorder.next_added()
+    assert request.covered_by_rule == "Bash(make *)"
+    broker.answer(request.request_id, Decision.deny("not this time"))
+    decision = await task
+    assert decision.kind is DecisionKind.DENY and decision.decided_by is DecidedBy.USER
+    assert ledger.entries(SESSION)[0].outcome is DecisionKind.DENY
+
+
+async def test_a_grant_answers_the_requests_already_pending_in_its_session(
+        broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
+    """Siblings asked before the CLI held the grant: there our matcher decides."""
+    recorder = Recorder(broker)
+    first = asyncio.create_task(broker.request(_bash("npm test")))
+    granted_request = await recorder.next_added()
+    sibling = asyncio.create_task(broker.request(_bash("npm test")))
+    await recorder.next_added()
+    other_command = asyncio.create_task(broker.request(_bash("npm publish")))
+    await recorder.next_added()
+    elsewhere = _bash("npm test").model_copy(update={"session_id": "session-2"})
+    other_session = asyncio.create_task(broker.request(elsewhere))
+    await recorder.next_added()
+    grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(npm test)"),),
+                                 behavior=RuleBehavior.ALLOW, destination="session")
+    broker.answer(granted_request.request_id,
+                  Decision.allow_session({"command": "npm test"}, (grant,)))
+    assert (await first).kind is DecisionKind.ALLOW_SESSION
+    decision = await asyncio.wait_for(sibling, 5)
     assert decision.kind is DecisionKind.ALLOW_ONCE
-    assert decision.decided_by is DecidedBy.SESSION_RULE
-    assert decision.rule == "Bash(make *)"
-    assert decision.final_input == {"command": "make test"}
-    assert [e for e, _, _ in recorder.events] == [BrokerEvent.ANSWERED]
-    assert ledger.entries(SESSION)[0].matched_rule == "Bash(make *)"
+    assert (decision.decided_by, decision.rule) == (DecidedBy.SESSION_RULE, "Bash(npm test)")
+    assert [r.request.tool_input["command"] for r in broker._pending.values()] == [
+        "npm publish", "npm test"]
+    assert {r.session_id for r in broker.pending()} == {SESSION, "session-2"}
+    broker.withdraw_session(SESSION)
+    broker.withdraw_session("session-2")
+    await asyncio.gather(other_command, other_session)
+    by_rule = [e for e in ledger.entries(SESSION, include_tool_events=False)
+               if e.matched_rule == "Bash(npm test)"]
+    assert [e.outcome for e in by_rule] == [DecisionKind.ALLOW_ONCE]
+
+
+async def test_a_paused_session_keeps_its_siblings_for_a_person(
+        broker: ApprovalBroker, db: Database) -> None:
+    """After "deny and stop" no rule answers anything until the next turn."""
+    recorder = Recorder(broker)
+    broker.pause_rules(SESSION)
+    first = asyncio.create_task(broker.request(_bash("make all")))
+    granted_request = await recorder.next_added()
+    sibling = asyncio.create_task(broker.request(_bash("make all")))
+    queued = await recorder.next_added()
+    grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(make *)"),),
+                                 behavior=RuleBehavior.ALLOW, destination="session")
+    broker.answer(granted_request.request_id,
+                  Decision.allow_session({"command": "make all"}, (grant,)))
+    await first
+    await asyncio.sleep(0)
+    assert broker.is_pending(queued.request_id)
+    broker.answer(queued.request_id, Decision.deny("not now"))
+    assert (await sibling).decided_by is DecidedBy.USER
+
+
+async def test_only_updates_the_agent_receives_are_granted_and_recorded(
+        broker: ApprovalBroker, db: Database) -> None:
+    recorder = Recorder(broker)
+
+    def sdk_check(update: PermissionSuggestion) -> str | None:
+        return "refused by the SDK" if update.rules and update.rules[0].tool_name == "Edit" \
+            else None
+
+    task = asyncio.create_task(broker.request(_bash("npm test"), sdk_check))
+    request = await recorder.next_added()
+    good = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(npm test)"),),
+                                behavior=RuleBehavior.ALLOW, destination="session")
+    refused_by_sdk = good.model_copy(update={"rules": (RuleValue.parse("Edit(./**)"),)})
+    no_behavior = good.model_copy(update={"behavior": None})
+    star = good.model_copy(update={"rules": (RuleValue.parse("Bash(*)"),)})
+    broker.answer(request.request_id, Decision.allow_session(
+        {"command": "npm test"}, (good, refused_by_sdk, no_behavior, star)))
+    decision = await task
+    assert decision.updates == (good,)
+    assert [str(r.rule) for r in db.active_rules(SESSION)] == ["Bash(npm test)"]
 
 
 async def test_deny_rule_beats_allow_rule(broker: ApprovalBroker, db: Database) -> None:
@@ -191,25 +266,6 @@ async def test_allow_for_session_stores_the_granted_rules(
     broker.answer(request.request_id, Decision.allow_session({"command": "npm test"}, (grant,)))
     assert (await task).kind is DecisionKind.ALLOW_SESSION
     assert [str(r.rule) for r in db.active_rules(SESSION)] == ["Bash(npm test)"]
-    second = await broker.request(_bash("npm test"))
-    assert second.decided_by is DecidedBy.SESSION_RULE
-
-
-async def test_after_deny_and_stop_rules_do_not_allow_siblings_until_the_next_turn(
-        broker: ApprovalBroker, db: Database) -> None:
-    recorder = Recorder(broker)
-    db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)")])
-    task = asyncio.create_task(broker.request(_bash("rm -rf /tmp/ws/x")))
-    request = await recorder.next_added()
-    broker.answer(request.request_id, Decision.deny("stop", interrupt=True))
-    assert (await task).interrupt
-    sibling = asyncio.create_task(broker.request(_bash("make all")))
-    queued = await recorder.next_added()
-    assert queued.tool_input["command"] == "make all"
-    broker.answer(queued.request_id, Decision.deny("not now"))
-    assert (await sibling).decided_by is DecidedBy.USER
-    broker.resume_rules(SESSION)
-    assert (await broker.request(_bash("make all"))).decided_by is DecidedBy.SESSION_RULE
 
 
 async def test_duplicate_request_id_is_refused_and_the_first_still_waits(
