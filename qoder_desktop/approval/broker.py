@@ -20,6 +20,7 @@ from typing import Protocol
 
 from qoder_desktop.domain.models import (
     ApprovalRequest,
+    Backend,
     DecidedBy,
     Decision,
     DecisionKind,
@@ -179,6 +180,10 @@ class ApprovalBroker:
                                  by=DecidedBy.SESSION_RULE, rule=rule_text)
         if request.session_id in self._paused_sessions:
             return None
+        if request.backend is Backend.TERMINAL:
+            # A terminal CLI holds its own grants: what reaches its hook it escalated on
+            # purpose, so only a person allows it (deny rules above still apply).
+            return None
         return Decision.allow_once(dict(request.tool_input), by=DecidedBy.SESSION_RULE,
                                    rule=rule_text)
 
@@ -229,12 +234,15 @@ class ApprovalBroker:
             raise AlreadyAnswered(f"request {request_id} is no longer waiting for an answer")
         entry.future.set_result(decision)
 
-    def withdraw(self, request_id: str) -> bool:
-        """The app takes a request back (its agent died); returns False if not pending."""
+    def withdraw(self, request_id: str, reason: str = "") -> bool:
+        """The app takes a request back (its agent died); returns False if not pending.
+
+        `reason` says why, for the ledger and the person (e.g. answered in the terminal).
+        """
         entry = self._pending.get(request_id)
         if entry is None or entry.future.done():
             return False
-        entry.future.set_result(Decision.withdrawn())
+        entry.future.set_result(Decision.withdrawn(reason))
         return True
 
     def withdraw_session(self, session_id: str) -> int:

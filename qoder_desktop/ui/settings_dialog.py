@@ -69,7 +69,7 @@ class SettingsDialog(QDialog):
             SecretName.ANTHROPIC_API_KEY: (ui.anthropicKeyEdit, ui.anthropicKeyStatus,
                                            ui.anthropicKeyRemoveButton),
         }
-        for backend in Backend:
+        for backend in (Backend.CLAUDE, Backend.QODER):
             ui.backendCombo.addItem(BACKEND_LABELS[backend], backend.value)
         for mode in PermissionMode:
             if not mode.is_dangerous:

@@ -1,0 +1,102 @@
+"""A terminal agent as a person runs it: the real Claude Code CLI with our hook installed.
+
+The CLI gets no permission flags; its user settings (``CLAUDE_CONFIG_DIR``) hold our
+``PermissionRequest`` hook (installed by `install`) and ``permissions.defaultMode:
+"default"``. It talks to the scripted model on loopback. The app side is the terminal
+hook server, the broker and the hub on the test's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import claude_agent_sdk
+
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
+from qoder_desktop.store.ledger import Ledger
+from qoder_desktop.terminal.install import Agent, install
+from qoder_desktop.terminal.server import TerminalHookServer
+
+TIMEOUT = 60.0
+BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+
+
+def install_hook(config_dir: Path) -> Path:
+    """Our hook in ``config_dir/settings.json``, with the CLI asking in default mode."""
+    install(Agent.CLAUDE, environ={**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir)})
+    path = config_dir / "settings.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["permissions"] = {"defaultMode": "default"}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@dataclass
+class TerminalRig:
+    """The app side (server, broker, hub) and a workspace for the CLI."""
+
+    server: TerminalHookServer
+    broker: ApprovalBroker
+    hub: SessionHub
+    ledger: Ledger
+    model: ThreadedScriptedModel
+    workspace: Path
+    config_dir: Path
+    added: asyncio.Queue[ApprovalRequest] = field(default_factory=asyncio.Queue)
+    finished: asyncio.Queue[tuple[BrokerEvent, ApprovalRequest, Decision | None]] = field(
+        default_factory=asyncio.Queue)
+    first_result: int = 0
+    """Tool results the (shared) scripted model recorded before this test."""
+
+    def __post_init__(self) -> None:
+        self.first_result = len(self.model.tool_results)
+
+    async def next_request(self) -> ApprovalRequest:
+        return await asyncio.wait_for(self.added.get(), TIMEOUT)
+
+    async def next_finished(self) -> tuple[BrokerEvent, ApprovalRequest, Decision | None]:
+        return await asyncio.wait_for(self.finished.get(), TIMEOUT)
+
+    def cli_env(self, scenario: str) -> dict[str, str]:
+        return {**os.environ, **build_cli_env(self.model.base_url, self.config_dir,
+                                              scenario=scenario)}
+
+    async def start_cli(self, scenario: str = "bash") -> asyncio.subprocess.Process:
+        """``claude -p`` as a person types it: no permission flags at all."""
+        return await asyncio.create_subprocess_exec(
+            str(BUNDLED_CLI), "-p", "Go ahead.", "--output-format", "json",
+            cwd=self.workspace, env=self.cli_env(scenario), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)
+
+    async def finish(self, process: asyncio.subprocess.Process) -> tuple[int, dict[str, Any],
+                                                                         str]:
+        """Wait (bounded) for the CLI; (returncode, its JSON result, stderr)."""
+        try:
+            out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+        finally:
+            kill_group(process.pid)
+        assert process.returncode is not None
+        text = out.decode(errors="replace")
+        return process.returncode, json.loads(text) if text.strip() else {}, err.decode(
+            errors="replace")
+
+    def results(self, tool_use_id: str | None = None) -> list[Any]:
+        return [r for r in self.model.tool_results[self.first_result:]
+                if tool_use_id is None or r.tool_use_id == tool_use_id]
+
+
+def kill_group(pid: int) -> None:
+    """Kill a process group we started, if it still runs."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
