@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
+import pty
+import re
 import signal
+import struct
+import subprocess
+import termios
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +97,12 @@ class TerminalRig:
         return process.returncode, json.loads(text) if text.strip() else {}, err.decode(
             errors="replace")
 
+    def start_interactive(self, scenario: str = "bash") -> PtyCli:
+        """``claude "Go ahead."`` in a terminal, as a person starts it."""
+        env = self.cli_env(scenario)
+        seed_interactive_config(self.config_dir, self.workspace, env["ANTHROPIC_API_KEY"])
+        return PtyCli.start([str(BUNDLED_CLI), "Go ahead."], self.workspace, env)
+
     def results(self, tool_use_id: str | None = None) -> list[Any]:
         return [r for r in self.model.tool_results[self.first_result:]
                 if tool_use_id is None or r.tool_use_id == tool_use_id]
@@ -100,3 +112,77 @@ def kill_group(pid: int) -> None:
     """Kill a process group we started, if it still runs."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[a-zA-Z~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+                  rb"|\x1b[()][AB0]|\x1b[=>]")
+
+
+def seed_interactive_config(config_dir: Path, workspace: Path, api_key: str) -> None:
+    """What a person's config holds after the first run: onboarding done, the folder
+    trusted and the API key approved (so the interactive CLI goes straight to work)."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
+        "projects": {str(workspace): {"hasTrustDialogAccepted": True,
+                                      "hasCompletedProjectOnboarding": True}}}))
+
+
+class PtyCli:
+    """The interactive CLI in a pseudo-terminal (stdlib ``pty``), read on the test loop."""
+
+    def __init__(self, process: subprocess.Popen[bytes], master: int) -> None:
+        self.process = process
+        self._master = master
+        self._output = bytearray()
+        self._changed = asyncio.Event()
+        asyncio.get_running_loop().add_reader(master, self._read)
+
+    @classmethod
+    def start(cls, argv: list[str], cwd: Path, env: dict[str, str]) -> PtyCli:
+        """Start `argv` on a new 40x120 terminal, in its own process group."""
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        process = subprocess.Popen(argv, cwd=cwd, env={**env, "TERM": "xterm-256color"},
+                                   stdin=slave, stdout=slave, stderr=slave,
+                                   start_new_session=True)
+        os.close(slave)
+        return cls(process, master)
+
+    def _read(self) -> None:
+        try:
+            data = os.read(self._master, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            asyncio.get_running_loop().remove_reader(self._master)
+        self._output += data
+        self._changed.set()
+
+    @property
+    def screen(self) -> str:
+        """Everything printed so far, without escape sequences or spaces."""
+        text = ANSI.sub(b"", bytes(self._output)).decode(errors="replace")
+        return re.sub(r"\s+", "", text)
+
+    async def wait_for(self, text: str, timeout: float = TIMEOUT) -> None:
+        """Wait until `text` (spaces ignored) was printed."""
+        needle = re.sub(r"\s+", "", text)
+        async with asyncio.timeout(timeout):
+            while needle not in self.screen:
+                self._changed.clear()
+                await self._changed.wait()
+
+    def type(self, keys: str) -> None:
+        """Type `keys` into the terminal."""
+        os.write(self._master, keys.encode())
+
+    def close(self) -> None:
+        """Kill the CLI's process group and close the terminal."""
+        kill_group(self.process.pid)
+        with contextlib.suppress(Exception):
+            asyncio.get_running_loop().remove_reader(self._master)
+        with contextlib.suppress(OSError):
+            os.close(self._master)
+        self.process.wait(10)
