@@ -8,7 +8,7 @@ The dialog never sees a stored secret's value: it is told which secrets exist an
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -37,6 +37,14 @@ TERMINAL_AGENTS = (("claude", "Claude Code"), ("qoder", "Qoder CLI"))
 """The terminal agents whose hook the dialog can install: (agent value, label)."""
 STORED_TEXT = "Stored in keyring"
 NOT_SET_TEXT = "Not set"
+
+
+W = TypeVar("W", bound=QWidget)
+
+
+def _named(widget: W, name: str) -> W:
+    widget.setObjectName(name)
+    return widget
 
 
 class KeyringState(Protocol):
@@ -115,7 +123,7 @@ class SettingsDialog(QDialog):
 
     def _build_terminal_tab(self) -> None:
         """The "Terminal agents" tab: hook status and buttons per agent, and the wait."""
-        tab = QWidget(objectName="terminalTab")
+        tab = _named(QWidget(), "terminalTab")
         layout = QVBoxLayout(tab)
         hint = QLabel("Agents you start yourself in a terminal or an editor (claude, "
                       "qodercli) can ask here instead of in the terminal: install the "
@@ -126,13 +134,13 @@ class SettingsDialog(QDialog):
         layout.addWidget(hint)
         self._hook_rows: dict[str, tuple[QLabel, QPushButton, QPushButton]] = {}
         for agent, label in TERMINAL_AGENTS:
-            box = QGroupBox(label, objectName=f"{agent}HookGroup")
+            box = _named(QGroupBox(label), f"{agent}HookGroup")
             row = QHBoxLayout(box)
-            status = QLabel("Checking…", objectName=f"{agent}HookStatus")
+            status = _named(QLabel("Checking…"), f"{agent}HookStatus")
             status.setTextFormat(Qt.TextFormat.PlainText)
             status.setWordWrap(True)
-            install = QPushButton("Install", objectName=f"{agent}HookInstall")
-            uninstall = QPushButton("Uninstall", objectName=f"{agent}HookUninstall")
+            install = _named(QPushButton("Install"), f"{agent}HookInstall")
+            uninstall = _named(QPushButton("Uninstall"), f"{agent}HookUninstall")
             install.clicked.connect(lambda _=False, a=agent: self.hook_install_requested.emit(a))
             uninstall.clicked.connect(
                 lambda _=False, a=agent: self.hook_uninstall_requested.emit(a))
@@ -142,7 +150,7 @@ class SettingsDialog(QDialog):
             layout.addWidget(box)
             self._hook_rows[agent] = (status, install, uninstall)
         form = QFormLayout()
-        self.terminal_wait_spin = QSpinBox(objectName="terminalWaitSpin")
+        self.terminal_wait_spin = _named(QSpinBox(), "terminalWaitSpin")
         self.terminal_wait_spin.setRange(10, TERMINAL_WAIT_MAX)
         self.terminal_wait_spin.setSuffix(" s")
         self.terminal_wait_spin.setToolTip(
