@@ -201,3 +201,11 @@ def test_the_hook_path_loads_no_qt_sdk_or_pydantic() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_longest_wait_in_settings_ends_before_the_cli_kills_the_hook() -> None:
+    from qoder_desktop.config.settings import TERMINAL_WAIT_MAX, Settings
+    from qoder_desktop.terminal.hook_client import ANSWER_SLACK
+
+    assert TERMINAL_WAIT_MAX + ANSWER_SLACK < HOOK_TIMEOUT_SECONDS
+    assert Settings().terminal_wait_seconds <= TERMINAL_WAIT_MAX
