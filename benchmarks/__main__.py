@@ -30,6 +30,7 @@ BENCHMARKS = {
     "interrupt": "interrupt through the real CLI → dialog closed",
     "queue": "1,000 pending over 50 sessions; rule match",
     "overhead": "200 rule-allowed calls, app vs bare callback",
+    "terminal_hooks": "terminal hook → broker, answer → exit, fall-through",
 }
 TIMEOUT_S = 900
 

@@ -1,6 +1,7 @@
 """Entry point: `qoder-desktop` / `python -m qoder_desktop`.
 
-Only the GUI path imports Qt, so `qoder-desktop ledger export` works without a display.
+Only the GUI path imports Qt, so `qoder-desktop ledger export` works without a display,
+and the terminal hook (`qoder-desktop hook …`) starts with the standard library only.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from qoder_desktop.store.ledger import ledger_main
 
         return ledger_main(args_list[1:])
+    if args_list[:1] == ["hook"]:  # runs for every terminal prompt: stdlib only
+        from qoder_desktop.terminal.hook_client import hook_main
+
+        return hook_main(args_list[1:])
+    if args_list[:1] == ["hooks"]:
+        from qoder_desktop.terminal.commands import hooks_main
+
+        return hooks_main(args_list[1:])
     from qoder_desktop.cli import parse_app_args
 
     args = parse_app_args(args_list)

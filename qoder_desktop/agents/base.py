@@ -88,7 +88,8 @@ def summarize_input(tool_input: dict[str, Any]) -> str:
     return text
 
 
-def _result_text(content: Any) -> str:
+def result_text(content: Any) -> str:
+    """The text of a tool result's content (text blocks as text, anything else as JSON)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -315,7 +316,7 @@ class AgentSession(ABC):
         elif kind == "UserMessage" and isinstance(message.content, list):
             for block in message.content:
                 if type(block).__name__ == "ToolResultBlock":
-                    self._emit(TranscriptKind.TOOL_RESULT, _result_text(block.content),
+                    self._emit(TranscriptKind.TOOL_RESULT, result_text(block.content),
                                tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
         elif kind == "ResultMessage":
             failed = bool(message.is_error)

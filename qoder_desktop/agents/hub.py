@@ -8,6 +8,7 @@ subscribes to it through the app wiring.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -52,6 +53,13 @@ class HubEvent:
     session_id: str
     session: SessionInfo | None = None
     line: TranscriptEvent | None = None
+
+
+def _known_mode(value: str | None) -> PermissionMode | None:
+    try:
+        return PermissionMode(value) if value else None
+    except ValueError:
+        return None
 
 
 class UnknownSession(LookupError):
@@ -170,18 +178,43 @@ class SessionHub(SessionSink):
         return self._infos[info.session_id]
 
     def external_session(self, client_name: str, cwd: str = "") -> SessionInfo:
-        """The "external" session for agents started elsewhere, one per calling client.
+        """A new "external" session for one run of an agent started elsewhere.
 
-        Created on first use; its requests go through the same broker, rules and ledger.
+        The gateway opens one per MCP session; its requests go through the same broker,
+        rules and ledger, and its grants stay with that run.
         """
-        for info in self._infos.values():
-            if info.backend is Backend.EXTERNAL and info.name == client_name:
-                return info
         info = SessionInfo(name=client_name, backend=Backend.EXTERNAL, cwd=cwd,
                            state=SessionState.RUNNING)
         self._infos[info.session_id] = info
         self._db.upsert_session(info)
         self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
+        return info
+
+    def terminal_session(self, session_id: str, agent_label: str, cwd: str,
+                         permission_mode: str | None = None) -> SessionInfo:
+        """The session of an agent a person started in a terminal, by the CLI's session id.
+
+        Created on first use (named for its agent and folder); its permission mode
+        follows what the CLI reports with each request. It has no adapter here: its CLI
+        runs elsewhere, so it cannot be sent prompts, interrupted or stopped from the app.
+        """
+        info = self._infos.get(session_id)
+        mode = _known_mode(permission_mode)
+        if info is not None:
+            if mode is not None and info.permission_mode is not mode:
+                info = info.model_copy(update={"permission_mode": mode})
+                self._infos[session_id] = info
+                self._db.upsert_session(info)
+                self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
+            return info
+        folder = os.path.basename(os.path.normpath(cwd)) if cwd else ""
+        info = SessionInfo(session_id=session_id,
+                           name=f"{agent_label} · {folder}" if folder else agent_label,
+                           backend=Backend.TERMINAL, cwd=cwd, state=SessionState.RUNNING,
+                           permission_mode=mode or PermissionMode.DEFAULT)
+        self._infos[session_id] = info
+        self._db.upsert_session(info)
+        self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
         return info
 
     def _running(self, session_id: str) -> AgentSession:

@@ -302,12 +302,15 @@ class ApprovalBroker:
             raise AlreadyAnswered(f"request {request_id} is no longer waiting for an answer")
         entry.future.set_result(decision)
 
-    def withdraw(self, request_id: str) -> bool:
-        """The app takes a request back (its agent died); returns False if not pending."""
+    def withdraw(self, request_id: str, reason: str = "") -> bool:
+        """The app takes a request back (its agent died); returns False if not pending.
+
+        `reason` says why, for the ledger and the person (e.g. answered in the terminal).
+        """
         entry = self._pending.get(request_id)
         if entry is None or entry.future.done():
             return False
-        entry.future.set_result(Decision.withdrawn())
+        entry.future.set_result(Decision.withdrawn(reason))
         return True
 
     def withdraw_session(self, session_id: str) -> int:

@@ -30,6 +30,8 @@ from pydantic import (
 
 from qoder_desktop.domain.models import Backend, PermissionMode, RuleValue
 
+TERMINAL_WAIT_MAX = 840
+"""The longest wait for a terminal prompt: below the installed hook's timeout (900 s)."""
 SETTINGS_VERSION = 1
 """The settings format this app reads and writes."""
 
@@ -78,6 +80,9 @@ class Settings(BaseModel):
     trusted_workspaces: list[WorkspacePath] = Field(default_factory=list)
     anthropic_base_url: str | None = None
     gateway_port: int = Field(default=8765, ge=1024, le=65535)
+    terminal_wait_seconds: int = Field(default=180, ge=10, le=TERMINAL_WAIT_MAX)
+    """How long a terminal agent's prompt waits for an answer here before the terminal
+    asks instead (below the hook's own timeout)."""
 
     @field_validator("version")
     @classmethod

@@ -27,11 +27,17 @@ def new_id() -> str:
 
 
 class Backend(StrEnum):
-    """Which agent SDK a session runs through."""
+    """Which agent SDK a session runs through.
+
+    EXTERNAL: an agent started elsewhere that asks through the MCP gateway; TERMINAL: an
+    agent a person started in a terminal or editor that asks through its
+    ``PermissionRequest`` hook (its CLI holds its grants).
+    """
 
     CLAUDE = "claude"
     QODER = "qoder"
     EXTERNAL = "external"
+    TERMINAL = "terminal"
 
 
 class PermissionMode(StrEnum):
@@ -311,10 +317,10 @@ class Decision(BaseModel):
         return cls(kind=kind, message=text, decided_by=by, rule=rule)
 
     @classmethod
-    def withdrawn(cls) -> Decision:
-        """The agent cancelled the request before anyone answered."""
+    def withdrawn(cls, reason: str = "") -> Decision:
+        """The agent cancelled the request before anyone answered (`reason`: why, if known)."""
         return cls(kind=DecisionKind.WITHDRAWN, decided_by=DecidedBy.WITHDRAWN,
-                   message="The agent withdrew the request.")
+                   message=reason.strip() or "The agent withdrew the request.")
 
     @classmethod
     def error(cls, message: str) -> Decision:

@@ -35,6 +35,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from qoder_desktop.approval.results import deny_result as deny_result  # re-exported
+from qoder_desktop.approval.results import permission_result as permission_result
 from qoder_desktop.config.secrets import (
     SERVICE_NAME,
     RedactSecrets,
@@ -42,8 +44,6 @@ from qoder_desktop.config.secrets import (
     SecretStore,
     SecretValue,
 )
-from qoder_desktop.domain.models import Decision
-from qoder_desktop.rules.grants import is_dangerous
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,6 @@ INPUT_SCHEMA: dict[str, Any] = {
     },
     "required": ["tool_name", "input"],
 }
-
-
-_RULE_UPDATES = ("addRules", "replaceRules", "removeRules")
 
 
 def gateway_url(port: int, host: str = LOOPBACK) -> str:
@@ -166,33 +163,6 @@ def gateway_token(store: SecretStore, *, redactor: RedactSecrets | None = None,
     if redactor is not None:
         redactor.add(result.secret)
     return result
-
-
-def deny_result(message: str, *, interrupt: bool = False) -> dict[str, Any]:
-    """A deny permission result."""
-    result: dict[str, Any] = {"behavior": "deny",
-                              "message": message.strip() or "Qoder Desktop denied this."}
-    if interrupt:
-        result["interrupt"] = True
-    return result
-
-
-def permission_result(decision: Decision) -> dict[str, Any]:
-    """The ``--permission-prompt-tool`` result JSON for `decision`.
-
-    Rule grants of "allow for this session" stay in our rule store (the broker
-    answers the next matching call at once, and a revoke works on the very next call);
-    only safe mode switches and directory updates are forwarded, as session updates.
-    """
-    if decision.kind.allows and decision.final_input is not None:
-        result: dict[str, Any] = {"behavior": "allow", "updatedInput": dict(decision.final_input)}
-        forwarded = [update.model_copy(update={"destination": "session"}).to_wire()
-                     for update in decision.updates
-                     if update.type not in _RULE_UPDATES and not is_dangerous(update)]
-        if forwarded:
-            result["updatedPermissions"] = forwarded
-        return result
-    return deny_result(decision.message, interrupt=decision.interrupt)
 
 
 def parse_arguments(arguments: Any) -> tuple[str, dict[str, Any], str | None]:

@@ -2,10 +2,13 @@
 
 ``--permission-prompt-tool mcp__qoder-desktop__approve`` hands each prompt to our tool
 ``approve`` as ``{tool_name, input, tool_use_id}``. It becomes an `ApprovalRequest` of an
-*external* session (one per calling client, by its MCP ``clientInfo``; the cwd is the
-client's first root), goes through the same broker as in-app sessions (rules, dialogs,
-ledger), and is answered with one text block holding the permission result JSON (see
-`gateway_config.permission_result`).
+*external* session (one per MCP session, i.e. per agent run, named by its MCP
+``clientInfo``; the cwd is the client's first root), goes through the same broker as
+in-app sessions (rules, dialogs, ledger), and is answered with one text block holding
+the permission result JSON (see `approval.results.permission_result`). The CLI applies
+the ``updatedPermissions`` of that result, so it holds the grants of "allow for this
+session" and stays the authority; a grant revoked in the app is removed from that
+agent run with its next allow.
 
 A streamable-HTTP MCP server (``mcp`` SDK, stateful sessions) in a Starlette app under
 uvicorn, inside the app's asyncio loop, bound to 127.0.0.1 only. Every request needs
@@ -27,7 +30,7 @@ import os
 import socket
 import weakref
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -46,7 +49,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleBehavior, RuleValue
 from qoder_desktop.gateway.contract import (
     HTTP_CLOSED,
     INPUT_SCHEMA,
@@ -93,8 +96,12 @@ class GatewayPortInUse(GatewayError):
 
 @dataclass
 class _Caller:
+    """One MCP session (one agent run): its session in the hub, and revocations sent."""
+
     name: str
     cwd: str | None
+    session_id: str
+    removals_sent: set[str] = field(default_factory=set)
 
 
 class _Endpoint:
@@ -120,7 +127,7 @@ class ApprovalGateway:
 
     Args:
         broker: decides each request (rules, then a person).
-        hub: gives the external session of each calling client.
+        hub: opens the external session of each agent run (MCP session).
         token: the bearer token (or a function returning it).
         host: must be ``127.0.0.1``.
         port: the TCP port (``Settings.gateway_port``); 0 picks a free one.
@@ -294,15 +301,14 @@ class ApprovalGateway:
                                    "Expected {tool_name, input, tool_use_id}.")
             context = self._mcp.request_context
             caller = await self._caller(context)
-            info = self._hub.external_session(caller.name, caller.cwd or "")
             request = ApprovalRequest(
-                session_id=info.session_id, session_name=info.name, backend=Backend.EXTERNAL,
-                tool_name=tool_name, tool_input=tool_input, tool_use_id=tool_use_id,
-                cwd=caller.cwd)
+                session_id=caller.session_id, session_name=caller.name,
+                backend=Backend.EXTERNAL, tool_name=tool_name, tool_input=tool_input,
+                tool_use_id=tool_use_id, cwd=caller.cwd)
             decision = await self._decide(request, context)
             if decision is None:
                 return deny_result("The agent withdrew the request.")
-            return permission_result(decision)
+            return permission_result(decision, self._removals(caller, decision))
         except Exception as exc:
             log.exception("approval gateway: a permission prompt failed")
             return deny_result(f"Qoder Desktop failed while asking: {exc}")
@@ -348,17 +354,31 @@ class ApprovalGateway:
                 return
 
     async def _caller(self, context: Any) -> _Caller:
-        """Who calls: the client's name and version, and its first root as the cwd."""
+        """Who calls: the client's name and version, its first root as the cwd, and its
+        own external session (one per MCP session, so a grant never reaches another
+        agent run that happens to have the same client name)."""
         session = context.session
         caller = self._callers.get(session)
         if caller is None:
             params = session.client_params
             client = params.clientInfo if params else None
-            caller = _Caller(client_label(client.name if client else None,
-                                          client.version if client else None),
-                             await self._client_cwd(context))
+            name = client_label(client.name if client else None,
+                                client.version if client else None)
+            cwd = await self._client_cwd(context)
+            info = self._hub.external_session(name, cwd or "")
+            caller = _Caller(name, cwd, info.session_id)
             self._callers[session] = caller
         return caller
+
+    def _removals(self, caller: _Caller, decision: Decision) -> list[RuleValue]:
+        """Allow rules revoked in the app that this agent run was not yet told to drop."""
+        if not decision.kind.allows:
+            return []
+        revoked = [rule for rule in self._hub.rules(caller.session_id)
+                   if not rule.active and rule.behavior is RuleBehavior.ALLOW
+                   and rule.rule_id not in caller.removals_sent]
+        caller.removals_sent.update(rule.rule_id for rule in revoked)
+        return [rule.rule for rule in revoked]
 
     async def _client_cwd(self, context: Any) -> str | None:
         """The client's first ``file://`` root, if it offers roots and answers in time."""

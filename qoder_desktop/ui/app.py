@@ -201,15 +201,19 @@ def run_gui(args: argparse.Namespace) -> int:
 
 def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: DesktopApp,
                  redactor: RedactSecrets) -> None:
-    """Work that can wait until the window is on screen: the gateway, the first session."""
+    """Work that can wait until the window is on screen: the gateway, terminal hooks, the
+    first session."""
     from qoder_desktop.gateway.contract import gateway_token
     from qoder_desktop.gateway.server import ApprovalGateway
+    from qoder_desktop.terminal.server import TerminalHookServer
 
     for folder in sweep_stale_auth_dirs():
         log.info("removed a stale Qoder access-token folder: %s", folder)
     token = gateway_token(desktop.secrets, redactor=redactor)
     desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
                                           port=desktop.settings.gateway_port), token)
+    desktop.start_terminal_hooks(TerminalHookServer(
+        desktop.broker, desktop.hub, wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
     _initial_session(args, demo, desktop)
     settle_memory()
 

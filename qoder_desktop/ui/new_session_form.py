@@ -60,7 +60,7 @@ class NewSessionDialog(QDialog):
         self.ui.setupUi(self)
         ui = self.ui
         for backend in Backend:
-            if backend is not Backend.EXTERNAL:
+            if backend not in (Backend.EXTERNAL, Backend.TERMINAL):
                 ui.backendCombo.addItem(BACKEND_LABELS[backend], backend.value)
         for mode in PermissionMode:
             ui.modeCombo.addItem(MODE_LABELS[mode], mode.value)

@@ -17,7 +17,8 @@ COL_NAME, COL_BACKEND, COL_CWD, COL_MODE, COL_STATE, COL_PENDING = range(len(COL
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
-BACKEND_LABELS = {Backend.CLAUDE: "Claude", Backend.QODER: "Qoder", Backend.EXTERNAL: "External"}
+BACKEND_LABELS = {Backend.CLAUDE: "Claude", Backend.QODER: "Qoder", Backend.EXTERNAL: "External",
+                  Backend.TERMINAL: "Terminal"}
 STATE_LABELS = {
     SessionState.STARTING: "Starting…",
     SessionState.RUNNING: "Running",

@@ -8,21 +8,43 @@ The dialog never sees a stored secret's value: it is told which secrets exist an
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pydantic import ValidationError
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from qoder_desktop.config.secrets import SecretName
-from qoder_desktop.config.settings import Settings
+from qoder_desktop.config.settings import TERMINAL_WAIT_MAX, Settings
 from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.ui import pickers
 from qoder_desktop.ui.generated.ui_settings_dialog import Ui_SettingsDialog
 from qoder_desktop.ui.session_list import BACKEND_LABELS
 
+TERMINAL_AGENTS = (("claude", "Claude Code"), ("qoder", "Qoder CLI"))
+"""The terminal agents whose hook the dialog can install: (agent value, label)."""
 STORED_TEXT = "Stored in keyring"
 NOT_SET_TEXT = "Not set"
+
+
+W = TypeVar("W", bound=QWidget)
+
+
+def _named(widget: W, name: str) -> W:
+    widget.setObjectName(name)
+    return widget
 
 
 class KeyringState(Protocol):
@@ -46,11 +68,15 @@ class SettingsDialog(QDialog):
         settings_saved(Settings): the person saved these settings.
         secret_entered(str, str): store this secret (a `SecretName` value, the new value).
         secret_removed(str): remove this secret (a `SecretName` value) from the keyring.
+        hook_install_requested(str): install the terminal hook for this agent.
+        hook_uninstall_requested(str): remove the terminal hook of this agent.
     """
 
     settings_saved = Signal(object)
     secret_entered = Signal(str, str)
     secret_removed = Signal(str)
+    hook_install_requested = Signal(str)
+    hook_uninstall_requested = Signal(str)
 
     def __init__(self, settings: Settings, parent: QWidget | None = None, *,
                  keyring_status: KeyringState | None = None,
@@ -69,7 +95,7 @@ class SettingsDialog(QDialog):
             SecretName.ANTHROPIC_API_KEY: (ui.anthropicKeyEdit, ui.anthropicKeyStatus,
                                            ui.anthropicKeyRemoveButton),
         }
-        for backend in Backend:
+        for backend in (Backend.CLAUDE, Backend.QODER):
             ui.backendCombo.addItem(BACKEND_LABELS[backend], backend.value)
         for mode in PermissionMode:
             if not mode.is_dangerous:
@@ -91,8 +117,67 @@ class SettingsDialog(QDialog):
         for name, (edit, _status, remove) in self._rows.items():
             edit.textChanged.connect(lambda _t, n=name: self._update_secret_row(n))
             remove.clicked.connect(lambda _=False, n=name: self._mark_removed(n))
+        self._build_terminal_tab()
         self._load(self._settings)
         self.set_keyring_status(keyring_status)
+
+    def _build_terminal_tab(self) -> None:
+        """The "Terminal agents" tab: hook status and buttons per agent, and the wait."""
+        tab = _named(QWidget(), "terminalTab")
+        layout = QVBoxLayout(tab)
+        hint = QLabel("Agents you start yourself in a terminal or an editor (claude, "
+                      "qodercli) can ask here instead of in the terminal: install the "
+                      "hook, then start them as usual. Whoever answers first wins; the "
+                      "terminal prompt stays.")
+        hint.setWordWrap(True)
+        hint.setProperty("role", "hint")
+        layout.addWidget(hint)
+        self._hook_rows: dict[str, tuple[QLabel, QPushButton, QPushButton]] = {}
+        for agent, label in TERMINAL_AGENTS:
+            box = _named(QGroupBox(label), f"{agent}HookGroup")
+            row = QHBoxLayout(box)
+            status = _named(QLabel("Checking…"), f"{agent}HookStatus")
+            status.setTextFormat(Qt.TextFormat.PlainText)
+            status.setWordWrap(True)
+            install = _named(QPushButton("Install"), f"{agent}HookInstall")
+            uninstall = _named(QPushButton("Uninstall"), f"{agent}HookUninstall")
+            install.clicked.connect(lambda _=False, a=agent: self.hook_install_requested.emit(a))
+            uninstall.clicked.connect(
+                lambda _=False, a=agent: self.hook_uninstall_requested.emit(a))
+            row.addWidget(status, 1)
+            row.addWidget(install)
+            row.addWidget(uninstall)
+            layout.addWidget(box)
+            self._hook_rows[agent] = (status, install, uninstall)
+        form = QFormLayout()
+        self.terminal_wait_spin = _named(QSpinBox(), "terminalWaitSpin")
+        self.terminal_wait_spin.setRange(10, TERMINAL_WAIT_MAX)
+        self.terminal_wait_spin.setSuffix(" s")
+        self.terminal_wait_spin.setToolTip(
+            "How long a terminal prompt waits for you here; then the terminal asks "
+            "(nothing is allowed by waiting).")
+        form.addRow("&Wait for an answer here:", self.terminal_wait_spin)
+        layout.addLayout(form)
+        layout.addStretch(1)
+        self.ui.tabs.addTab(tab, "&Terminal agents")
+
+    def set_hook_status(self, agent: str, text: str, installed: bool) -> None:
+        """Show whether the terminal hook of `agent` is installed (`text`: plain text)."""
+        status, install, uninstall = self._hook_rows[agent]
+        status.setText(text)
+        status.setProperty("warning", False)
+        install.setText("Reinstall" if installed else "Install")
+        uninstall.setEnabled(installed)
+
+    def set_hook_error(self, agent: str, message: str) -> None:
+        """Show why the terminal hook of `agent` could not be changed."""
+        status = self._hook_rows[agent][0]
+        status.setText(message)
+        status.setProperty("warning", True)
+
+    def hook_status(self, agent: str) -> str:
+        """The status text shown for `agent`'s terminal hook."""
+        return self._hook_rows[agent][0].text()
 
     # -- filling in --------------------------------------------------------------------
 
@@ -114,6 +199,7 @@ class SettingsDialog(QDialog):
         ui.workspacesList.addItems(settings.trusted_workspaces)
         ui.baseUrlEdit.setText(settings.anthropic_base_url or "")
         ui.portSpin.setValue(settings.gateway_port)
+        self.terminal_wait_spin.setValue(settings.terminal_wait_seconds)
 
     def set_keyring_status(self, status: KeyringState | None) -> None:
         """Show whether secrets can go to the keyring (None: not known yet)."""
@@ -207,6 +293,7 @@ class SettingsDialog(QDialog):
                                 for i in range(ui.workspacesList.count())],
             anthropic_base_url=ui.baseUrlEdit.text().strip() or None,
             gateway_port=ui.portSpin.value(),
+            terminal_wait_seconds=self.terminal_wait_spin.value(),
         )
         try:
             return Settings.model_validate(data)

@@ -20,7 +20,13 @@ from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.config.settings import Settings, save_settings
 from qoder_desktop.diagnostics.memory import settle_memory
-from qoder_desktop.domain.models import ApprovalRequest, Decision, DecisionKind, PermissionMode
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    Decision,
+    DecisionKind,
+    PermissionMode,
+)
 from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.ui.bridge import BrokerBridge
@@ -33,6 +39,7 @@ from qoder_desktop.ui.tray import Tray
 
 if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
     from qoder_desktop.gateway.server import ApprovalGateway
+    from qoder_desktop.terminal.server import TerminalHookServer
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +68,7 @@ class DesktopApp:
         self.gateway: ApprovalGateway | None = None
         self.gateway_token: GatewayToken | None = None
         self.gateway_status = "The approval gateway is not running."
+        self.terminal_hooks: TerminalHookServer | None = None
         self._views_pending: list[ApprovalRequest] | None = None
         self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
         self._connect_signals()
@@ -147,6 +155,8 @@ class DesktopApp:
         if decision.kind is DecisionKind.ALLOW_SESSION:
             self.hub.rules_changed(request.session_id)
         mode = self._plan_modes.pop(request.request_id, None)
+        if request.backend is Backend.TERMINAL:
+            mode = None  # a terminal CLI switches its own mode; we cannot reach it
         if mode and decision.kind.allows and mode != PermissionMode.PLAN.value:
             self._spawn(self.hub.set_mode(request.session_id, PermissionMode(mode)),
                         "switching the permission mode")
@@ -225,6 +235,41 @@ class DesktopApp:
 
         self._spawn(start(), "starting the approval gateway")
 
+    def start_terminal_hooks(self, server: TerminalHookServer) -> None:
+        """Take terminal agents' prompts (their PermissionRequest hook); failures are shown."""
+        self.terminal_hooks = server
+
+        async def start() -> None:
+            from qoder_desktop.terminal.server import TerminalServerError
+
+            try:
+                await server.start()
+            except TerminalServerError as exc:
+                self.window.show_status(str(exc))
+
+        self._spawn(start(), "taking terminal prompts")
+
+    async def _refresh_hooks(self, dialog: SettingsDialog) -> None:
+        from qoder_desktop.terminal.install import Agent, status
+
+        for agent in Agent:
+            found = await asyncio.to_thread(status, agent)
+            dialog.set_hook_status(agent.value, found.describe(), found.installed)
+
+    async def _change_hook(self, dialog: SettingsDialog, agent_name: str, add: bool) -> None:
+        from qoder_desktop.terminal.install import Agent, InstallError, install, uninstall
+
+        agent = Agent(agent_name)
+        try:
+            await asyncio.to_thread(install if add else uninstall, agent)
+        except InstallError as exc:
+            self.window.show_status(f"{agent.label}: {exc}")
+            dialog.set_hook_error(agent.value, str(exc))
+            return
+        self.window.show_status(f"{agent.label}: the terminal hook is "
+                                f"{'installed' if add else 'removed'}.")
+        await self._refresh_hooks(dialog)
+
     def open_connect_dialog(self) -> None:
         """Show the flags and MCP config that send a terminal agent's approvals here."""
         if self.connect_dialog is not None:
@@ -250,10 +295,15 @@ class DesktopApp:
         dialog.settings_saved.connect(self._save_settings)
         dialog.secret_entered.connect(
             lambda name, value: self._spawn(self._store_secret(name, value), "saving the secret"))
+        dialog.hook_install_requested.connect(lambda agent: self._spawn(
+            self._change_hook(dialog, agent, True), "installing the terminal hook"))
+        dialog.hook_uninstall_requested.connect(lambda agent: self._spawn(
+            self._change_hook(dialog, agent, False), "removing the terminal hook"))
         dialog.finished.connect(lambda _code: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
         dialog.open()
         self._spawn(self._refresh_keyring(dialog), "checking the keyring")
+        self._spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
 
     async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
         status = await asyncio.to_thread(self.secrets.check_backend)
@@ -287,6 +337,8 @@ class DesktopApp:
         self.dialogs.close_all()
         if self.gateway is not None and self.gateway.running:
             await self.gateway.stop()
+        if self.terminal_hooks is not None:
+            await self.terminal_hooks.stop()
         await self.hub.stop_all()
         self._unsubscribe_hub()
         self.bridge.unsubscribe()

@@ -218,8 +218,10 @@ async def test_only_updates_the_agent_receives_are_granted_and_recorded(
     refused_by_sdk = good.model_copy(update={"rules": (RuleValue.parse("Edit(./**)"),)})
     no_behavior = good.model_copy(update={"behavior": None})
     star = good.model_copy(update={"rules": (RuleValue.parse("Bash(*)"),)})
+    bypass = PermissionSuggestion(type="setMode", mode="bypassPermissions",
+                                  destination="session")
     broker.answer(request.request_id, Decision.allow_session(
-        {"command": "npm test"}, (good, refused_by_sdk, no_behavior, star)))
+        {"command": "npm test"}, (good, refused_by_sdk, no_behavior, star, bypass)))
     decision = await task
     assert decision.updates == (good,)
     assert [str(r.rule) for r in db.active_rules(SESSION)] == ["Bash(npm test)"]

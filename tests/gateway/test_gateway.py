@@ -189,11 +189,12 @@ async def test_deny_and_stop_sets_interrupt(gw: Fixture) -> None:
 
 
 @pytest.mark.asyncio
-async def test_allow_for_the_session_is_kept_by_us_and_answers_the_next_call(
+async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
         gw: Fixture) -> None:
+    """The CLI holds the grant; what it still asks about reaches a person."""
     grant = PermissionSuggestion(type="addRules", behavior=RuleBehavior.ALLOW,
                                  rules=(RuleValue.parse("Bash(rm -r build)"),),
-                                 destination="session")
+                                 destination="localSettings")
     mode = PermissionSuggestion(type="setMode", mode="acceptEdits", destination="session")
     async with mcp_client(gw.gateway.url) as session:
         call = await _ask(session)
@@ -201,21 +202,36 @@ async def test_allow_for_the_session_is_kept_by_us_and_answers_the_next_call(
         gw.broker.answer(request.request_id,
                          Decision.allow_session(dict(request.tool_input), (grant, mode)))
         result = _result(await asyncio.wait_for(call, WAIT))
-        # The rule grant stays in our store; only the (safe) mode switch is forwarded.
         assert result == {"behavior": "allow", "updatedInput": {"command": "rm -r build"},
-                          "updatedPermissions": [{"type": "setMode", "mode": "acceptEdits",
-                                                  "destination": "session"}]}
-        again = _result(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
-    assert again == {"behavior": "allow", "updatedInput": {"command": "rm -r build"}}
-    assert gw.added.empty()  # the rule answered; nobody was asked
+                          "updatedPermissions": [
+                              {"type": "addRules", "destination": "session",
+                               "rules": [{"toolName": "Bash", "ruleContent": "rm -r build"}],
+                               "behavior": "allow"},
+                              {"type": "setMode", "mode": "acceptEdits",
+                               "destination": "session"}]}
+        # The agent asks again although it holds the rule: a person decides, and the
+        # request says which rule covers it.
+        call = await _ask(session)
+        again = await gw.next_request()
+        assert again.covered_by_rule == "Bash(rm -r build)"
+        [rule] = gw.hub.rules(again.session_id)
+        gw.hub.revoke_rule(rule.rule_id)
+        gw.broker.answer(again.request_id, Decision.allow_once(dict(again.tool_input)))
+        after_revoke = _result(await asyncio.wait_for(call, WAIT))
+    assert after_revoke["updatedPermissions"] == [
+        {"type": "removeRules", "destination": "session",
+         "rules": [{"toolName": "Bash", "ruleContent": "rm -r build"}], "behavior": "allow"}]
 
 
 @pytest.mark.asyncio
 async def test_a_session_deny_rule_answers_without_asking(gw: Fixture) -> None:
-    info = gw.hub.external_session("test-agent 1.0")
-    gw.db.add_rules([SessionRule(session_id=info.session_id, behavior=RuleBehavior.DENY,
-                                 rule=RuleValue.parse("Bash"))])
     async with mcp_client(gw.gateway.url) as session:
+        call = await _ask(session)
+        request = await gw.next_request()
+        gw.db.add_rules([SessionRule(session_id=request.session_id, behavior=RuleBehavior.DENY,
+                                     rule=RuleValue.parse("Bash"))])
+        gw.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
+        await asyncio.wait_for(call, WAIT)
         result = _result(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
     assert result["behavior"] == "deny" and "Bash" in result["message"]
     assert gw.added.empty()
@@ -276,9 +292,6 @@ def test_permission_result_of_every_decision_kind() -> None:
                                                               "updatedInput": {"a": 1}}
     assert permission_result(Decision.error("boom")) == {"behavior": "deny", "message": "boom"}
     assert permission_result(Decision.withdrawn())["behavior"] == "deny"
-    bypass = PermissionSuggestion(type="setMode", mode="bypassPermissions")
-    assert "updatedPermissions" not in permission_result(
-        Decision.allow_session({}, (bypass,)))
     with pytest.raises(ValueError):
         parse_arguments(["Bash", {}])
     assert parse_arguments({"tool_name": "Read", "input": {}, "extra": 1}) == ("Read", {}, None)
@@ -291,16 +304,20 @@ def test_permission_result_of_every_decision_kind() -> None:
 
 
 @pytest.mark.asyncio
-async def test_requests_are_grouped_into_one_external_session_per_client(gw: Fixture) -> None:
+async def test_each_agent_run_gets_its_own_external_session(gw: Fixture) -> None:
+    """Grants stay with one run: two runs of the same client never share a session."""
     seen: list[ApprovalRequest] = []
     for name in ("claude-code", "claude-code", "qodercli"):
         async with mcp_client(gw.gateway.url, name=name, version="2.0") as session:
-            call = await _ask(session)
-            request = await gw.next_request()
-            seen.append(request)
-            gw.broker.answer(request.request_id, Decision.deny("no"))
-            await asyncio.wait_for(call, WAIT)
-    assert seen[0].session_id == seen[1].session_id != seen[2].session_id
+            for _ in range(2):
+                call = await _ask(session)
+                request = await gw.next_request()
+                seen.append(request)
+                gw.broker.answer(request.request_id, Decision.deny("no"))
+                await asyncio.wait_for(call, WAIT)
+    assert seen[0].session_id == seen[1].session_id
+    assert len({seen[0].session_id, seen[2].session_id, seen[4].session_id}) == 3
+    seen = seen[::2]
     sessions = {s.session_id: s for s in gw.hub.sessions()}
     assert sessions[seen[0].session_id].name == "claude-code 2.0"
     assert sessions[seen[2].session_id].name == "qodercli 2.0"

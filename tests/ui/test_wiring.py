@@ -7,6 +7,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
+import json
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 import pytest
 import qasync
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.agents.hub import SessionHub
@@ -235,3 +236,62 @@ def test_connect_dialog_shows_a_placeholder_and_copies_the_real_token(
     copied = dialog.copy("claude_mcp_config")
     assert "Bearer s3cret-gateway-token-value" in copied
     assert QApplication.clipboard().text() == copied
+
+
+# -- terminal agents (PermissionRequest hooks) ----------------------------------------
+
+
+def test_settings_install_and_uninstall_the_terminal_hook(
+        desktop: DesktopApp, loop: qasync.QEventLoop, qtbot: QtBot,
+        isolated_home: Path) -> None:
+    from qoder_desktop.terminal.install import is_our_command
+
+    settings_file = isolated_home / ".claude" / "settings.json"
+
+    async def scenario() -> None:
+        desktop.open_settings()
+        dialog = desktop.settings_dialog
+        assert dialog is not None
+        await settle(lambda: "not installed" in dialog.hook_status("claude"))
+        qtbot.mouseClick(dialog.findChild(QPushButton, "claudeHookInstall"),
+                         Qt.MouseButton.LeftButton)
+        await settle(lambda: "Claude Code: installed" in dialog.hook_status("claude"))
+        [group] = json.loads(settings_file.read_text())["hooks"]["PermissionRequest"]
+        assert is_our_command(group["hooks"][0]["command"])
+        assert "not installed" in dialog.hook_status("qoder")
+        qtbot.mouseClick(dialog.findChild(QPushButton, "claudeHookUninstall"),
+                         Qt.MouseButton.LeftButton)
+        await settle(lambda: "not installed" in dialog.hook_status("claude"))
+        assert json.loads(settings_file.read_text()) == {}
+        dialog.reject()
+
+    run(loop, scenario())
+
+
+def test_a_terminal_prompt_opens_the_same_dialog_and_the_hook_prints_the_answer(
+        desktop: DesktopApp, loop: qasync.QEventLoop, tmp_path: Path) -> None:
+    from qoder_desktop.terminal import hook_client
+    from qoder_desktop.terminal.server import TerminalHookServer
+
+    event = {"hook_event_name": "PermissionRequest", "session_id": "cli-session-1",
+             "cwd": str(tmp_path), "permission_mode": "default", "tool_name": "Bash",
+             "tool_input": {"command": "make deploy"}, "permission_suggestions": []}
+
+    async def scenario() -> dict[str, Any] | None:
+        server = TerminalHookServer(desktop.broker, desktop.hub, wait_seconds=30)
+        desktop.start_terminal_hooks(server)
+        await settle(lambda: server.running)
+        answer = asyncio.ensure_future(asyncio.to_thread(hook_client.ask_app, "claude", event))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        assert dialog.windowTitle().startswith("Approve Bash")
+        session = desktop.hub.session("cli-session-1")
+        assert session.backend is Backend.TERMINAL
+        desktop.bridge.answer(dialog.request.request_id, Decision.deny("Not from here."))
+        output = await answer
+        await server.stop()
+        return output
+
+    output = run(loop, scenario())
+    assert output == {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
+        "behavior": "deny", "message": "Not from here."}}}

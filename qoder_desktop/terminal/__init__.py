@@ -1,0 +1,1 @@
+"""Approvals for agents people start in a terminal or an editor (PermissionRequest hooks)."""

@@ -1,0 +1,355 @@
+"""The app side of terminal hooks: a per-user Unix socket on the app's asyncio loop.
+
+Each connection is one ``PermissionRequest`` hook call (see `protocol`). It becomes an
+`ApprovalRequest` of the terminal session (by the CLI's ``session_id``) and goes through
+the same broker as in-app sessions: dialogs, queue, tray, ledger. The answer goes back
+as the hook's output (`permission_result` with the session grant forwarded, so the CLI
+holds it and stays the authority).
+
+The terminal always keeps its own prompt: nobody answering within the wait set in
+Settings, the hook going away (the person answered No/Esc in the terminal, or quit),
+a result for the call appearing in the session's transcript (answered Yes in the
+terminal), or the app quitting all *withdraw* the request, and the hook prints nothing.
+Nothing is ever allowed by a timeout.
+
+Only the user can reach the socket: it lives in a 0700 folder, is itself 0600, and every
+connection must first send the token the app wrote to a 0600 file at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import os
+import secrets
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.approval.results import permission_result
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    Decision,
+    DecisionKind,
+    PermissionSuggestion,
+)
+from qoder_desktop.terminal import protocol
+from qoder_desktop.terminal.transcript import TranscriptFollower
+
+log = logging.getLogger(__name__)
+
+HELLO_TIMEOUT = 5.0
+"""How long a connection may take to send its token and request."""
+AGENT_LABELS = {"claude": "Claude Code", "qoder": "Qoder CLI"}
+
+ANSWERED_IN_TERMINAL = "Answered in the terminal."
+LEFT_IN_TERMINAL = "Answered or cancelled in the terminal."
+APP_QUIT = "Qoder Desktop quit; the terminal asks instead."
+
+
+class TerminalServerError(RuntimeError):
+    """The terminal hook socket could not be set up."""
+
+
+@dataclass
+class _Open:
+    """A request waiting for an answer, and how to take it back."""
+
+    request: ApprovalRequest
+    withdrawn: asyncio.Event = field(default_factory=asyncio.Event)
+    reason: str = ""
+
+    def withdraw(self, reason: str) -> None:
+        if not self.withdrawn.is_set():
+            self.reason = reason
+            self.withdrawn.set()
+
+
+def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(agent, hook input) from the hook's request line.
+
+    Raises:
+        ValueError: it is not a PermissionRequest hook input we can ask about.
+    """
+    agent = message.get("agent")
+    event = message.get("event")
+    if agent not in AGENT_LABELS:
+        raise ValueError(f"unknown agent {agent!r}")
+    if not isinstance(event, dict):
+        raise ValueError("'event' must be an object")
+    if event.get("hook_event_name", "PermissionRequest") != "PermissionRequest":
+        raise ValueError("not a PermissionRequest hook")
+    for key in ("session_id", "tool_name"):
+        if not isinstance(event.get(key), str) or not event[key].strip():
+            raise ValueError(f"{key!r} must be a non-empty string")
+    if not isinstance(event.get("tool_input"), dict):
+        raise ValueError("'tool_input' must be an object")
+    for key in ("cwd", "transcript_path", "permission_mode"):
+        if event.get(key) is not None and not isinstance(event[key], str):
+            raise ValueError(f"{key!r} must be a string")
+    return str(agent), event
+
+
+def _suggestions(raw: Any) -> tuple[PermissionSuggestion, ...]:
+    found = []
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            found.append(PermissionSuggestion.from_wire(item))
+        except (ValueError, KeyError, TypeError):
+            log.debug("terminal hook: skipped a permission suggestion it could not read")
+    return tuple(found)
+
+
+def hook_output(decision: Decision) -> dict[str, Any]:
+    """What the hook prints for `decision` (the CLI holds session grants itself)."""
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                   "decision": permission_result(decision)}}
+
+
+class TerminalHookServer:
+    """Answers terminal agents' PermissionRequest hooks through the broker.
+
+    Args:
+        broker: decides each request (a person; deny rules of the session).
+        hub: gives each terminal session and takes its transcript.
+        wait_seconds: how long a person may take (a function is read per request).
+        environ: where to find the runtime folder (``os.environ`` when None).
+        follow_transcripts: read each session's transcript file.
+    """
+
+    def __init__(self, broker: ApprovalBroker, hub: SessionHub, *,
+                 wait_seconds: float | Callable[[], float] = 180.0,
+                 environ: Mapping[str, str] | None = None,
+                 follow_transcripts: bool = True) -> None:
+        self._broker = broker
+        self._hub = hub
+        self._wait = wait_seconds
+        self._environ = environ
+        self._follow = follow_transcripts
+        self._server: asyncio.AbstractServer | None = None
+        self._token = ""
+        self._open: dict[str, _Open] = {}
+        self._handlers: set[asyncio.Task[Any]] = set()
+        self._followers: dict[str, TranscriptFollower] = {}
+        self.refused = 0
+        """Connections refused for want of the right token."""
+
+    @property
+    def socket_path(self) -> Path:
+        """Where hooks connect."""
+        return protocol.socket_path(self._environ)
+
+    @property
+    def running(self) -> bool:
+        """True between `start()` and `stop()`."""
+        return self._server is not None
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def _prepare_folder(self) -> Path:
+        folder = protocol.runtime_dir(self._environ)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        info = folder.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            raise TerminalServerError(f"{folder} is not a folder of this user, so terminal "
+                                      "prompts are not taken.")
+        os.chmod(folder, 0o700)
+        return folder
+
+    async def start(self) -> None:
+        """Write a fresh token and listen on the socket; returns once listening.
+
+        Raises:
+            TerminalServerError: the folder, token or socket could not be set up.
+        """
+        if self._server is not None:
+            raise TerminalServerError("the terminal hook server is already running")
+        try:
+            folder = self._prepare_folder()
+            path = self.socket_path
+            if len(os.fsencode(path)) >= 104:
+                raise TerminalServerError(f"the socket path {path} is too long")
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            self._token = secrets.token_urlsafe(32)
+            _write_private(protocol.token_path(self._environ), self._token + "\n")
+            old_umask = os.umask(0o177)
+            try:
+                self._server = await asyncio.start_unix_server(
+                    self._on_connection, path=str(path), limit=protocol.MAX_LINE)
+            finally:
+                os.umask(old_umask)
+            os.chmod(path, 0o600)
+        except OSError as exc:
+            raise TerminalServerError(f"Terminal prompts are not taken: {exc}") from exc
+        log.info("terminal hooks: listening on %s", path)
+        del folder
+
+    async def stop(self) -> None:
+        """Stop listening; open requests are withdrawn (the terminals ask instead)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        for entry in list(self._open.values()):
+            entry.withdraw(APP_QUIT)
+        if self._handlers:
+            await asyncio.wait(set(self._handlers), timeout=2)
+        for task in list(self._handlers):
+            task.cancel()
+        for follower in list(self._followers.values()):
+            await follower.stop()
+        self._followers.clear()
+        with contextlib.suppress(OSError):
+            await asyncio.wait_for(server.wait_closed(), 2)
+        for path in (self.socket_path, protocol.token_path(self._environ)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        log.info("terminal hooks: stopped")
+
+    async def __aenter__(self) -> TerminalHookServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- one hook call -------------------------------------------------------------------
+
+    async def _on_connection(self, reader: asyncio.StreamReader,
+                             writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
+        try:
+            await self._serve(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            log.info("terminal hooks: a hook hung up")
+        except Exception:
+            log.exception("terminal hooks: a hook call failed")
+        finally:
+            if task is not None:
+                self._handlers.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            presented = await asyncio.wait_for(reader.readline(), HELLO_TIMEOUT)
+            if not self._token or not hmac.compare_digest(presented.strip(),
+                                                          self._token.encode()):
+                self.refused += 1
+                log.warning("terminal hooks: refused a connection without the right token")
+                return
+            line = await asyncio.wait_for(reader.readline(), HELLO_TIMEOUT)
+            agent, event = parse_hook_event(protocol.decode(line))
+        except (TimeoutError, ValueError) as exc:
+            log.warning("terminal hooks: refused a malformed request: %s", exc)
+            await _send(writer, {"type": protocol.PASS, "reason": "malformed request"})
+            return
+        request = self._request_for(agent, event)
+        wait = self._wait_seconds()
+        await _send(writer, {"type": protocol.WAITING, "wait_seconds": wait})
+        decision = await self._decide(request, reader, wait)
+        if decision.kind is DecisionKind.WITHDRAWN:
+            await _send(writer, {"type": protocol.PASS, "reason": decision.message})
+        else:
+            await _send(writer, {"type": protocol.ANSWER, "output": hook_output(decision)})
+
+    def _wait_seconds(self) -> float:
+        return float(self._wait() if callable(self._wait) else self._wait)
+
+    def _request_for(self, agent: str, event: dict[str, Any]) -> ApprovalRequest:
+        cwd = str(event.get("cwd") or "")
+        info = self._hub.terminal_session(event["session_id"], AGENT_LABELS[agent], cwd,
+                                          event.get("permission_mode"))
+        transcript = event.get("transcript_path")
+        if self._follow and transcript and info.session_id not in self._followers:
+            self._follow_transcript(info.session_id, transcript)
+        return ApprovalRequest(
+            session_id=info.session_id, session_name=info.name, backend=Backend.TERMINAL,
+            tool_name=event["tool_name"], tool_input=event["tool_input"],
+            suggestions=_suggestions(event.get("permission_suggestions")), cwd=cwd or None)
+
+    def _follow_transcript(self, session_id: str, path: str) -> None:
+        if not path.endswith(".jsonl") or not os.path.isabs(path):
+            log.info("terminal hooks: not following transcript %r", path)
+            return
+
+        def result_seen(tool_name: str, tool_input: dict[str, Any]) -> None:
+            for entry in self._open.values():
+                request = entry.request
+                if (request.session_id == session_id and request.tool_name == tool_name
+                        and request.tool_input == tool_input and not entry.withdrawn.is_set()):
+                    entry.withdraw(ANSWERED_IN_TERMINAL)
+                    return
+
+        follower = TranscriptFollower(path, session_id, self._hub.add_transcript_line,
+                                      result_seen)
+        self._followers[session_id] = follower
+        follower.poll()
+        follower.start()
+
+    async def _decide(self, request: ApprovalRequest, reader: asyncio.StreamReader,
+                      wait: float) -> Decision:
+        """The broker's decision, or a withdrawal (timeout, hang-up, answered elsewhere)."""
+        entry = _Open(request)
+        self._open[request.request_id] = entry
+        asking = asyncio.create_task(self._broker.request(request))
+        watchers = {asyncio.create_task(self._hook_leaves(reader, entry)),
+                    asyncio.create_task(entry.withdrawn.wait())}
+        try:
+            done, _ = await asyncio.wait({asking, *watchers}, timeout=wait,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if asking not in done:
+                entry.withdraw(f"Nobody answered in Qoder Desktop within {wait:g} s; the "
+                               "terminal asks instead.")
+                if not self._broker.withdraw(request.request_id, entry.reason):
+                    asking.cancel()
+            try:
+                return await asking
+            except asyncio.CancelledError:
+                if not asking.cancelled():
+                    raise
+                return Decision.withdrawn(entry.reason)
+        finally:
+            for task in watchers:
+                task.cancel()
+            if not asking.done():
+                asking.cancel()
+            self._open.pop(request.request_id, None)
+
+    @staticmethod
+    async def _hook_leaves(reader: asyncio.StreamReader, entry: _Open) -> None:
+        """Return when the hook says "withdraw" or hangs up."""
+        with contextlib.suppress(ConnectionError, ValueError):
+            while line := await reader.readline():
+                with contextlib.suppress(ValueError):
+                    if protocol.decode(line).get("type") == protocol.WITHDRAW:
+                        break
+        entry.withdraw(LEFT_IN_TERMINAL)
+
+
+async def _send(writer: asyncio.StreamWriter, message: Mapping[str, Any]) -> None:
+    writer.write(protocol.encode(message))
+    await writer.drain()
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by the user only (0600), replacing it atomically."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        temp.unlink()
+    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    os.chmod(temp, 0o600)
+    os.replace(temp, path)

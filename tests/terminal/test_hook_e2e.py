@@ -1,0 +1,126 @@
+"""The real Claude Code CLI, started with no permission flags, asks Qoder Desktop through
+the installed PermissionRequest hook (``claude -p``; the interactive CLI is in
+test_hook_pty.py; so are questions: -p mode turns AskUserQuestion off)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.terminal_rig import BUNDLED_CLI, TerminalRig
+
+from qoder_desktop.approval.broker import BrokerEvent
+from qoder_desktop.domain.models import (
+    Backend,
+    Decision,
+    DecisionKind,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+    SessionState,
+)
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not BUNDLED_CLI.exists(), reason="bundled Claude Code CLI not installed"),
+]
+
+BASH_INPUT = {"command": "echo hello > hello.txt", "description": "Write hello into hello.txt"}
+
+
+@pytest.mark.asyncio
+async def test_allow_in_qoder_desktop_runs_the_command(rig: TerminalRig) -> None:
+    process = await rig.start_cli()
+    try:
+        request = await rig.next_request()
+        assert (request.tool_name, request.tool_input) == ("Bash", BASH_INPUT)
+        assert request.backend is Backend.TERMINAL and request.cwd == str(rig.workspace)
+        rig.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
+    finally:
+        code, result, err = await rig.finish(process)
+    assert code == 0, err
+    assert (rig.workspace / "hello.txt").read_text() == "hello\n"
+    assert result["permission_denials"] == []
+    session = rig.hub.session(request.session_id)
+    assert session.session_id == result["session_id"]  # the CLI's own session id
+    assert (session.backend, session.state) == (Backend.TERMINAL, SessionState.RUNNING)
+    assert session.name == "Claude Code · workspace" and session.cwd == str(rig.workspace)
+    [entry] = rig.ledger.entries(request.session_id, include_tool_events=False)
+    assert entry.outcome is DecisionKind.ALLOW_ONCE
+
+
+@pytest.mark.asyncio
+async def test_deny_with_a_message_reaches_the_model(rig: TerminalRig) -> None:
+    process = await rig.start_cli()
+    try:
+        request = await rig.next_request()
+        rig.broker.answer(request.request_id, Decision.deny("No files today, thanks."))
+    finally:
+        code, result, err = await rig.finish(process)
+    assert code == 0, err
+    assert not (rig.workspace / "hello.txt").exists()
+    [record] = rig.results()
+    assert record.is_error and "No files today, thanks." in record.content
+    assert result["permission_denials"][0]["tool_name"] == "Bash"
+
+
+@pytest.mark.asyncio
+async def test_an_edited_input_is_what_runs(rig: TerminalRig) -> None:
+    process = await rig.start_cli()
+    try:
+        request = await rig.next_request()
+        rig.broker.answer(request.request_id,
+                          Decision.allow_once({"command": "echo edited > edited.txt"}))
+    finally:
+        code, _, err = await rig.finish(process)
+    assert code == 0, err
+    assert (rig.workspace / "edited.txt").read_text() == "edited\n"
+    assert not (rig.workspace / "hello.txt").exists()
+
+
+@pytest.mark.asyncio
+async def test_a_session_grant_is_held_by_the_cli(rig: TerminalRig) -> None:
+    process = await rig.start_cli("repeat_command")
+    try:
+        request = await rig.next_request()
+        grant = PermissionSuggestion(
+            type="addRules", rules=(RuleValue(tool_name="Bash", rule_content="touch marker.txt"),),
+            behavior=RuleBehavior.ALLOW, destination="session")
+        rig.broker.answer(request.request_id,
+                          Decision.allow_session(dict(request.tool_input), (grant,)))
+    finally:
+        code, result, err = await rig.finish(process)
+    assert code == 0, err
+    assert result["result"] == "marker.txt is in place."
+    assert [r.is_error for r in rig.results()] == [False, False]  # both calls ran
+    assert rig.added.empty()  # the second, identical call never reached the hook
+    [entry] = rig.ledger.entries(request.session_id, include_tool_events=False)
+    assert entry.outcome is DecisionKind.ALLOW_SESSION
+
+
+@pytest.mark.asyncio
+async def test_without_the_app_the_cli_keeps_its_own_prompt(rig: TerminalRig) -> None:
+    await rig.server.stop()  # Qoder Desktop is not running
+    code, result, err = await rig.finish(await rig.start_cli())
+    assert code == 0, err
+    # -p mode has no terminal prompt: the CLI's own answer there is "denied".
+    assert result["permission_denials"][0]["tool_name"] == "Bash"
+    assert not (rig.workspace / "hello.txt").exists()
+    assert rig.added.empty()
+
+
+@pytest.mark.parametrize("wait_seconds", [1.0])
+@pytest.mark.asyncio
+async def test_nobody_answers_so_the_terminal_asks_and_nothing_is_allowed(
+        rig: TerminalRig) -> None:
+    process = await rig.start_cli()
+    try:
+        request = await rig.next_request()
+        event, finished, decision = await rig.next_finished()
+    finally:
+        code, result, err = await rig.finish(process)
+    assert (event, finished.request_id) == (BrokerEvent.WITHDRAWN, request.request_id)
+    assert decision is not None and "Nobody answered" in decision.message
+    assert code == 0, err
+    assert result["permission_denials"][0]["tool_name"] == "Bash"
+    assert not (rig.workspace / "hello.txt").exists()
+    [entry] = rig.ledger.entries(request.session_id, include_tool_events=False)
+    assert entry.outcome is DecisionKind.WITHDRAWN
