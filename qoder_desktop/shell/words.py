@@ -21,6 +21,8 @@ import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
+from qoder_desktop.shell.commands import ASSIGNMENT
+
 
 class ShellProblem(StrEnum):
     """Why a command cannot be auto-allowed by a specifier rule."""
@@ -54,7 +56,6 @@ RESERVED_WORDS = frozenset({
     "do", "done", "function", "time", "coproc", "in", "[[", "]]", "!", "{", "}",
 })
 
-ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _OK_SPACE = frozenset(" \t")
 _FLAGGED_CHARS = {
     "$": ShellProblem.VARIABLE_EXPANSION, "`": ShellProblem.COMMAND_SUBSTITUTION,
