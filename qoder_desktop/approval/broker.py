@@ -169,8 +169,11 @@ class ApprovalBroker:
     def _decide_by_rule(self, request: ApprovalRequest) -> Decision | None:
         if request.kind is not RequestKind.TOOL:
             return None
+        # add_dirs: the session's added directories (shell paths there count as inside);
+        # none are known here yet, so a path outside request.cwd asks.
         verdict = rules.evaluate(self._rule_store.active_rules(request.session_id),
-                                 request.tool_name, request.tool_input, request.cwd or ".")
+                                 request.tool_name, request.tool_input, request.cwd or ".",
+                                 add_dirs=())
         if verdict is None or verdict.behavior is RuleBehavior.ASK:
             return None
         rule_text = str(verdict.rule.rule)

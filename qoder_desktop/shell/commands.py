@@ -95,7 +95,7 @@ def inner_scripts(words: tuple[str, ...]) -> list[str]:
     if head == "eval":
         return [" ".join(args), *args] if args else []
     if is_shell(head):
-        takes_c = any(a.startswith("-") and not a.startswith("--") and "c" in a[1:]
+        takes_c = any((a.startswith("-") and not a.startswith("--") and "c" in a[1:])
                       or a == "--command" for a in args)
         return list(args) if takes_c else []
     if head in SCRIPT_RUNNERS:

@@ -16,7 +16,6 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
