@@ -79,7 +79,7 @@ def _batch_line(line: str) -> dict[str, str]:
                                 case.get("tool"), case.get("input"))
     except (CheckError, ValueError) as exc:
         return {"verdict": "ask", "reason": f"malformed case: {exc}"}
-    except Exception as exc:  # noqa: BLE001 - one bad case must never stop the batch
+    except Exception as exc:
         return {"verdict": "ask", "reason": f"error: {type(exc).__name__}: {exc}"}
     return {"verdict": verdict, "reason": reason}
 
