@@ -1,7 +1,8 @@
 """Entry point: `qoder-desktop` / `python -m qoder_desktop`.
 
-Only the GUI path imports Qt, so `qoder-desktop ledger export` works without a display,
-and the terminal hook (`qoder-desktop hook …`) starts with the standard library only.
+Only the GUI path imports Qt, so `qoder-desktop ledger export` and
+`qoder-desktop rules check` work without a display, and the terminal hook
+(`qoder-desktop hook …`) starts with the standard library only.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from qoder_desktop.terminal.commands import hooks_main
 
         return hooks_main(args_list[1:])
+    if args_list[:1] == ["rules"]:
+        from qoder_desktop.rules.check import rules_main
+
+        return rules_main(args_list[1:])
     from qoder_desktop.cli import parse_app_args
 
     args = parse_app_args(args_list)

@@ -212,7 +212,7 @@ class ApprovalBroker:
     def _evaluate(session_rules: list[SessionRule],
                   request: ApprovalRequest) -> rules.RuleVerdict | None:
         return rules.evaluate(session_rules, request.tool_name, request.tool_input,
-                              request.cwd or ".")
+                              request.cwd or ".", add_dirs=request.add_dirs)
 
     @staticmethod
     def _deliverable_grant(request: ApprovalRequest, decision: Decision,

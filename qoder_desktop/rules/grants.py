@@ -31,9 +31,10 @@ class SuggestionSplit:
 
     Attributes:
         session_rules: allow `addRules` updates, rewritten to destination `session`;
-            sent along with "allow for this session".
-        kept_aside: everything else, unchanged, for the user to tick explicitly
-            (mode switches, directories, deny/ask rules, replace/remove, ...).
+            sent along with "allow for this session". Whole-tool rules are not here.
+        kept_aside: everything else, for the user to tick explicitly (mode switches,
+            directories, deny/ask rules, replace/remove, and allow updates holding
+            whole-tool rules such as plain `Bash`, rewritten to destination `session`).
         dropped: allow `addRules` updates with no usable rule; offered nowhere.
     """
 
@@ -82,6 +83,20 @@ def _usable_rules(update: PermissionSuggestion) -> tuple[RuleValue, ...]:
     return tuple(r for r in update.rules or () if r.tool_name.strip())
 
 
+def is_whole_tool(rule: RuleValue) -> bool:
+    """True for a rule that covers a whole tool (`Bash`, `Edit`, `Bash(*)`, `mcp__srv`).
+
+    One MCP tool named exactly (`mcp__server__tool`) is not "whole": it is already the
+    narrowest rule for that tool.
+    """
+    content = rule.rule_content
+    if content is not None and content.strip() != "*":
+        return False
+    name = rule.tool_name
+    return not (name.startswith("mcp__") and name.count("__") >= 2
+                and not name.endswith("__*"))
+
+
 def split_suggestions(suggestions: Iterable[PermissionSuggestion]) -> SuggestionSplit:
     """Sort suggestions into session grants and the rest (see `SuggestionSplit`)."""
     grants: list[PermissionSuggestion] = []
@@ -90,10 +105,16 @@ def split_suggestions(suggestions: Iterable[PermissionSuggestion]) -> Suggestion
     for update in suggestions:
         if update.type == "addRules" and update.behavior is RuleBehavior.ALLOW:
             usable = _usable_rules(update)
-            if usable:
+            narrow = tuple(r for r in usable if not is_whole_tool(r))
+            whole = tuple(r for r in usable if is_whole_tool(r))
+            if narrow:
                 grants.append(update.model_copy(
-                    update={"rules": usable, "destination": "session"}))
-            else:
+                    update={"rules": narrow, "destination": "session"}))
+            if whole:
+                # A whole-tool rule is never pre-filled: the person ticks it explicitly.
+                aside.append(update.model_copy(
+                    update={"rules": whole, "destination": "session"}))
+            if not usable:
                 dropped.append(update)
         else:
             aside.append(update)

@@ -8,11 +8,15 @@ command, any reading of a path or URL); allow rules match strictly.
 Semantics, in short (see the tests for the full tables):
 
 - A whole-tool rule (`Bash`, `Edit`, `mcp__server`, and `Tool(*)` for tools without
-  path specifiers) matches every call of that tool. A whole-tool *allow* rule is what
-  the user granted, so it allows even commands that the shell analysis rejects. The
-  one exception is `AskUserQuestion`, which no rule ever allows (an auto-allowed
-  question would be answered with nothing).
-- Bash specifiers: `Bash(npm test)` is exact (same argv after quote removal);
+  path specifiers) matches every call of that tool for deny and ask. As an *allow*
+  rule it only counts for tools the CLI never asks about under it (MCP, WebFetch, ...):
+  for Bash and the file tools the CLI still asks about sensitive files, paths outside
+  the workspace and the like, so we never allow on a whole-tool Bash, Edit, Write or
+  Read rule ourselves; the CLI holds it. `AskUserQuestion` is never allowed by a rule
+  (an auto-allowed question would be answered with nothing).
+- Bash specifiers (allow side: `rules.bash_allow`, which also asks about spelling
+  variants, sensitive files and paths outside the session folder and its added
+  directories): `Bash(npm test)` is exact (same argv, canonical spelling);
   `Bash(git diff *)` (a single trailing ` *`) and the legacy `Bash(npm run test:*)`
   are word-prefix rules: `npm run test:*` allows `npm run test` and
   `npm run test --watch`, not `npm run test:unit` or `npm run testing`; any other `*`
@@ -20,14 +24,15 @@ Semantics, in short (see the tests for the full tables):
   A specifier allow never applies unless `shell_words.analyze` fully understands the
   line (no expansions, substitutions, redirections, assignments, newlines, ...), and
   every simple command of a compound line must be allowed on its own, possibly by
-  different rules. The only exception is an exact rule whose text parses to the very
-  same compound structure (same argv per command, same operators): that is the exact
-  command the user approved. A call with `dangerouslyDisableSandbox` set is never
-  allowed by a specifier rule.
+  different rules. The only exception is an exact rule whose text is the very same
+  line. A call with `dangerouslyDisableSandbox` set is never allowed by a rule.
 - Path specifiers (Read, Edit and the other edit tools): see `rule_paths`. An `Edit`
   rule covers Edit, Write, MultiEdit and NotebookEdit; a `Read` rule covers Read,
   NotebookRead and, best effort, Glob, Grep and LS (their `path` is a folder read
   recursively; a Glob pattern that is absolute or contains `..` is never allowed).
+  For allow, only `Edit(...)` and `Read(...)` rules count (the CLI checks edits
+  against Edit rules: a `Write(...)` allow rule asks), and a sensitive file or folder
+  (`rules.sensitive`) always asks.
 - `WebFetch(domain:...)`: see `rule_paths.domain_rule_matches`.
 - MCP: `mcp__server__tool` exactly; `mcp__server` or `mcp__server__*` for the server.
 - Any other tool with a specifier never matches. Everything is case-sensitive except
@@ -41,7 +46,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +58,13 @@ from qoder_desktop.domain.models import (
     SessionRule,
 )
 from qoder_desktop.rules import paths as rule_paths
+from qoder_desktop.rules import sensitive
+from qoder_desktop.rules.bash_allow import (
+    bash_allow,
+    parse_bash_spec,
+    spec_allows,
+    wildcard_match,
+)
 from qoder_desktop.rules.grants import (
     SuggestionSplit,
     is_dangerous,
@@ -64,9 +76,9 @@ from qoder_desktop.shell import words as shell_words
 from qoder_desktop.shell.words import ShellAnalysis, SimpleCommand
 
 __all__ = [
-    "RuleVerdict", "SuggestionSplit", "bash_allows_command", "bash_matches_generously",
-    "evaluate", "is_dangerous", "parse_bash_spec", "rule_for_request",
-    "session_rules_from_updates", "split_suggestions", "wildcard_match",
+    "Explanation", "RuleVerdict", "SuggestionSplit", "bash_allows_command",
+    "bash_matches_generously", "evaluate", "explain", "is_dangerous", "parse_bash_spec",
+    "rule_for_request", "session_rules_from_updates", "split_suggestions", "wildcard_match",
 ]
 
 BASH_TOOL = "Bash"
@@ -75,6 +87,14 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "NotebookRead"})
 SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
 PATH_RULE_TOOLS = EDIT_TOOLS | READ_TOOLS
+#: Tools the CLI still asks about under a whole-tool allow rule: we never allow them
+#: on such a rule ourselves.
+NO_WHOLE_TOOL_ALLOW = frozenset({BASH_TOOL}) | PATH_RULE_TOOLS | SEARCH_TOOLS
+#: Which rule names count for allow, per tool (the CLI checks edits against Edit rules).
+ALLOW_RULE_TOOLS: Mapping[str, str] = {
+    **{tool: "Edit" for tool in EDIT_TOOLS},
+    **{tool: "Read" for tool in READ_TOOLS | SEARCH_TOOLS},
+}
 #: Which input field holds the path, per tool.
 PATH_KEYS: Mapping[str, str] = {
     "Read": "file_path", "Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
@@ -101,84 +121,26 @@ class RuleVerdict:
 
 
 @dataclass(frozen=True)
-class _BashSpec:
-    """A parsed Bash specifier.
+class Explanation:
+    """What the app decides alone about one call, and why.
 
     Attributes:
-        kind: "exact", "prefix" or "glob".
-        text: the exact command, the prefix, or the glob pattern.
-        optional_tail: for a legacy `...:*` glob, the pattern may also be followed by
-            whitespace and anything.
+        behavior: allow, deny or ask (ask: a person decides).
+        reason: which rule matched, or why it asks ("sensitive file .git/config", ...).
+        verdict: the rule verdict (None when no rule decided: the call asks).
     """
 
-    kind: str
-    text: str
-    optional_tail: bool = False
-
-    def glob_matches(self, text: str) -> bool:
-        """Match a glob spec against `text` (`*` is any run of characters)."""
-        if wildcard_match(self.text, text):
-            return True
-        return self.optional_tail and wildcard_match(self.text + " *",
-                                                     text.replace("\t", " "))
-
-
-def wildcard_match(pattern: str, text: str) -> bool:
-    """Match `text` against `pattern` where `*` is any run of characters.
-
-    Linear backtracking over the last star (O(len(pattern) * len(text)) at worst), so a
-    pattern like `*a*a*a*b` cannot blow up on a long command the way a regex could.
-    """
-    p = t = 0
-    star, mark = -1, 0
-    while t < len(text):
-        if p < len(pattern) and pattern[p] == "*":
-            star, mark = p, t
-            p += 1
-        elif p < len(pattern) and pattern[p] == text[t]:
-            p += 1
-            t += 1
-        elif star >= 0:
-            p, mark = star + 1, mark + 1
-            t = mark
-        else:
-            return False
-    return all(ch == "*" for ch in pattern[p:])
-
-
-@functools.lru_cache(maxsize=1024)
-def parse_bash_spec(content: str) -> _BashSpec:
-    """Classify a Bash specifier as exact, word-prefix or glob (cached: rules repeat)."""
-    if content.endswith(":*"):
-        base = content[:-2]
-        if "*" not in base:
-            return _BashSpec("prefix", base.strip())
-        return _BashSpec("glob", base, optional_tail=True)
-    if content.endswith(" *") and content.count("*") == 1:
-        return _BashSpec("prefix", content[:-2].strip())
-    if "*" in content:
-        return _BashSpec("glob", content)
-    return _BashSpec("exact", content.strip())
-
-
-def _one_command(text: str) -> SimpleCommand | None:
-    analysis = shell_words.analyze(text)
-    if analysis.ok and len(analysis.commands) == 1:
-        return analysis.commands[0]
-    return None
+    behavior: RuleBehavior
+    reason: str
+    verdict: RuleVerdict | None
 
 
 def bash_allows_command(content: str, command: SimpleCommand) -> bool:
-    """Strict match of a Bash specifier against one fully parsed simple command."""
-    spec = parse_bash_spec(content)
-    if spec.kind == "glob":
-        return spec.glob_matches(command.text)
-    parsed = _one_command(spec.text)
-    if parsed is None:
-        return False
-    if spec.kind == "exact":
-        return parsed.words == command.words
-    return command.words[:len(parsed.words)] == parsed.words
+    """Strict match of a Bash specifier against one parsed simple command.
+
+    Spelling, wrappers and paths are checked by `rules.bash_allow`, not here.
+    """
+    return spec_allows(content, command)
 
 
 def _raw_prefix(text: str, prefix: str) -> bool:
@@ -228,13 +190,6 @@ class _Call:
 def _deny_candidates(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`shell_candidates.deny_candidates`, cached: the same commands come again and again."""
     return tuple(shell_candidates.deny_candidates(command))
-
-
-@functools.lru_cache(maxsize=1024)
-def _exact_structure(text: str) -> Any:
-    """The structure of an exact rule's command, or None when it does not parse cleanly."""
-    exact = shell_words.analyze(text)
-    return exact.structure() if exact.ok else None
 
 
 def _is_mcp_server_rule(rule_tool: str, tool: str) -> bool:
@@ -317,60 +272,112 @@ def _matches_generously(rule: RuleValue, call: _Call) -> bool:
     return _whole_tool(rule, call.tool, True) or _specifier_matches(rule, call, True)
 
 
-def _bash_allow(allows: list[SessionRule], call: _Call) -> RuleVerdict | None:
-    if call.command is None or call.input.get("dangerouslyDisableSandbox"):
-        return None
-    analysis = call.analysis
-    if not analysis.ok:
-        return None
-    specific = [r for r in allows if r.rule.tool_name == BASH_TOOL and r.rule.rule_content]
-    target = analysis.structure()
-    for item in specific:
-        spec = parse_bash_spec(item.rule.rule_content or "")
-        if spec.kind == "exact" and _exact_structure(spec.text) == target:
-            return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
-    used: list[SessionRule] = []
-    for command in analysis.commands:
-        match = next((r for r in specific
-                      if bash_allows_command(r.rule.rule_content or "", command)), None)
-        if match is None:
-            return None
-        if match not in used:
-            used.append(match)
-    return RuleVerdict(RuleBehavior.ALLOW, used[0], tuple(used)) if used else None
+def _path_allow(allows: Sequence[SessionRule], call: _Call) -> SessionRule | str:
+    """The Edit/Read rule that allows a file tool call, or why it asks."""
+    key = PATH_KEYS[call.tool]
+    path = call.input.get(key)
+    if call.tool in SEARCH_TOOLS and path is None:
+        path = call.cwd
+    if isinstance(path, str) and path:
+        reason = sensitive.sensitive_reason(path, call.cwd)
+        if reason is not None:
+            return reason
+    rule_tool = ALLOW_RULE_TOOLS[call.tool]
+    others = False
+    for item in allows:
+        rule = item.rule
+        if rule.rule_content is None:
+            continue
+        if rule.tool_name != rule_tool:
+            others = others or rule.tool_name in PATH_RULE_TOOLS
+            continue
+        if _path_matches(rule, call, False):
+            return item
+    if others:
+        return (f"no {rule_tool}(...) allow rule matches (the CLI checks this tool "
+                f"against {rule_tool} rules only)")
+    return f"no {rule_tool}(...) allow rule matches {path}"
+
+
+def _allow(allows: Sequence[SessionRule], call: _Call,
+           add_dirs: Sequence[str]) -> RuleVerdict | str:
+    """The allow verdict for a call, or why it asks."""
+    tool = call.tool
+    if tool in NO_WHOLE_TOOL_ALLOW:
+        whole = next((r for r in allows if _whole_tool(r.rule, tool, False)), None)
+    else:
+        whole = None
+        for item in allows:
+            if _whole_tool(item.rule, tool, False):
+                return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
+    if tool == BASH_TOOL:
+        if call.input.get("dangerouslyDisableSandbox"):
+            return "the command asks to run outside the sandbox"
+        found = bash_allow(allows, call.command, call.cwd, add_dirs)
+        if not isinstance(found, str):
+            return RuleVerdict(RuleBehavior.ALLOW, found[0], found)
+        reason = found
+    elif tool in PATH_KEYS:
+        match = _path_allow(allows, call)
+        if not isinstance(match, str):
+            return RuleVerdict(RuleBehavior.ALLOW, match, (match,))
+        reason = match
+    else:
+        for item in allows:
+            if _specifier_matches(item.rule, call, False):
+                return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
+        reason = f"no allow rule matches {tool}"
+    if whole is not None and reason.startswith("no "):
+        return (f"the whole-tool rule {whole.rule} is held by the agent's CLI, which still "
+                f"asks about some calls; Qoder Desktop does not allow on it by itself")
+    return reason
+
+
+def explain(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, Any],
+            cwd: str, add_dirs: Sequence[str] = ()) -> Explanation:
+    """Decide a tool call by the session rules, with the reason (see `evaluate`).
+
+    Returns:
+        allow (which rules), deny (which rule) or ask (the ask rule, or why no rule
+        allows it: "sensitive file .git/config", "path argument outside the session
+        folder: /x", ...).
+    """
+    active = [r for r in rules if r.active]
+    call = _Call(tool_name, tool_input, cwd)
+    for behavior, verb in ((RuleBehavior.DENY, "denied"), (RuleBehavior.ASK, "asked")):
+        for item in active:
+            if item.behavior is behavior and _matches_generously(item.rule, call):
+                verdict = RuleVerdict(behavior, item, (item,))
+                return Explanation(behavior, f"{verb} by the rule {item.rule}", verdict)
+    if tool_name == QUESTION_TOOL:
+        return Explanation(RuleBehavior.ASK, "questions always go to a person", None)
+    allows = [r for r in active if r.behavior is RuleBehavior.ALLOW]
+    if not allows:
+        return Explanation(RuleBehavior.ASK, "no allow rule", None)
+    found = _allow(allows, call, add_dirs)
+    if isinstance(found, str):
+        return Explanation(RuleBehavior.ASK, found, None)
+    names = ", ".join(str(r.rule) for r in found.rules)
+    return Explanation(RuleBehavior.ALLOW, f"allowed by the rule {names}", found)
 
 
 def evaluate(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, Any],
-             cwd: str) -> RuleVerdict | None:
-    """Decide a tool call by the session rules, or return None when none matches.
+             cwd: str, add_dirs: Sequence[str] = ()) -> RuleVerdict | None:
+    """Decide a tool call by the session rules, or return None when a person must.
 
     Only active (not revoked) rules count; the caller passes the session's rules.
-    Deny beats ask beats allow, whatever the rules' specificity or order.
+    Deny beats ask beats allow, whatever the rules' specificity or order. An allow is
+    never broader than Claude Code's own (see the module docstring): when unsure, None.
 
     Args:
         rules: the session's rules (revoked ones are skipped).
         tool_name: the tool the agent wants to call.
         tool_input: its input as the agent sent it.
         cwd: the session's working folder (absolute), the root for relative paths.
+        add_dirs: the session's added directories; shell path arguments there count as
+            inside the session folder (outside both, a command asks).
     """
-    active = [r for r in rules if r.active]
-    call = _Call(tool_name, tool_input, cwd)
-    for behavior in (RuleBehavior.DENY, RuleBehavior.ASK):
-        for item in active:
-            if item.behavior is behavior and _matches_generously(item.rule, call):
-                return RuleVerdict(behavior, item, (item,))
-    if tool_name == QUESTION_TOOL:
-        return None
-    allows = [r for r in active if r.behavior is RuleBehavior.ALLOW]
-    for item in allows:
-        if _whole_tool(item.rule, tool_name, False):
-            return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
-    if tool_name == BASH_TOOL:
-        return _bash_allow(allows, call)
-    for item in allows:
-        if _specifier_matches(item.rule, call, False):
-            return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
-    return None
+    return explain(rules, tool_name, tool_input, cwd, add_dirs).verdict
 
 
 def rule_for_request(tool_name: str, tool_input: dict[str, Any], cwd: str) -> RuleValue | None:

@@ -17,7 +17,9 @@ and patterns with `.`/`..` after a wildcard are invalid and never match.
 
 Strict matching (for allow rules) canonicalizes the input with `os.path.realpath`
 against the working folder, so `..` and symlinks cannot leave the allowed tree, and
-resolves only the pattern's root (working folder or home), not the rest of it.
+resolves only the pattern's root (working folder or home), not the rest of it. As in
+the CLI, the path as written must match too (a link into the allowed tree from outside
+it does not count as inside).
 Generous matching (for deny and ask rules) tries the lexical and the resolved input
 against the pattern with and without symlinks resolved, and treats an input that
 cannot be canonicalized as a match.
@@ -231,6 +233,16 @@ def path_rule_matches(content: str, path: object, cwd: str, *, generous: bool = 
     real = canonical_path(path, cwd)
     if real is None:
         return generous and bool(patterns)
+    if not generous:
+        # Like the CLI, both the path as written and its real path must be allowed.
+        is_dir = directory or os.path.isdir(real)
+        if not any(_matches(item, real, is_dir, directory) for item in patterns):
+            return False
+        lexical = os.path.normpath(os.path.join(os.path.abspath(cwd), str(path)))
+        if lexical == real:
+            return True
+        written = patterns + compile_path_rule(content, cwd, generous=True)
+        return any(_matches(item, lexical, is_dir, directory) for item in written)
     candidates = [real]
     if generous and isinstance(path, str):
         for raw in (path, os.path.expanduser(path)):

@@ -1,9 +1,11 @@
 """The generous side of shell analysis: what deny and ask rules look at.
 
 `deny_candidates` splits the raw text on every shell metacharacter (ignoring quotes),
-strips assignments and common wrappers (`sudo`, `timeout 5`, `env X=1`, ...) and looks
-inside `sh -c '...'` and `eval`, so that a deny or ask rule sees every command that
-could possibly run, even in a line that `shell_words.analyze` rejects.
+strips assignments and wrappers (`sudo`, `pkexec`, `timeout 5`, `env X=1`, `xargs`, ...;
+the one list is `shell_commands`) and looks inside `sh -c '...'`, `tcsh -c`, `su -c`,
+`eval` and the like, so that a deny or ask rule sees every command that could possibly
+run, even in a line that `shell_words.analyze` rejects. Words come from the same lexer
+as the strict side (`shell_words`), in its best-effort mode.
 
 Pure Python, no Qt, no SDK imports.
 """
@@ -11,62 +13,35 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import re
-import shlex
 
-from qoder_desktop.shell.words import ASSIGNMENT
+from qoder_desktop.shell import commands as shell_commands
+from qoder_desktop.shell import words as shell_words
 
-_LOOSE_SPLIT = re.compile(r"\$\(|\$\{|<\(|>\(|&&|\|\||[;&|()`{}\n\r]")
-_WRAPPERS = frozenset({
-    "sudo", "doas", "nohup", "nice", "ionice", "time", "timeout", "command", "builtin",
-    "exec", "env", "stdbuf", "xargs", "chrt", "taskset", "unbuffer", "caffeinate", "!",
-})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
-_DURATION = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")
+_LOOSE_SPLIT = re.compile(r"\$\(|\$\{|<\(|>\(|&&|\|\||[;&|()`{}\n\r<>]")
+_MAX_CANDIDATES = 512
 
 
 def lenient_words(text: str) -> tuple[str, ...]:
     """Best-effort words of `text` after quote removal; never raises.
 
-    Falls back to whitespace splitting with quote characters removed when the text
-    does not tokenize (for example an unterminated quote).
+    Uses the strict lexer's best effort (it keeps going after a problem, so an
+    unterminated quote runs to the end of the text); the words of every segment it
+    finds are joined. With an unterminated quote, the text is split on whitespace with
+    the quote characters removed instead.
     """
-    try:
-        lexer = shlex.shlex(text, posix=True)
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        return tuple(lexer)
-    except ValueError:
+    analysis = shell_words.analyze(text)
+    if shell_words.ShellProblem.UNTERMINATED_QUOTE in analysis.problems:
         return tuple(w for w in (part.replace("'", "").replace('"', "").replace("\\", "")
                                  for part in text.split()) if w)
+    return tuple(word for command in analysis.commands for word in command.words)
 
 
-def command_starts(words: tuple[str, ...], _depth: int = 0) -> list[tuple[str, ...]]:
+def command_starts(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Where the real command may start once assignments and wrappers are dropped.
 
-    Best effort for deny rules: `sudo -n nice -n 5 rm -rf x` yields `rm -rf x` among
-    others. A wrapper option may or may not take a separate value (`sudo -u root rm`),
-    so both readings are returned. The words themselves always come first.
+    See `shell_commands.command_starts`; the words themselves always come first.
     """
-    found = [words]
-    rest = words
-    while rest and ASSIGNMENT.match(rest[0]):
-        rest = rest[1:]
-    if rest != words:
-        found.append(rest)
-    if not rest or _depth > 4 or rest[0].rsplit("/", 1)[-1] not in _WRAPPERS:
-        return found
-    pos, after_option = 1, False
-    while pos < len(rest) and (rest[pos].startswith("-") or _DURATION.match(rest[pos])
-                               or ASSIGNMENT.match(rest[pos])):
-        after_option = rest[pos].startswith("-")
-        pos += 1
-    starts = [pos, pos + 1] if after_option else [pos]
-    for start in starts:
-        if start < len(rest):
-            for item in command_starts(rest[start:], _depth + 1):
-                if item not in found:
-                    found.append(item)
-    return found
+    return shell_commands.command_starts(words)
 
 
 def loose_segments(command: str) -> tuple[str, ...]:
@@ -78,17 +53,17 @@ def loose_segments(command: str) -> tuple[str, ...]:
 def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str, ...]]]:
     """Every (text, words) that a deny or ask rule should be tried against.
 
-    Includes the whole stripped line and every loose segment, each also with wrappers
-    and assignments stripped (see `command_starts`) and with the command's folder
-    dropped (`/bin/rm` → `rm`), and, recursively, the scripts of `sh -c SCRIPT` and
-    of `eval ...`.
+    Includes the whole stripped line, every segment the lexer finds and every loose
+    segment, each also with wrappers and assignments stripped and with the command's
+    folder dropped (`/bin/rm` → `rm`), and, recursively, the scripts that shells, `eval`,
+    `su -c` and the like would run.
     """
     found: list[tuple[str, tuple[str, ...]]] = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
 
     def add(text: str, words: tuple[str, ...]) -> None:
         key = (text, words)
-        if key not in seen:
+        if key not in seen and len(found) < _MAX_CANDIDATES:
             seen.add(key)
             found.append(key)
 
@@ -96,24 +71,15 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
     if not whole:
         return found
     add(whole, lenient_words(whole))
-    for segment in (whole, *loose_segments(whole)):
-        words = lenient_words(segment)
+    segments = [(c.text, c.words) for c in shell_words.analyze(whole).commands]
+    segments += [(s, lenient_words(s)) for s in loose_segments(whole)]
+    for segment, words in segments:
         add(segment, words)
-        variants = command_starts(words)
-        for variant in list(variants):
-            if variant and "/" in variant[0]:
-                variants.append((variant[0].rsplit("/", 1)[-1], *variant[1:]))
-        for variant in variants:
+        for variant in command_starts(words):
             add(" ".join(variant), variant)
-            if _depth < 3 and variant:
-                head = variant[0].rsplit("/", 1)[-1]
-                inner: str | None = None
-                if head in _SHELLS and "-c" in variant[1:]:
-                    at = variant.index("-c", 1)
-                    inner = variant[at + 1] if at + 1 < len(variant) else None
-                elif head == "eval":
-                    inner = " ".join(variant[1:])
-                if inner:
-                    for item in deny_candidates(inner, _depth + 1):
-                        add(*item)
+            if _depth >= 3:
+                continue
+            for inner in shell_commands.inner_scripts(variant):
+                for item in deny_candidates(inner, _depth + 1):
+                    add(*item)
     return found

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from qoder_desktop.shell import commands as shell_commands
 from qoder_desktop.shell.risk_scan import CONTROL, Op, ShellScanner, Token, Word
 
 
@@ -63,16 +64,13 @@ class RiskFinding:
     severity: Severity = Severity.WARNING
 
 
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = shell_commands.ASSIGNMENT
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SUDO = {"sudo", "doas", "su", "pkexec", "run0"}
-_SUDO_ARG_OPTIONS = {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "-c"}
-_WRAPPERS = {"env", "nice", "nohup", "time", "timeout", "exec", "command", "builtin", "xargs",
-             "stdbuf", "ionice", "{", "!"}
-_SHELLS = re.compile(r"^(?:ba|z|da|k|mk|c|tc|fi|a)?sh$")
+_SUDO = shell_commands.PRIVILEGE
+_SUDO_ARG_OPTIONS = shell_commands.PRIVILEGE_VALUE_OPTIONS
+_WRAPPERS = shell_commands.PREFIX_WRAPPERS
 _INLINE_FLAGS: list[tuple[re.Pattern[str], set[str], set[str]]] = [
     # (interpreter name, short flag letters, long options) that take inline code
-    (_SHELLS, {"c"}, set()),
     (re.compile(r"^(?:python|pypy)[0-9.]*$"), {"c"}, set()),
     (re.compile(r"^(?:node|nodejs|bun|deno)$"), {"e", "p"}, {"--eval", "--print"}),
     (re.compile(r"^perl[0-9.]*$"), {"e", "E"}, set()),
@@ -90,7 +88,7 @@ def _interpreter_rule(name: str) -> tuple[set[str], set[str]] | None:
     for pattern, letters, longs in _INLINE_FLAGS:
         if pattern.match(name):
             return letters, longs
-    return None
+    return ({"c"}, set()) if shell_commands.is_shell(name) else None
 
 
 class _Analyzer(ShellScanner):
@@ -234,7 +232,7 @@ class _Analyzer(ShellScanner):
                          f"{name} {value} runs the code given on the command line.")
                 code = next((a for a in args[position + 1:] if not a.value.startswith("-")),
                             None)
-                if code is not None and _SHELLS.match(name):
+                if code is not None and shell_commands.is_shell(name):
                     self.nested(code, offset, depth)
                 return
 

@@ -16,10 +16,11 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
+
+from qoder_desktop.shell.commands import ASSIGNMENT
 
 
 class ShellProblem(StrEnum):
@@ -54,7 +55,6 @@ RESERVED_WORDS = frozenset({
     "do", "done", "function", "time", "coproc", "in", "[[", "]]", "!", "{", "}",
 })
 
-ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _OK_SPACE = frozenset(" \t")
 _FLAGGED_CHARS = {
     "$": ShellProblem.VARIABLE_EXPANSION, "`": ShellProblem.COMMAND_SUBSTITUTION,

@@ -90,6 +90,15 @@ def as_session_grant(request: ApprovalRequest) -> Decision:
     return Decision.allow_session(dict(request.tool_input), split.session_rules)
 
 
+def as_session_grant_with_whole_tool_ticked(request: ApprovalRequest) -> Decision:
+    """"Allow for this session" after the person also ticked the whole-tool rules
+    (never pre-filled: `split_suggestions` keeps them aside)."""
+    split = rules.split_suggestions(request.suggestions)
+    ticked = [u for u in split.kept_aside
+              if u.type == "addRules" and u.behavior is RuleBehavior.ALLOW]
+    return Decision.allow_session(dict(request.tool_input), (*split.session_rules, *ticked))
+
+
 # -- the handshake --------------------------------------------------------------------
 
 
@@ -168,7 +177,7 @@ async def test_allow_for_session_sends_only_session_allow_rules(harness: QoderHa
     asked = peer.ask("Bash", {"command": "npm test"}, suggestions=SUGGESTIONS)
     request = await harness.next_request()
     assert len(request.suggestions) == len(SUGGESTIONS)
-    harness.broker.answer(request.request_id, as_session_grant(request))
+    harness.broker.answer(request.request_id, as_session_grant_with_whole_tool_ticked(request))
     answer = await peer.answer(asked.request_id)
 
     assert answer["behavior"] == "allow"

@@ -44,7 +44,11 @@ def test_allow_add_rules_become_session_grants() -> None:
     assert split.session_rules[0].to_wire() == {
         "type": "addRules", "destination": "session", "behavior": "allow",
         "rules": [{"toolName": "Bash", "ruleContent": "npm run test:*"}]}
-    assert split.kept_aside == () and split.dropped == ()
+    assert split.session_rules[1].rules == (RuleValue(tool_name="Edit", rule_content="./src/**"),)
+    # The whole-tool Read is never pre-filled: it waits, unticked, for the person.
+    assert [(u.rules, u.destination) for u in split.kept_aside] == [
+        ((RuleValue(tool_name="Read"),), "session")]
+    assert split.dropped == ()
     assert ADD_LOCAL.destination == "localSettings"  # the original is not modified
 
 
@@ -95,7 +99,7 @@ def test_session_rules_from_updates() -> None:
         "s1", [*split_suggestions([ADD_LOCAL, ADD_PROJECT]).session_rules, ADD_LOCAL,
                DENY_RULE, DIRS, REPLACE, BYPASS], granted_by="user")
     assert [(r.behavior.value, str(r.rule)) for r in granted] == [
-        ("allow", "Bash(npm run test:*)"), ("allow", "Edit(./src/**)"), ("allow", "Read"),
+        ("allow", "Bash(npm run test:*)"), ("allow", "Edit(./src/**)"),
         ("deny", "Bash(rm *)")]
     assert {r.session_id for r in granted} == {"s1"}
     assert {r.granted_by for r in granted} == {"user"}

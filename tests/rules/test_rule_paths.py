@@ -80,8 +80,9 @@ def test_missing_or_odd_path_is_never_allowed(project: Path, value: Any) -> None
     assert decide([rule("Edit(./src/**)", DENY)], "Edit", tool_input, project) is DENY
 
 
-def test_write_rule_is_narrower_than_edit_rule(project: Path) -> None:
-    assert decide([rule("Write(./src/**)")], "Write", {"file_path": "src/x"}, project) is ALLOW
+def test_write_rule_never_allows(project: Path) -> None:
+    # The CLI checks every edit tool against Edit rules: a Write(...) grant still asks.
+    assert decide([rule("Write(./src/**)")], "Write", {"file_path": "src/x"}, project) is None
     assert decide([rule("Write(./src/**)")], "Edit", {"file_path": "src/x"}, project) is None
     assert decide([rule("Write(./src/**)", DENY)], "Edit", {"file_path": "src/x"},
                   project) is DENY
@@ -95,9 +96,9 @@ def test_star_is_a_pattern_for_path_allow_but_whole_tool_for_deny(project: Path)
 
 
 def test_deny_follows_symlinks_both_ways(project: Path) -> None:
-    deny_real = [rule("Edit"), rule("Edit(./secret/**)", DENY)]
+    deny_real = [rule("Edit(./**)"), rule("Edit(./secret/**)", DENY)]
     assert decide(deny_real, "Edit", {"file_path": "to_secret/k"}, project) is DENY
-    deny_link = [rule("Edit"), rule("Edit(./to_secret/**)", DENY)]
+    deny_link = [rule("Edit(./**)"), rule("Edit(./to_secret/**)", DENY)]
     assert decide(deny_link, "Edit", {"file_path": "secret/k"}, project) is DENY
     assert decide(deny_link, "Edit", {"file_path": "src/a/b.py"}, project) is ALLOW
 
@@ -190,7 +191,7 @@ def test_read_rule_on_search_tools(project: Path, tool: str, tool_input: dict[st
 
 
 def test_deny_read_rule_on_search_tools(project: Path) -> None:
-    rules = [rule("Grep"), rule("Read(./secret)", DENY)]
+    rules = [rule("Read(./**)"), rule("Read(./secret)", DENY)]
     assert decide(rules, "Grep", {"pattern": "x", "path": "secret"}, project) is DENY
     assert decide(rules, "Grep", {"pattern": "x", "path": "src"}, project) is ALLOW
     everything = [rule("Grep"), rule("Read(./)", DENY)]

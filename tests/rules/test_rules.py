@@ -62,8 +62,8 @@ def test_nothing_matches_gives_none() -> None:
 GIT_DIFF = [
     ("git diff", ALLOW),
     ("git diff --stat HEAD", ALLOW),
-    ("  git   diff  ", ALLOW),
-    ("git 'diff' --stat", ALLOW),
+    ("  git   diff  ", None),  # not the canonical spelling: the CLI asks
+    ("git 'diff' --stat", None),
     ("git difftool", None),
     ("git diffx --stat", None),
     ("git dif", None),
@@ -121,7 +121,7 @@ def test_no_partial_token_prefix(command: str, expected: RuleBehavior | None) ->
 
 
 @pytest.mark.parametrize(("command", "expected"), [
-    ("npm test", ALLOW), ("  npm test  ", ALLOW), ("npm  'test'", ALLOW),
+    ("npm test", ALLOW), ("  npm test  ", ALLOW), ("npm  'test'", None),
     ("npm test --watch", None), ("npm tests", None), ("npm", None), ("npm test; ls", None),
 ])
 def test_exact_rule_compares_argv(command: str, expected: RuleBehavior | None) -> None:
@@ -174,7 +174,7 @@ def test_compound_needs_every_segment_allowed() -> None:
 def test_exact_rule_for_the_same_compound_line() -> None:
     rules = [rule("Bash(git diff && git status)")]
     assert bash(rules, "git diff && git status") is ALLOW
-    assert bash(rules, "git  diff &&  'git' status") is ALLOW
+    assert bash(rules, "git  diff &&  'git' status") is None  # another spelling
     assert bash(rules, "git diff || git status") is None
     assert bash(rules, "git diff && git status && rm -rf ~") is None
     assert bash(rules, "git diff") is None
@@ -187,7 +187,7 @@ def test_deny_on_any_segment_wins() -> None:
 
 
 def test_ask_on_any_segment_wins_even_over_whole_tool_allow() -> None:
-    rules = [rule("Bash"), rule("Bash(git push *)", ASK)]
+    rules = [rule("Bash(git *)"), rule("Bash(git push *)", ASK)]
     assert bash(rules, "git status && git push origin main") is ASK
     assert bash(rules, "git status") is ALLOW
 
@@ -215,9 +215,11 @@ def test_deny_exact_and_glob_rules() -> None:
 # -- Bash: whole tool and odd inputs -----------------------------------------------------
 
 @pytest.mark.parametrize("text", ["Bash", "Bash(*)"])
-def test_whole_tool_allow_allows_everything(text: str) -> None:
-    assert bash([rule(text)], "git diff $(curl x) > y") is ALLOW
-    assert bash([rule(text)], "") is ALLOW
+def test_whole_tool_bash_allow_never_allows_by_itself(text: str) -> None:
+    # The CLI holds a whole-tool rule and still asks about some calls; we never allow.
+    assert bash([rule(text)], "git diff $(curl x) > y") is None
+    assert bash([rule(text)], "git diff") is None
+    assert bash([rule(text)], "") is None
 
 
 def test_whole_tool_deny_denies_everything() -> None:
@@ -234,7 +236,7 @@ def test_missing_or_odd_command_is_never_allowed_by_a_specifier() -> None:
 
 def test_sandbox_escape_is_never_allowed_by_a_specifier() -> None:
     assert bash([rule("Bash(git diff *)")], "git diff", dangerouslyDisableSandbox=True) is None
-    assert bash([rule("Bash")], "git diff", dangerouslyDisableSandbox=True) is ALLOW
+    assert bash([rule("Bash")], "git diff", dangerouslyDisableSandbox=True) is None
 
 
 # -- other tools -------------------------------------------------------------------------
@@ -250,10 +252,11 @@ def test_sandbox_escape_is_never_allowed_by_a_specifier() -> None:
     ("Task", "Task", ALLOW),
     ("Task(explore)", "Task", None),
     ("WebSearch(*)", "WebSearch", ALLOW),
-    ("Edit", "Write", ALLOW),
-    ("Edit", "NotebookEdit", ALLOW),
+    ("Edit", "Write", None),  # whole-tool Edit: the CLI holds it and still asks
+    ("WebFetch", "WebFetch", ALLOW),
+    ("Edit", "NotebookEdit", None),
     ("Write", "Edit", None),
-    ("Read", "Grep", ALLOW),
+    ("Read", "Grep", None),
     ("Read", "Edit", None),
 ])
 def test_tool_names(text: str, tool: str, expected: RuleBehavior | None) -> None:
@@ -365,12 +368,12 @@ def test_wildcard_match(pattern: str, text: str, expected: bool) -> None:
 
 
 def test_catastrophic_glob_stays_cheap() -> None:
-    rules = [rule("Bash"), rule("Bash(*a*a*a*a*a*a*a*a*a*a*b)", DENY)]
+    rules = [rule("Bash(a*)"), rule("Bash(*a*a*a*a*a*a*a*a*a*a*b)", DENY)]
     assert bash(rules, "a" * 5000) is ALLOW
 
 
 def test_catastrophic_legacy_glob_stays_cheap() -> None:
-    rules = [rule("Bash"), rule("Bash(*a*a*a*a*a*b:*)", DENY)]
+    rules = [rule("Bash(*a*)"), rule("Bash(*a*a*a*a*a*b:*)", DENY)]
     assert bash(rules, "a " * 3000) is ALLOW
     assert bash(rules, "xaaaaab\tz") is DENY
     assert bash(rules, "xaaaaabz") is ALLOW  # the tail needs a word boundary

@@ -208,29 +208,105 @@ def test_narrowed_session_rule_is_sent_with_destination_session(open_dialog, qtb
     _index, _original, edit = dialog.grants.rule_edits[0]
     assert edit.text() == "Bash(npm run test:*)"
     edit.selectAll()
-    qtbot.keyClicks(edit, "Bash(npm run test:unit)")
+    qtbot.keyClicks(edit, "Bash(npm run test --watch)")
     assert dialog.ui.allowSessionButton.isEnabled()
+    assert not dialog.grants.confirm_broader.isVisible()
     press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
     (decision,) = decisions
     assert decision.kind is DecisionKind.ALLOW_SESSION
     assert [(u.destination, u.rules) for u in decision.updates] == [
-        ("session", (RuleValue(tool_name="Bash", rule_content="npm run test:unit"),))]
+        ("session", (RuleValue(tool_name="Bash", rule_content="npm run test --watch"),))]
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("not a rule(", "not a rule"), ("Bash", "every Bash call"), ("Write(npm run test)", "Bash"),
-    ("Bash(rm -rf /)", "must start with"), ("Bash(npm run test*)", "wildcard"),
+def test_invalid_rule_disables_session_allow(open_dialog, qtbot, bash):
+    dialog, decisions = open_dialog(ApprovalDialog(bash()))
+    edit = dialog.grants.rule_edits[0][2]
+    edit.selectAll()
+    qtbot.keyClicks(edit, "not a rule(")
+    assert not dialog.ui.allowSessionButton.isEnabled()
+    assert "not a rule" in dialog.grants.error_text() and dialog.grants.error.isVisible()
+    press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
+    assert decisions == []
+    assert dialog.ui.allowOnceButton.isEnabled()
+
+
+@pytest.mark.parametrize("text", [
+    "Bash", "Write(npm run test)", "Bash(rm -rf /)", "Bash(npm run test*)",
+    "Bash(npm run testx:*)", "Bash(npm run test:unit)", "Bash(npm run:*)",
 ])
-def test_invalid_or_broader_rule_disables_session_allow(open_dialog, qtbot, bash, text, problem):
+def test_broader_rule_needs_an_explicit_confirmation(open_dialog, qtbot, bash, text):
     dialog, decisions = open_dialog(ApprovalDialog(bash()))
     edit = dialog.grants.rule_edits[0][2]
     edit.selectAll()
     qtbot.keyClicks(edit, text)
     assert not dialog.ui.allowSessionButton.isEnabled()
-    assert problem in dialog.grants.error_text() and dialog.grants.error.isVisible()
+    assert "broader than what the agent asked for" in dialog.grants.error_text()
+    assert dialog.grants.broader_note.isVisible()
+    confirm = dialog.grants.confirm_broader
+    assert confirm.isVisible() and not confirm.isChecked()
     press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
     assert decisions == []
-    assert dialog.ui.allowOnceButton.isEnabled()
+    tick(qtbot, confirm)
+    assert dialog.ui.allowSessionButton.isEnabled()
+    press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
+    assert decisions[0].updates[0].rules == (RuleValue.parse(text),)
+
+
+def test_confirmation_is_withdrawn_when_the_rule_is_narrow_again(open_dialog, qtbot, bash):
+    dialog, _ = open_dialog(ApprovalDialog(bash()))
+    edit = dialog.grants.rule_edits[0][2]
+    edit.selectAll()
+    qtbot.keyClicks(edit, "Bash(npm run:*)")
+    tick(qtbot, dialog.grants.confirm_broader)
+    edit.selectAll()
+    qtbot.keyClicks(edit, "Bash(npm run test:*)")
+    assert not dialog.grants.confirm_broader.isVisible()
+    assert not dialog.grants.confirm_broader.isChecked()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "Bash(npm:*)")
+    assert not dialog.ui.allowSessionButton.isEnabled()
+
+
+def test_editor_path_rule_to_a_sibling_folder_is_broader(open_dialog, qtbot, make_request):
+    suggestion = PermissionSuggestion(
+        type="addRules", rules=(RuleValue.parse("Edit(//home/u/src/**)"),),
+        behavior=RuleBehavior.ALLOW, destination="session")
+    request = make_request("Edit", {"file_path": "/home/u/src/a.py", "old_string": "a",
+                                    "new_string": "b"}, suggestions=(suggestion,),
+                           cwd="/home/u")
+    dialog, _ = open_dialog(ApprovalDialog(request))
+    edit = dialog.grants.rule_edits[0][2]
+    edit.selectAll()
+    qtbot.keyClicks(edit, "Edit(//home/u/src-evil/**)")
+    assert dialog.grants.confirm_broader.isVisible()
+    assert not dialog.ui.allowSessionButton.isEnabled()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "Edit(//home/u/src/pkg/**)")
+    assert not dialog.grants.confirm_broader.isVisible()
+    assert dialog.ui.allowSessionButton.isEnabled()
+
+
+def test_whole_tool_suggestion_is_never_prefilled(open_dialog, qtbot, bash):
+    whole = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash"),),
+                                 behavior=RuleBehavior.ALLOW, destination="localSettings")
+    dialog, decisions = open_dialog(ApprovalDialog(bash("git status", suggestions=(whole,))))
+    assert [e.text() for _i, _r, e in dialog.grants.rule_edits] == ["Bash(git status)"]
+    (update, box), = dialog.grants.kept_aside
+    assert update.rules == (RuleValue.parse("Bash"),) and not box.isChecked()
+    press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
+    assert [u.rules for u in decisions[0].updates] == [(RuleValue.parse("Bash(git status)"),)]
+
+
+def test_whole_tool_suggestion_is_sent_only_when_ticked(open_dialog, qtbot, bash):
+    whole = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash"),),
+                                 behavior=RuleBehavior.ALLOW, destination="localSettings")
+    dialog, decisions = open_dialog(ApprovalDialog(bash("git status", suggestions=(whole,))))
+    (_update, box), = dialog.grants.kept_aside
+    tick(qtbot, box)
+    press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
+    sent = [(u.rules, u.destination) for u in decisions[0].updates]
+    assert sent == [((RuleValue.parse("Bash(git status)"),), "session"),
+                    ((RuleValue.parse("Bash"),), "session")]
 
 
 def test_kept_aside_unticked_and_only_sent_when_ticked(open_dialog, qtbot, bash):

@@ -2,10 +2,13 @@
 
 It shows the rules the grant would add (the CLI's allow suggestions, forced to
 destination `session`, or our own narrowest rule when the CLI suggested none), each in a
-line edit the user may *narrow*; the other suggestions (mode switches, directories,
-settings-file rules) as separate, unticked check boxes; dangerous ones (a switch to a
-mode that stops asking) only as a refused note; and an unticked "save to the project"
-box that turns the granted rules' destination into `localSettings`.
+line edit the user may *narrow*; an edit that is not narrower by the matcher's meaning
+(`rules.narrowing.is_narrower`) is named as broader and needs an explicit tick of "I
+understand this allows more than the agent asked for". The other suggestions (mode
+switches, directories, settings-file rules, whole-tool rules such as plain `Bash`) are
+separate, unticked check boxes; dangerous ones (a switch to a mode that stops asking)
+only a refused note; and an unticked "save to the project" box turns the granted
+rules' destination into `localSettings`.
 """
 
 from __future__ import annotations
@@ -20,37 +23,10 @@ from qoder_desktop.domain.models import (
     RuleValue,
 )
 from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_suggestions
+from qoder_desktop.rules.narrowing import is_narrower
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
 from qoder_desktop.ui.preview import plain_label
-
-_SUFFIXES = (":*", " *", "/**", "**", "*")
-
-
-def narrowing_error(original: RuleValue, edited: RuleValue) -> str:
-    """Why `edited` is not a narrowing of `original` ("" when it is acceptable).
-
-    Same tool; a specifier may not be removed; when the original has no wildcard it must
-    stay as it is; otherwise the edit must keep the original's fixed part and may only
-    use the original's trailing wildcard form.
-    """
-    if edited.tool_name != original.tool_name:
-        return f"the rule must stay a {original.tool_name} rule"
-    if original.rule_content is None:
-        return ""
-    if edited.rule_content is None:
-        return f"that would allow every {original.tool_name} call; narrow it instead"
-    old, new = original.rule_content, edited.rule_content
-    if "*" not in old:
-        return "" if new == old else "this rule is already exact; it cannot be narrowed"
-    suffix = next((s for s in _SUFFIXES if old.endswith(s)), "")
-    stem = old[: len(old) - len(suffix)] if suffix else old.split("*", 1)[0]
-    body = new[: len(new) - len(suffix)] if suffix and new.endswith(suffix) else new
-    if "*" in body:
-        return "only the original's trailing wildcard may stay"
-    if not new.startswith(stem):
-        return f"a narrower rule must start with {stem!r}"
-    return ""
 
 
 def _rule_of(original: RuleValue, edit: QLineEdit) -> RuleValue:
@@ -108,6 +84,15 @@ class SessionGrants(QWidget):
         self.error = plain_label()
         self.error.setObjectName("ruleError")
         layout.addWidget(self.error)
+        self.broader_note = plain_label()
+        self.broader_note.setObjectName("broaderNote")
+        layout.addWidget(self.broader_note)
+        self.confirm_broader = QCheckBox(
+            "I understand this allows more than the agent asked for", self)
+        self.confirm_broader.setObjectName("confirmBroaderCheck")
+        self.confirm_broader.setChecked(False)
+        self.confirm_broader.toggled.connect(self._revalidate)
+        layout.addWidget(self.confirm_broader)
         for update in split.kept_aside:
             if is_dangerous(update):
                 self.refused.append(update)
@@ -144,8 +129,8 @@ class SessionGrants(QWidget):
         return self._valid
 
     def error_text(self) -> str:
-        """The current problem with the rule texts ("" when valid)."""
-        return self.error.text()
+        """The current problem with the rule texts, or the broader-rule note ("" if none)."""
+        return " ".join(t for t in (self.error.text(), self.broader_note.text()) if t)
 
     def updates(self) -> tuple[PermissionSuggestion, ...] | None:
         """The permission updates to send with "allow for this session", or None."""
@@ -162,7 +147,7 @@ class SessionGrants(QWidget):
         return tuple(result)
 
     def _revalidate(self) -> None:
-        problems = []
+        problems, broader = [], []
         for number, (_index, original, edit) in enumerate(self.rule_edits, start=1):
             try:
                 rule = _rule_of(original, edit)
@@ -170,12 +155,23 @@ class SessionGrants(QWidget):
                 problems.append(f"Rule {number} is not a rule (expected Tool or "
                                 f"Tool(specifier)).")
                 continue
-            why = narrowing_error(original, rule)
-            if why:
-                problems.append(f"Rule {number}: {why}.")
+            if not is_narrower(original, rule):
+                broader.append(number)
         self.error.setText(" ".join(problems))
         self.error.setVisible(bool(problems))
-        valid = bool(self.rule_edits) and not problems
+        if broader:
+            names = ", ".join(str(n) for n in broader)
+            self.broader_note.setText(
+                f"Rule {names} is broader than what the agent asked for: it allows calls "
+                f"the original rule did not.")
+        else:
+            self.broader_note.setText("")
+            if self.confirm_broader.isChecked():
+                self.confirm_broader.setChecked(False)
+        self.broader_note.setVisible(bool(broader))
+        self.confirm_broader.setVisible(bool(broader))
+        confirmed = not broader or self.confirm_broader.isChecked()
+        valid = bool(self.rule_edits) and not problems and confirmed
         if valid != self._valid:
             self._valid = valid
             self.validity_changed.emit(valid)

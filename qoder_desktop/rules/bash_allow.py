@@ -1,0 +1,273 @@
+"""When a Bash allow rule lets us allow a command ourselves (never more than Claude Code).
+
+The strict side of Bash matching. A command is allowed only when all of this holds:
+
+- the shell analyzer (`shell_words.analyze`) understands the whole line (no expansions,
+  substitutions, redirections, ...): whatever it does not understand asks;
+- every simple command is matched by a specifier rule (exact, word prefix or glob), or
+  the whole line is the text of an exact rule;
+- every simple command is written in its canonical spelling: single spaces between
+  words, no quotes where none are needed (`touch  a`, `touch 'a'` and `"npm" run test`
+  are spellings the CLI treats as different commands, so they ask);
+- a command that runs other code (`sudo`, `env`, `xargs`, `bash -c`, `eval`, ...; see
+  `shell_commands`) is allowed only by an exact rule;
+- no argument names a sensitive file (`rules.sensitive`) or a path outside the session
+  folder and its added directories (symlinks resolved); `cd DIR` is followed.
+
+Every refusal comes with the reason it asks. Pure Python, no Qt, no SDK imports.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from qoder_desktop.domain.models import SessionRule
+from qoder_desktop.rules import sensitive
+from qoder_desktop.shell import commands as shell_commands
+from qoder_desktop.shell import words as shell_words
+from qoder_desktop.shell.words import SimpleCommand
+
+_SAFE_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./~^-]+$")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+@dataclass(frozen=True)
+class BashSpec:
+    """A parsed Bash specifier.
+
+    Attributes:
+        kind: "exact", "prefix" or "glob".
+        text: the exact command, the prefix, or the glob pattern.
+        optional_tail: for a legacy `...:*` glob, the pattern may also be followed by
+            whitespace and anything.
+    """
+
+    kind: str
+    text: str
+    optional_tail: bool = False
+
+    def glob_matches(self, text: str) -> bool:
+        """Match a glob spec against `text` (`*` is any run of characters)."""
+        if wildcard_match(self.text, text):
+            return True
+        return self.optional_tail and wildcard_match(self.text + " *",
+                                                     text.replace("\t", " "))
+
+
+def wildcard_match(pattern: str, text: str) -> bool:
+    """Match `text` against `pattern` where `*` is any run of characters.
+
+    Linear backtracking over the last star (O(len(pattern) * len(text)) at worst), so a
+    pattern like `*a*a*a*b` cannot blow up on a long command the way a regex could.
+    """
+    p = t = 0
+    star, mark = -1, 0
+    while t < len(text):
+        if p < len(pattern) and pattern[p] == "*":
+            star, mark = p, t
+            p += 1
+        elif p < len(pattern) and pattern[p] == text[t]:
+            p += 1
+            t += 1
+        elif star >= 0:
+            p, mark = star + 1, mark + 1
+            t = mark
+        else:
+            return False
+    return all(ch == "*" for ch in pattern[p:])
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_bash_spec(content: str) -> BashSpec:
+    """Classify a Bash specifier as exact, word-prefix or glob (cached: rules repeat)."""
+    if content.endswith(":*"):
+        base = content[:-2]
+        if "*" not in base:
+            return BashSpec("prefix", base.strip())
+        return BashSpec("glob", base, optional_tail=True)
+    if content.endswith(" *") and content.count("*") == 1:
+        return BashSpec("prefix", content[:-2].strip())
+    if "*" in content:
+        return BashSpec("glob", content)
+    return BashSpec("exact", content.strip())
+
+
+@functools.lru_cache(maxsize=1024)
+def rule_words(text: str) -> tuple[str, ...] | None:
+    """The argv of a rule's command text, or None unless it is one clean simple command."""
+    analysis = shell_words.analyze(text)
+    if analysis.ok and len(analysis.commands) == 1:
+        return analysis.commands[0].words
+    return None
+
+
+def is_canonical(command: SimpleCommand) -> bool:
+    """True when the command is spelled canonically: single spaces, quotes only if needed.
+
+    A word that needs quoting may be written in single or double quotes; any other
+    spelling (two spaces, a tab, `'a'` for `a`, backslashes) is not canonical.
+    """
+    rest = command.text
+    for index, word in enumerate(command.words):
+        if index:
+            if not rest.startswith(" "):
+                return False
+            rest = rest[1:]
+        options = [word] if _SAFE_WORD.match(word) else []
+        if not options:
+            options = [q + word + q for q, bad in (("'", "'"), ('"', '"\\$`!'))
+                       if not set(bad) & set(word)]
+        match = next((o for o in options if rest.startswith(o)
+                      and (len(rest) == len(o) or rest[len(o)] == " ")), None)
+        if match is None:
+            return False
+        rest = rest[len(match):]
+    return rest == ""
+
+
+def spec_allows(content: str, command: SimpleCommand) -> bool:
+    """True when a Bash specifier matches one parsed simple command (spelling aside)."""
+    spec = parse_bash_spec(content)
+    if spec.kind == "glob":
+        return spec.glob_matches(command.text)
+    words = rule_words(spec.text)
+    if words is None:
+        return False
+    if spec.kind == "exact":
+        return words == command.words
+    return command.words[:len(words)] == words
+
+
+def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(lexical roots, real roots) of the session folder and its added directories."""
+    lexical, real = [], []
+    for folder in (cwd, *add_dirs):
+        if folder:
+            lexical.append(os.path.abspath(folder))
+            real.append(os.path.realpath(folder))
+    return lexical, real
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+class _PathCheck:
+    """Checks the path arguments of a line, following `cd`."""
+
+    def __init__(self, cwd: str, add_dirs: Sequence[str]) -> None:
+        self.lexical_roots, self.real_roots = _roots(cwd, add_dirs)
+        self.cwd = os.path.abspath(cwd)
+
+    def resolve(self, value: str) -> tuple[str, str] | str:
+        """(lexical, real) absolute forms of an argument, or the reason it asks."""
+        if value.startswith("~"):
+            if value != "~" and not value.startswith("~/"):
+                return f"path argument outside the session folder: {value}"
+            value = os.path.expanduser("~") + value[1:]
+        lexical = os.path.normpath(os.path.join(self.cwd, value))
+        try:
+            return lexical, os.path.realpath(lexical)
+        except (OSError, ValueError):
+            return f"path argument the analyzer cannot resolve: {value}"
+
+    def argument(self, word: str) -> str | None:
+        """Why this argument asks, or None."""
+        value = word
+        if word.startswith("-"):
+            if "=" in word:
+                value = word.split("=", 1)[1]
+            else:
+                cut = [i for i in (word.find("/"), word.find("~")) if i > 0]
+                if not cut:
+                    return None
+                value = word[min(cut):]
+        if not value or _URL.match(value) or "\x00" in value:
+            return None
+        forms = self.resolve(value)
+        if isinstance(forms, str):
+            return forms
+        lexical, real = forms
+        reason = sensitive.sensitive_reason(value, self.cwd)
+        if reason is not None:
+            return reason
+        if not (_inside(real, self.real_roots)
+                and _inside(lexical, self.lexical_roots + self.real_roots)):
+            return f"path argument outside the session folder: {real}"
+        return None
+
+    def command(self, command: SimpleCommand) -> str | None:
+        """Why this simple command's arguments ask, or None; follows `cd DIR`."""
+        head = shell_commands.command_name(command.words[0])
+        args = command.words[1:]
+        for word in args:
+            reason = self.argument(word)
+            if reason is not None:
+                return reason
+        if head in shell_commands.FOLDER_CHANGERS:
+            if head != "cd" or len(args) > 1 or (args and args[0].startswith("-")):
+                return f"changes folder in a way the analyzer cannot follow: {command.text}"
+            target = self.resolve(args[0] if args else "~")
+            if isinstance(target, str):
+                return target
+            self.cwd = target[0]
+        return None
+
+
+def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
+               add_dirs: Sequence[str] = ()) -> tuple[SessionRule, ...] | str:
+    """The rules that allow this Bash command, or the reason it asks.
+
+    Args:
+        allows: the session's active allow rules (any tool; non-Bash ones are ignored).
+        command: the Bash tool's `command` input.
+        cwd: the session folder; relative paths are taken against it.
+        add_dirs: the session's added directories (paths there are inside too).
+    """
+    if not isinstance(command, str) or not command.strip():
+        return "no command"
+    specific = [r for r in allows if r.rule.tool_name == "Bash" and r.rule.rule_content
+                and r.rule.rule_content.strip() != "*"]
+    if not specific:
+        return "no Bash allow rule with a specifier matches"
+    analysis = shell_words.analyze(command)
+    if not analysis.ok:
+        problems = ", ".join(p.value for p in analysis.problems) or "no command"
+        return f"not understood by the shell analyzer: {problems}"
+    whole = next((r for r in specific if parse_bash_spec(r.rule.rule_content or "").kind
+                  == "exact" and (r.rule.rule_content or "").strip() == command.strip()), None)
+    used: list[SessionRule] = [] if whole is None else [whole]
+    paths = _PathCheck(cwd, add_dirs)
+    for simple in analysis.commands:
+        if whole is None:
+            match = _segment_rule(specific, simple)
+            if isinstance(match, str):
+                return match
+            if match not in used:
+                used.append(match)
+        reason = paths.command(simple)
+        if reason is not None:
+            return reason
+    return tuple(used)
+
+
+def _segment_rule(specific: Sequence[SessionRule], simple: SimpleCommand) -> SessionRule | str:
+    """The rule that allows one simple command, or why it asks."""
+    matching = [r for r in specific if spec_allows(r.rule.rule_content or "", simple)]
+    if not matching:
+        return f"no allow rule matches the command: {simple.text}"
+    if not is_canonical(simple):
+        return f"the command is not in the rule's exact spelling: {simple.text}"
+    if shell_commands.runs_other_code(simple.words[0]):
+        exact = [r for r in matching
+                 if parse_bash_spec(r.rule.rule_content or "").kind == "exact"]
+        if not exact:
+            name = shell_commands.command_name(simple.words[0])
+            return (f"{name} runs another command; only an exact rule allows it: "
+                    f"{simple.text}")
+        return exact[0]
+    return matching[0]
