@@ -46,13 +46,19 @@ from claude_agent_sdk import (
     create_sdk_mcp_server,
     tool,
 )
-from claude_agent_sdk.types import PermissionRuleValue, ToolPermissionContext
+from claude_agent_sdk.types import (
+    HookContext,
+    HookInput,
+    PermissionRuleValue,
+    SyncHookJSONOutput,
+    ToolPermissionContext,
+)
 
 from qoder_desktop.scripted_model import Scenario, ScenarioStep, ThreadedScriptedModel
 from qoder_desktop.scripted_model.cli_env import build_cli_env
 
 from . import sandbox
-from .cases import Case, Group, split_rule
+from .cases import Group, split_rule
 
 GROUP_TIMEOUT = 180.0
 """Seconds one group's CLI session may take before it counts as hung."""
@@ -181,7 +187,8 @@ class GroupProbe:
         self.seen.asked.add(tool_use_id)
         return PermissionResultDeny(message=ASKED_MESSAGE)
 
-    async def _ran(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def _ran(self, hook_input: HookInput, tool_use_id: str | None,
+                   context: HookContext) -> SyncHookJSONOutput:
         if tool_use_id:
             self.seen.ran.add(tool_use_id)
         return {}
@@ -200,7 +207,7 @@ class GroupProbe:
             can_use_tool=self._can_use_tool,
             add_dirs=[self.box.fill(d) for d in self.group.add_dirs],
             mcp_servers=_mcp_servers() if uses_mcp else {},
-            hooks={"PostToolUse": [hook], "PostToolUseFailure": [hook]},  # type: ignore[dict-item]
+            hooks={"PostToolUse": [hook], "PostToolUseFailure": [hook]},
         )
 
     async def run(self) -> list[Verdict]:

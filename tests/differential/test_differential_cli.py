@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 from claude_agent_sdk._cli_version import __cli_version__
-
 from differential import sandbox
 from differential.cases import VERDICTS_JSON, Case, load_cases
 from differential.cli_probe import Verdict
