@@ -27,6 +27,7 @@ BENCHMARKS = {
     "memory": "RSS with 10 idle sessions",
     "dialog": "request → dialog visible, withdrawn → hidden",
     "preview": "1 MB markdown / HTML, pathological nesting",
+    "large_input": "approval dialog: 10 KB/1,000 findings … 4 MiB, open and edit",
     "interrupt": "interrupt through the real CLI → dialog closed",
     "queue": "1,000 pending over 50 sessions; rule match",
     "overhead": "200 rule-allowed calls, app vs bare callback",

@@ -61,6 +61,15 @@ def payloads() -> dict[str, tuple[str, str | None]]:
         "markdown 20,000 unclosed emphasis": ("*a " * 20_000, "markdown"),
         "markdown 30,000 open brackets": ("[" * 30_000 + "](x)", "markdown"),
         "markdown 60,000-char word": ("x" * 60_000, "markdown"),
+        "markdown '![' × 16,000 (was 23–28 s)": ("![" * 16_000, "markdown"),
+        "markdown '![' × 32,000 (was 102 s)": ("![" * 32_000, "markdown"),
+        "markdown '![x](' × 12,000": ("![x](" * 12_000, "markdown"),
+        "HTML 20×50 table, colspan=rowspan=20 (was 18.7 s)": (
+            "<table>" + ("<tr>" + "<td colspan=20 rowspan=20>x</td>" * 50 + "</tr>") * 20
+            + "</table>", "html"),
+        "HTML 10×100 table, colspan=rowspan=8": (
+            "<table>" + ("<tr>" + "<td colspan=8 rowspan=8>x</td>" * 100 + "</tr>") * 10
+            + "</table>", "html"),
     }
 
 

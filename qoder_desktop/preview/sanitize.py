@@ -122,65 +122,83 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
 
 
-def _image_end(text: str, i: int) -> int:
+_BRACKET_OR_ESCAPE = re.compile(r"\\.|[\[\]()]", re.DOTALL)
+_OPENER_OF = {"]": "[", ")": "("}
+
+
+def _matching_brackets(text: str) -> dict[int, int]:
+    """For every `[` and `(` of `text` that is closed, the index of its `]` or `)`.
+
+    One pass with a stack per bracket kind; a backslash escapes the next character. An
+    unclosed opener has no entry. Linear, so a text of unclosed `![` costs no rescans.
+    """
+    closing: dict[int, int] = {}
+    stacks: dict[str, list[int]] = {"[": [], "(": []}
+    for match in _BRACKET_OR_ESCAPE.finditer(text):
+        char = match[0]
+        if char in stacks:
+            stacks[char].append(match.start())
+        elif char in _OPENER_OF and stacks[_OPENER_OF[char]]:
+            closing[stacks[_OPENER_OF[char]].pop()] = match.start()
+    return closing
+
+
+def _image_end(text: str, i: int, closing: dict[int, int]) -> int:
     """Given `text[i]` == '[' after '!', the index past `![alt]` plus `(…)` or `[…]`.
 
-    Returns -1 when the bracket is never closed (then it is not an image).
+    Returns -1 when the bracket is never closed (then it is not an image). An unclosed
+    `(` or `[` after `]` is not part of the image: the image ends at its `]`, and the text
+    after it stays text.
     """
-    depth, j, n = 0, i, len(text)
-    while j < n:
-        if text[j] == "\\":
-            j += 2
-            continue
-        if text[j] == "[":
-            depth += 1
-        elif text[j] == "]":
-            depth -= 1
-            if depth == 0:
-                break
-        j += 1
-    if j >= n:
+    alt_close = closing.get(i)
+    if alt_close is None:
         return -1
-    j += 1
-    if j < n and text[j] in "([":
-        opening, closing = text[j], ")" if text[j] == "(" else "]"
-        depth = 0
-        while j < n:
-            if text[j] == "\\":
-                j += 2
-                continue
-            depth += text[j] == opening
-            depth -= text[j] == closing
-            j += 1
-            if depth == 0:
-                break
-    return min(j, n)
+    j = alt_close + 1
+    if j < len(text) and text[j] in "([":
+        target_close = closing.get(j)
+        if target_close is not None:
+            return target_close + 1
+    return j
+
+
+def _backslashes_before(text: str, index: int) -> int:
+    count = 0
+    while index > count and text[index - count - 1] == "\\":
+        count += 1
+    return count
 
 
 def rewrite_images(text: str) -> tuple[str, int]:
-    """Replace every markdown image by the escaped text `\\[image: alt\\]`; count them."""
+    """Replace every markdown image by the escaped text `\\[image: alt\\]`; count them.
+
+    Linear in the length of `text`. Only the image itself is replaced: an unclosed
+    destination (`![x](` with no `)`) ends the image at its `]`, so what follows stays.
+    """
     out: list[str] = []
+    closing: dict[int, int] | None = None
     i, count, n = 0, 0, len(text)
     while i < n:
         start = text.find("![", i)
         if start < 0:
             out.append(text[i:])
             break
-        slashes = len(text[:start]) - len(text[:start].rstrip("\\"))
-        if slashes % 2:
+        if _backslashes_before(text, start) % 2:
             out.append(text[i:start + 2])
             i = start + 2
             continue
-        end = _image_end(text, start + 1)
+        if closing is None:
+            closing = _matching_brackets(text)
+        end = _image_end(text, start + 1, closing)
         if end < 0:
             out.append(text[i:start] + "!\\[")
             i = start + 2
             continue
-        alt_end = text.find("]", start + 2, end)
-        alt = text[start + 2:alt_end if alt_end >= 0 else end]
+        alt = text[start + 2:closing[start + 1]]
         alt = re.sub(r"[\[\]()!<>\\`*_]", "", alt).strip() or "no description"
         out.append(text[i:start])
         out.append(f"\\[image: {alt}\\]")
+        if end == closing[start + 1] + 1 and end < n and text[end] in "([":
+            out.append("\\")  # an unclosed destination stays text, never a link
         count += 1
         i = end
     return "".join(out), count

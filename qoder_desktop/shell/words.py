@@ -16,11 +16,11 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
-import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
 from qoder_desktop.shell.commands import ASSIGNMENT
+from qoder_desktop.text.visible import has_hidden, is_hidden
 
 
 class ShellProblem(StrEnum):
@@ -108,12 +108,11 @@ class ShellAnalysis:
 
 
 def is_invisible(ch: str) -> bool:
-    """True for control, format (bidi, zero-width) and unusual space characters."""
-    if ch in _OK_SPACE or ch == "\n":
-        return False
-    category = unicodedata.category(ch)
-    return category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn") or (
-        category == "Zs" and ch != " ")
+    """True for control, format (bidi, zero-width) and unusual space characters.
+
+    The definition is `text.visible.is_hidden`, the one the views use to show them.
+    """
+    return is_hidden(ch)
 
 
 class _Scanner:
@@ -231,7 +230,7 @@ class _Scanner:
 
     def run(self) -> ShellAnalysis:
         s = self.s
-        if any(is_invisible(ch) for ch in s):
+        if has_hidden(s):
             self.flag(ShellProblem.INVISIBLE_CHARACTER)
         while self.i < len(s):
             ch = s[self.i]

@@ -6,14 +6,22 @@ differ (the Trojan-Source class, CVE-2021-42574). Every view that shows a comman
 path or a JSON input runs it through `make_visible` first.
 
 `\\n` and `\\t` are kept as they are; everything else that is a control (Cc), a format
-character (Cf), a line/paragraph separator (Zl/Zp) or a lone surrogate (Cs) is replaced by
-a marker such as `⟨ESC⟩`, `⟨CR⟩` or `⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩`.
+character (Cf), a line/paragraph separator (Zl/Zp), a lone surrogate (Cs), a private-use
+(Co) or unassigned (Cn) code point, or a space other than U+0020 (Zs: the no-break space
+U+00A0, U+1680, U+2000–U+200A, U+202F, U+205F, U+3000 look like a space but are not one to
+a shell) is replaced by a marker such as `⟨ESC⟩`, `⟨CR⟩` or
+`⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩`. This is the one definition of a hidden character:
+the shell lexer (`shell/words.py`) and every view use it.
+
+Long texts are checked per distinct character and then searched with one regular
+expression (a megabyte costs milliseconds instead of a Python call per character).
 
 Qt-free: the core and the views both use it.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -27,7 +35,10 @@ _C0_NAMES = (
     "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM",
     "SUB", "ESC", "FS", "GS", "RS", "US",
 )
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn", "Zs"})
+_PLAIN_SPACE = " "
+_REGEX_FROM = 64
+"""Texts at least this long are searched with the compiled pattern."""
 # Blank-looking characters that are not Cf but still hide or fake text.
 _EXTRA_HIDDEN = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0xFFFC})
 
@@ -50,7 +61,7 @@ class HiddenChar:
 @lru_cache(maxsize=512)
 def is_hidden(char: str) -> bool:
     """True when `char` must not be shown raw (see the module docstring)."""
-    if char in KEPT:
+    if char in KEPT or char == _PLAIN_SPACE:
         return False
     code = ord(char)
     return unicodedata.category(char) in _HIDDEN_CATEGORIES or code in _EXTRA_HIDDEN
@@ -73,21 +84,45 @@ def marker(char: str) -> str:
     return f"⟨{char_label(char)}⟩"
 
 
+def _pattern_for(text: str) -> re.Pattern[str] | None:
+    """A character class of exactly the hidden characters `text` holds (None if none).
+
+    The distinct characters of a text are few even when it is long: checking each once
+    and searching with a class of just those keeps a megabyte at milliseconds.
+    """
+    hidden = sorted(char for char in set(text) if is_hidden(char))
+    if not hidden:
+        return None
+    return re.compile("[" + "".join(re.escape(char) for char in hidden) + "]")
+
+
+def _hidden_spans(text: str) -> list[int]:
+    if len(text) < _REGEX_FROM:
+        return [i for i, c in enumerate(text) if is_hidden(c)]
+    pattern = _pattern_for(text)
+    return [] if pattern is None else [match.start() for match in pattern.finditer(text)]
+
+
 def has_hidden(text: str) -> bool:
     """True when `text` holds at least one character that `make_visible` would replace."""
-    return any(is_hidden(char) for char in text)
+    if len(text) < _REGEX_FROM:
+        return any(is_hidden(char) for char in text)
+    return _pattern_for(text) is not None
 
 
 def find_hidden(text: str) -> list[HiddenChar]:
     """Every hidden character of `text`, in order."""
-    return [HiddenChar(i, c, char_label(c)) for i, c in enumerate(text) if is_hidden(c)]
+    return [HiddenChar(i, text[i], char_label(text[i])) for i in _hidden_spans(text)]
 
 
 def make_visible(text: str) -> str:
     """Replace every hidden character of `text` by its marker; keep `\\n` and `\\t`."""
     if not has_hidden(text):
         return text
-    return "".join(marker(c) if is_hidden(c) else c for c in text)
+    if len(text) < _REGEX_FROM:
+        return "".join(marker(c) if is_hidden(c) else c for c in text)
+    pattern = _pattern_for(text)
+    return text if pattern is None else pattern.sub(lambda match: marker(match[0]), text)
 
 
 def make_visible_with_map(text: str) -> tuple[str, list[int]]:
@@ -100,13 +135,17 @@ def make_visible_with_map(text: str) -> tuple[str, list[int]]:
     """
     parts: list[str] = []
     offsets: list[int] = []
-    position = 0
-    for char in text:
-        offsets.append(position)
-        piece = marker(char) if is_hidden(char) else char
+    done = shift = 0
+    for index in _hidden_spans(text):
+        offsets.extend(range(done + shift, index + shift))
+        parts.append(text[done:index])
+        piece = marker(text[index])
+        offsets.append(index + shift)
         parts.append(piece)
-        position += len(piece)
-    offsets.append(position)
+        shift += len(piece) - 1
+        done = index + 1
+    offsets.extend(range(done + shift, len(text) + shift + 1))
+    parts.append(text[done:])
     return "".join(parts), offsets
 
 

@@ -14,7 +14,14 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QPlainTextEdit,
@@ -32,13 +39,26 @@ from qoder_desktop.ui.preview import plain_label
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?'
                     r"|\btrue\b|\bfalse\b|\bnull\b")
 _HIDDEN_ESCAPE = re.compile(r"\\u(?:00[01][0-9a-fA-F]|007[fF]|008[0-9a-fA-F]|009[0-9a-fA-F]"
-                            r"|20[0-6][0-9a-fA-F]|feff|FEFF|d[89ab][0-9a-fA-F]{2})")
+                            r"|20[0-6][0-9a-fA-F]|00[aA]0|1680|3000|[fF][eE][fF][fF]"
+                            r"|[dD][89abAB][0-9a-fA-F]{2}|[eE][0-9a-fA-F]{3}|[fF][0-8][0-9a-fA-F]{2})")
 
 MAX_HIGHLIGHT_LINES = 3000
 """Lines past this are left uncoloured: colouring costs time, and every
 `QSyntaxHighlighter.setFormat` call drops a reference to None under PySide6 6.12 on
 Python 3.11 (see the project report), so huge documents are not worth the risk."""
 _MARKER_TEXT = re.compile(r"⟨[^⟩\n]{1,80}⟩")
+LARGE_TEXT = 64 * 1024
+"""Editor texts longer than this (in characters) are validated after a pause in typing
+(`LARGE_DEBOUNCE_MS`) instead of at once: parsing and diffing them takes a while."""
+LARGE_DEBOUNCE_MS = 400
+_LONG_RUN = re.compile(r"\S{501,}")
+
+
+def wrap_mode_for(text: str) -> QTextOption.WrapMode:
+    """Wrap anywhere when `text` has a run Qt's word wrap is slow on (>500 characters
+    without a space: a 1 MiB word took more than 120 s to lay out), else at words."""
+    return (QTextOption.WrapMode.WrapAnywhere if _LONG_RUN.search(text)
+            else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
 
 
 def monospace_font() -> QFont:
@@ -205,7 +225,11 @@ class JsonEditor(QWidget):
     def set_value(self, value: dict[str, Any]) -> None:
         """Show `value` as the original input (clears any edit)."""
         self._original = value
-        self.editor.setPlainText(pretty_json(value))
+        text = pretty_json(value)
+        self.editor.setWordWrapMode(wrap_mode_for(text))
+        self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
+        self.editor.setPlainText(text)
+        self._timer.stop()
         self._revalidate()
 
     def original(self) -> dict[str, Any]:
@@ -246,8 +270,22 @@ class JsonEditor(QWidget):
             self._timer.stop()
             self._revalidate()
 
+    def text(self) -> str:
+        """The editor's text exactly as typed.
+
+        `toPlainText()` turns a no-break space into a space, so `rm\\u00a0-rf` would read
+        back as `rm -rf`: the raw text is used, with only the paragraph separator (U+2029)
+        between lines mapped back to `\\n`.
+        """
+        return self.editor.document().toRawText().replace("\u2029", "\n")
+
     def _revalidate(self) -> None:
-        value, error = parse_object(self.editor.toPlainText())
+        text = self.text()
+        self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
+        mode = wrap_mode_for(text)
+        if self.editor.wordWrapMode() != mode:
+            self.editor.setWordWrapMode(mode)
+        value, error = parse_object(text)
         valid = value is not None
         edited = (not valid) or value != self._original
         self._value = value

@@ -29,10 +29,12 @@ from qoder_desktop.domain.models import (
     SessionState,
 )
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons, window_state
 from qoder_desktop.ui.generated.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.mode_switch import ModeSwitcher
 from qoder_desktop.ui.new_session_form import NewSessionDialog
+from qoder_desktop.ui.plain_text import set_plain, tooltip
 from qoder_desktop.ui.session_list import (
     BACKEND_LABELS,
     COL_CWD,
@@ -221,9 +223,9 @@ class MainWindow(QMainWindow):
             ui.sessionTitle.setText("No session selected")
             ui.sessionDetails.setText("Start a session with File › New session (Ctrl+N).")
         else:
-            ui.sessionTitle.setText(info.name)
+            set_plain(ui.sessionTitle, make_visible(info.name))
             parts = [BACKEND_LABELS.get(info.backend, info.backend.value),
-                     short_path(info.cwd), f"mode {info.permission_mode.value}",
+                     make_visible(short_path(info.cwd)), f"mode {info.permission_mode.value}",
                      STATE_LABELS.get(info.state, info.state.value)]
             pending = self._model.pending_count(info.session_id)
             if pending:
@@ -231,8 +233,8 @@ class MainWindow(QMainWindow):
             details = "  ·  ".join(parts)
             if info.error:
                 details += f"\n{info.error}"
-            ui.sessionDetails.setText(details)
-            ui.sessionDetails.setToolTip(info.cwd)
+            set_plain(ui.sessionDetails, details)
+            ui.sessionDetails.setToolTip(tooltip(info.cwd))
         self._update_actions()
 
     def _update_actions(self) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.ui.plain_text import tooltip
 from qoder_desktop.ui.rules_view import format_time
 from qoder_desktop.ui.summaries import kind_label, request_summary, session_label
 
@@ -74,8 +75,8 @@ class QueueItem(QTreeWidgetItem):
         self._tooltips = True
         request = self.request
         self.setToolTip(COL_TIME, request.received_at.astimezone().strftime("%c"))
-        self.setToolTip(COL_SESSION, session_label(request))
-        self.setToolTip(COL_WHAT, request_summary(request, TOOLTIP_LIMIT))
+        self.setToolTip(COL_SESSION, tooltip(session_label(request)))
+        self.setToolTip(COL_WHAT, tooltip(request_summary(request, TOOLTIP_LIMIT)))
 
 
 class QueueView(QTreeWidget):

@@ -9,6 +9,8 @@ from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.models import RuleBehavior, SessionRule
+from qoder_desktop.text.visible import make_visible
+from qoder_desktop.ui.plain_text import tooltip
 
 RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_RULE, COL_BEHAVIOR, COL_GRANTED, COL_ACTION = range(4)
@@ -75,17 +77,18 @@ class RulesView(QTreeWidget):
 
     def _add(self, rule: SessionRule) -> None:
         granted = f"{format_time(rule.granted_at)} by {rule.granted_by}"
-        item = QTreeWidgetItem([str(rule.rule), rule.behavior.value, granted, ""])
+        item = QTreeWidgetItem([make_visible(str(rule.rule)), rule.behavior.value,
+                                make_visible(granted), ""])
         item.setData(COL_RULE, RULE_ID_ROLE, rule.rule_id)
         item.setSizeHint(COL_RULE, QSize(0, 26))
-        item.setToolTip(COL_RULE, str(rule.rule))
+        item.setToolTip(COL_RULE, tooltip(rule.rule))
         self.addTopLevelItem(item)
         if rule.active:
             item.setForeground(COL_BEHAVIOR,
                                QBrush(QColor(_BEHAVIOR_COLORS.get(rule.behavior, "#495057"))))
             button = QPushButton("Revoke")
             button.setObjectName("revokeButton")
-            button.setToolTip(f"Stop {rule.rule} from answering for this session")
+            button.setToolTip(tooltip(f"Stop {rule.rule} from answering for this session"))
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.clicked.connect(
                 lambda _=False, rid=rule.rule_id: self.revoke_requested.emit(rid))

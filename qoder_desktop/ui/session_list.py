@@ -9,6 +9,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
+from qoder_desktop.text.visible import make_visible
+from qoder_desktop.ui.plain_text import tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -104,11 +106,11 @@ class SessionTableModel(QAbstractTableModel):
     @staticmethod
     def _display(info: SessionInfo, column: int, pending: int) -> str:
         if column == COL_NAME:
-            return info.name
+            return make_visible(info.name)
         if column == COL_BACKEND:
             return BACKEND_LABELS.get(info.backend, info.backend.value)
         if column == COL_CWD:
-            return short_path(info.cwd)
+            return make_visible(short_path(info.cwd))
         if column == COL_MODE:
             return info.permission_mode.value
         if column == COL_STATE:
@@ -124,7 +126,7 @@ class SessionTableModel(QAbstractTableModel):
                  f"Pending requests: {pending}"]
         if info.error:
             lines.append(f"Error: {info.error}")
-        return "\n".join(lines)
+        return tooltip("\n".join(lines))
 
     # -- updates -----------------------------------------------------------------------
 

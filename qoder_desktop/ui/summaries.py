@@ -9,14 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.text.visible import make_visible
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 _SUMMARY_KEYS = ("command", *_PATH_KEYS, "url", "pattern", "query", "description", "prompt")
 
 
 def one_line(text: str) -> str:
-    """Collapse all whitespace (newlines, tabs, runs of spaces) into single spaces."""
-    return " ".join(str(text).split())
+    """Hidden characters as markers (`make_visible`), then newlines, tabs and runs of
+    spaces collapsed into single spaces: a bidi override cannot reorder the line."""
+    return " ".join(make_visible(str(text)).split())
 
 
 def elide(text: str, limit: int) -> str:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.plain_text import notification_text
 from qoder_desktop.ui.summaries import (
     elide,
     first_question,
@@ -141,7 +142,8 @@ class Tray(QObject):
         note = format_notification(request)
         self._last_notified = request.request_id
         if self._icon.isVisible() and QSystemTrayIcon.supportsMessages():
-            self._icon.showMessage(note.title, note.body, self._icon.icon(), MESSAGE_TIMEOUT_MS)
+            self._icon.showMessage(note.title, notification_text(note.body),
+                                   self._icon.icon(), MESSAGE_TIMEOUT_MS)
         if sound:
             QApplication.beep()
         return note

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qoder_desktop.preview.html import HtmlRebuilder, HtmlRefused, html_to_text, normalize_html
+from qoder_desktop.preview.html import (
+    MAX_SPAN,
+    MAX_SPAN_AREA,
+    HtmlRebuilder,
+    HtmlRefused,
+    html_to_text,
+    normalize_html,
+)
 from qoder_desktop.preview.sanitize import (
     LONG_RUN,
     MAX_DEPTH,
@@ -77,7 +84,26 @@ def test_row_cap():
 
 
 def test_colspan_is_capped():
-    assert 'colspan="20"' in sanitize_preview('<table><tr><td colspan="99999">x').text
+    assert 'colspan="8"' in sanitize_preview('<table><tr><td colspan="99999">x').text
+    assert 'rowspan="8"' in sanitize_preview('<table><tr><td rowspan="20%">x').text
+
+
+def test_a_table_of_huge_spans_keeps_its_text_and_a_bounded_span_grid():
+    """1,000 cells of colspan=rowspan=20 took Qt 18.7 s to lay out (issue #13)."""
+    cells = "".join(f"<td colspan=20 rowspan=20>c{n}</td>" for n in range(50))
+    result = sanitize_preview("<table>" + f"<tr>{cells}</tr>" * 20 + "</table>")
+    assert result.kind == "html" and not result.simplified
+    spans = [(int(c or 1), int(r or 1)) for c, r in re.findall(
+        r'<td(?: colspan="(\d+)")?(?: rowspan="(\d+)")?>', result.text)]
+    assert len(spans) == 1000
+    assert max(max(pair) for pair in spans) <= MAX_SPAN
+    assert sum(c * r for c, r in spans) <= MAX_SPAN_AREA + 1000
+    assert all(f"c{n}" in result.text for n in range(50))
+
+
+def test_a_repeated_attribute_counts_once():
+    text = sanitize_preview('<table><tr><td colspan=1 colspan=8 rowspan=2>x').text
+    assert text.count("colspan") == 1 and 'colspan="1"' in text
 
 
 def test_size_cap():
@@ -98,6 +124,25 @@ def test_size_cap():
 def test_markdown_images_become_text(markdown, expected):
     result = sanitize_preview(markdown, "markdown")
     assert result.kind == "markdown" and result.text == expected
+
+
+@pytest.mark.parametrize("unit", ["![", "![x](", "![x][", "[", "!["])
+def test_unclosed_image_brackets_are_linear_and_keep_every_character(unit):
+    """`![` × 16,000 took the sanitizer 23–28 s: each unclosed one rescanned to the end."""
+    text = unit * 12_000 + "tail"
+    result = sanitize_preview(text, "markdown")
+    assert result.text.endswith("tail")
+    assert result.text.count("[") >= 12_000
+
+
+def test_an_unclosed_image_never_hides_the_steps_after_it():
+    plan = "Step 1: look around ![x](\n\nStep 2: rm -rf ~\n"
+    result = sanitize_preview(plan, "markdown")
+    assert "Step 2: rm -rf ~" in result.text
+    assert result.reason == "Not shown: images."
+    plan = "Step 1 ![x][\nStep 2: rm -rf ~ ![y](a.png) done"
+    result = sanitize_preview(plan, "markdown")
+    assert "Step 2: rm -rf ~" in result.text and result.text.endswith(" done")
 
 
 def test_markdown_raw_html_is_escaped_outside_code():

@@ -34,6 +34,14 @@ def test_title_plan_and_modes(open_dialog, plan):
         assert label.textFormat() == Qt.TextFormat.PlainText, label.objectName()
 
 
+def test_an_unclosed_image_cannot_hide_the_rest_of_the_plan(open_dialog, plan):
+    dialog, _ = open_dialog(PlanDialog(plan("# Plan\n\nStep 1: tidy up ![x](\n\n"
+                                            "Step 2: rm -rf ~\n")))
+    shown = dialog.preview.browser.toPlainText()
+    assert "Step 1: tidy up" in shown and "Step 2: rm -rf ~" in shown
+    assert dialog.preview.banner.text().endswith("Not shown: images.")
+
+
 def test_focus_starts_on_feedback(open_dialog, plan):
     dialog, _ = open_dialog(PlanDialog(plan()))
     assert QApplication.focusWidget() is dialog.ui.feedbackEdit

@@ -7,11 +7,13 @@ text.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.preview.diffs import FileDiff, diff_for_tool
+from qoder_desktop.preview.sanitize import LONG_RUN
 from qoder_desktop.shell.risk import RiskFinding, Severity, analyze_command
 from qoder_desktop.text.visible import find_hidden, make_visible, make_visible_with_map
 from qoder_desktop.ui.json_editor import DiffHighlighter, marker_format, monospace_font
@@ -33,6 +36,47 @@ SEVERITY_COLORS = {
     Severity.DANGER: ("#FFC9C9", "#C92A2A"),
 }
 SEVERITY_ORDER = (Severity.INFO, Severity.WARNING, Severity.DANGER)
+MAX_HIGHLIGHTED = 200
+"""Findings (and hidden characters) coloured in the command; the rest are counted."""
+MAX_LISTED = 200
+"""Findings listed under the command; a last line says how many more there are."""
+MAX_ANALYZED = 256 * 1024
+"""The risk lens reads this many characters of a command; the caption says when cut."""
+_LONG_RUN = re.compile(r"\S{" + str(LONG_RUN + 1) + ",}")
+
+
+def _has_long_run(text: str) -> bool:
+    """True when `text` has a run without spaces that Qt's word wrap is slow on."""
+    return _LONG_RUN.search(text) is not None
+
+
+def _formatted_document(text: str, spans: list[tuple[int, int, QTextCharFormat]],
+                        parent: QObject) -> QTextDocument:
+    """A new document holding `text`, each span's format merged over the earlier ones.
+
+    Later spans win where they overlap. The text goes in as runs of equal format, in one
+    edit block, before any view lays the document out.
+    """
+    cuts = sorted({0, len(text), *(p for s, e, _f in spans for p in (s, e))})
+    document = QTextDocument(parent)
+    cursor = QTextCursor(document)
+    cursor.beginEditBlock()
+    starts = sorted(range(len(spans)), key=lambda k: spans[k][0])
+    active: list[int] = []
+    next_span = 0
+    for left, right in itertools.pairwise(cuts):
+        while next_span < len(starts) and spans[starts[next_span]][0] <= left:
+            active.append(starts[next_span])
+            next_span += 1
+        active = [k for k in active if spans[k][1] > left]
+        fmt = QTextCharFormat()
+        for k in sorted(active):
+            fmt.merge(spans[k][2])
+        cursor.insertText(text[left:right], fmt)
+    cursor.endEditBlock()
+    return document
+
+
 def _span_format(severity: Severity) -> QTextCharFormat:
     fmt = QTextCharFormat()
     background, underline = SEVERITY_COLORS[severity]
@@ -76,36 +120,61 @@ class RiskLensView(QWidget):
 
     def show_command(self, command: str, cwd: str | None = None,
                      extra_dirs: Sequence[str] = (), description: str | None = None) -> None:
-        """Show `command` with its risk findings (spans refer to the original string)."""
-        self.findings = analyze_command(command, cwd, extra_dirs)
+        """Show `command` with its risk findings (spans refer to the original string).
+
+        At most `MAX_HIGHLIGHTED` findings are coloured and `MAX_LISTED` listed, the most
+        severe first; the caption says how many more there are. The text and its colours
+        go into a new document in one edit block (one format per run of characters), so
+        the cost does not grow with the number of findings times the text's length.
+        """
+        self.findings = analyze_command(command[:MAX_ANALYZED], cwd, extra_dirs)
         shown, offsets = make_visible_with_map(command)
-        self.command_view.setPlainText(shown)
-        cursor = QTextCursor(self.command_view.document())
-        ordered = sorted(self.findings, key=lambda f: SEVERITY_ORDER.index(f.severity))
-        for finding in ordered:
-            cursor.setPosition(offsets[finding.start])
-            cursor.setPosition(offsets[finding.end], QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(_span_format(finding.severity))
-        for hidden in find_hidden(command):
-            cursor.setPosition(offsets[hidden.index])
-            cursor.setPosition(offsets[hidden.index + 1], QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(marker_format())
-        lines = sum(1 + len(line) // 90 for line in shown.split("\n"))
+        ranked = sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
+                                                      f.start))
+        spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
+                 for f in reversed(ranked[:MAX_HIGHLIGHTED])]
+        spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
+                  for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
+        self.command_view.setWordWrapMode(
+            QTextOption.WrapMode.WrapAnywhere if _has_long_run(shown)
+            else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        old = self.command_view.document()
+        ours = old.parent() is self.command_view  # (Qt deletes the first one itself)
+        document = _formatted_document(shown, spans, self.command_view)
+        document.setDefaultFont(self.command_view.font())
+        self.command_view.setDocument(document)
+        if ours:
+            old.deleteLater()
+        lines = sum(1 + len(line) // 90 for line in shown[:20_000].split("\n"))
         spacing = self.command_view.fontMetrics().lineSpacing()
         self.command_view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
         self.description.setText(f"The agent says: {make_visible(description)}"
                                  if description else "")
         self.description.setVisible(bool(description))
+        self._list_findings(command, ranked)
+
+    def _list_findings(self, command: str, ranked: list[RiskFinding]) -> None:
         self.findings_list.clear()
-        for finding in sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
-                                                            f.start)):
-            excerpt = make_visible(command[finding.start:finding.end])
+        for finding in ranked[:MAX_LISTED]:
+            excerpt = make_visible(command[finding.start:min(finding.end, finding.start + 80)])
             if len(excerpt) > 60:
                 excerpt = excerpt[:57] + "…"
             item = QListWidgetItem(f"●  {excerpt}  —  {finding.explanation}")
             item.setForeground(QColor(SEVERITY_COLORS[finding.severity][1]))
             item.setData(Qt.ItemDataRole.UserRole, finding)
             self.findings_list.addItem(item)
+        notes = []
+        if len(ranked) > MAX_LISTED:
+            notes.append(f"{len(ranked) - MAX_LISTED:,} more not listed")
+        if len(ranked) > MAX_HIGHLIGHTED:
+            notes.append(f"{len(ranked) - MAX_HIGHLIGHTED:,} more not highlighted")
+        if len(command) > MAX_ANALYZED:
+            notes.append(f"only the first {MAX_ANALYZED:,} of {len(command):,} characters "
+                         "were checked")
+        self.findings_caption.setText("What to look at" + (f" ({'; '.join(notes)})"
+                                                           if notes else ""))
+        if notes:
+            self.findings_list.addItem("… " + "; ".join(notes).capitalize() + ".")
         if not self.findings:
             self.findings_list.addItem("Nothing in this command stands out.")
 

@@ -1,0 +1,103 @@
+"""Large tool inputs in the approval dialog: opening and a one-character edit never block.
+
+Each payload is a Bash request whose `command` is the input under test. The dialog opens
+(shown, activated, 600 ms of event processing), then one character is typed at the end
+of the command inside the JSON editor, then 1.2 s of event processing (validation,
+diff and risk lens run after their debounce). A 5 ms heartbeat on the same loop gives the
+longest stall of each phase. Target: ≤ 100 ms for every input up to the 4 MiB gateway cap.
+
+Before issue #13: 10 KB with ~1,000 findings opened in ~1 s and froze 28 s after a
+one-character edit; a 128 KiB word took 3 s to open, 1 MiB more than 120 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from benchmarks.common import Figure, emit, judge, log, now, parse_args, setup_env
+
+LIMIT_MS = 100.0
+KIB = 1024
+MIB = 1024 * KIB
+
+
+def payloads() -> dict[str, str]:
+    """name → command."""
+    return {
+        "10 KB, ~1,000 risk findings": "sudo xyz; " * 1024,
+        "128 KiB word": "x" * (128 * KIB),
+        "1 MiB word": "y" * MIB,
+        "4 MiB (gateway cap), lines with findings": ("rm -rf ~/build/" + "a" * 50 + "\n")
+                                                   * (4 * MIB // 66),
+        "4 MiB word": "z" * (4 * MIB - 64),
+    }
+
+
+async def one(name: str, command: str, heartbeat: Any) -> tuple[float, float, str]:
+    """Open the dialog for `command`, type one character; (open stall, edit stall, note)."""
+    from PySide6.QtGui import QTextCursor
+    from PySide6.QtWidgets import QApplication
+
+    from qoder_desktop.domain.models import ApprovalRequest, Backend
+    from qoder_desktop.ui.dialogs import ApprovalDialog
+
+    request = ApprovalRequest(session_id="s", session_name="bench", backend=Backend.CLAUDE,
+                              tool_name="Bash", tool_input={"command": command}, cwd="/tmp")
+    t0 = now()
+    dialog = ApprovalDialog(request)
+    dialog.resize(900, 700)
+    dialog.show()
+    dialog.activateWindow()
+    await asyncio.sleep(0.6)
+    opened = max(heartbeat.max_stall_ms(t0, now()), (now() - t0) * 1e3 - 600)
+    editor = dialog.json_editor.editor
+    dialog.focus_json_editor()
+    cursor = editor.textCursor()
+    text = editor.toPlainText()
+    cursor.setPosition(text.rfind('"'))
+    editor.setTextCursor(cursor)
+    t1 = now()
+    cursor.insertText("q")
+    editor.moveCursor(QTextCursor.MoveOperation.End)
+    await asyncio.sleep(1.2)
+    edited = heartbeat.max_stall_ms(t1, now())
+    note = (f"edited={dialog.json_editor.is_edited()}, valid={dialog.json_editor.is_valid()}, "
+            f"findings={len(dialog.risk_lens.findings) if dialog.risk_lens else 0}")
+    dialog.close()
+    dialog.deleteLater()
+    QApplication.processEvents()
+    log(f"{name}: open {opened:.1f} ms, edit {edited:.1f} ms ({note})")
+    return opened, edited, note
+
+
+async def run() -> list[Figure]:
+    """Every payload; one figure (the worst stall) with the per-payload notes."""
+    from benchmarks.qt_support import Heartbeat
+
+    heartbeat = Heartbeat()
+    heartbeat.start()
+    await asyncio.sleep(0.2)
+    notes, worst = [], 0.0
+    for name, command in payloads().items():
+        opened, edited, note = await one(name, command, heartbeat)
+        worst = max(worst, opened, edited)
+        notes.append(f"{name}: open {opened:.0f} ms, one-character edit {edited:.0f} ms "
+                     f"({note})")
+    heartbeat.stop()
+    return [Figure("large input in the approval dialog: longest loop block", "ms",
+                   {"value": worst}, f"≤ {LIMIT_MS:g} ms", judge(worst, LIMIT_MS), notes)]
+
+
+def main() -> None:
+    """Entry point (python -m benchmarks.bench_large_input)."""
+    args = parse_args()
+    setup_env()
+    from benchmarks.qt_support import hard_exit, run_qasync
+
+    emit(run_qasync(run), args.out)
+    hard_exit(0)
+
+
+if __name__ == "__main__":
+    main()
