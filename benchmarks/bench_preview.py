@@ -77,7 +77,7 @@ async def direct(heartbeat: Any, repeat: int) -> list[tuple[str, float, float, s
     """Each payload in a shown PreviewPane: (name, call ms, stall ms, kind and sanitize ms)."""
     from PySide6.QtWidgets import QWidget
 
-    from qoder_desktop.ui.preview import PreviewPane
+    from qoder_desktop.ui.widgets.preview import PreviewPane
 
     host = QWidget()
     host.resize(600, 400)

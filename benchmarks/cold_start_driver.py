@@ -26,7 +26,7 @@ from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtGui import QShowEvent  # noqa: E402
 
 from qoder_desktop.__main__ import main  # noqa: E402
-from qoder_desktop.ui.main_window import MainWindow  # noqa: E402
+from qoder_desktop.ui.windows.main_window import MainWindow  # noqa: E402
 
 _original_show_event = MainWindow.showEvent
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Compile every Qt Designer form in ui/ into qoder_desktop/ui/generated/.
+"""Compile every Qt Designer form in ui/ into qoder_desktop/ui/forms/.
 
-`ui/<name>.ui` becomes `qoder_desktop/ui/generated/ui_<name>.py` (class `Ui_<Form>`).
+`ui/<name>.ui` becomes `qoder_desktop/ui/forms/ui_<name>.py` (class `Ui_<Form>`).
 The generated modules are committed; tests/ui/test_generated_forms.py regenerates them
 into a temporary folder and fails when they differ, so edit the form and run:
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMS_DIR = ROOT / "ui"
-GENERATED_DIR = ROOT / "qoder_desktop" / "ui" / "generated"
+GENERATED_DIR = ROOT / "qoder_desktop" / "ui" / "forms"
 
 
 def find_uic() -> str:

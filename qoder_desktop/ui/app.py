@@ -39,8 +39,8 @@ from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
-from qoder_desktop.ui.confirm import confirm_dangerous_mode
 from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
+from qoder_desktop.ui.windows.confirm import confirm_dangerous_mode
 from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)

@@ -30,12 +30,12 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.ui.bridge import BrokerBridge
-from qoder_desktop.ui.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.dialogs import PlanDialog
-from qoder_desktop.ui.main_window import MainWindow
-from qoder_desktop.ui.settings_dialog import SettingsDialog
 from qoder_desktop.ui.tray import Tray
+from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
+from qoder_desktop.ui.windows.main_window import MainWindow
+from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
     from qoder_desktop.gateway.server import ApprovalGateway

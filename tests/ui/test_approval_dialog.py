@@ -18,8 +18,8 @@ from qoder_desktop.domain.models import (
     RuleValue,
 )
 from qoder_desktop.shell.risk import RiskKind
-from qoder_desktop.ui.arming import ArmingGate
 from qoder_desktop.ui.dialogs import ApprovalDialog, dialog_for
+from qoder_desktop.ui.dialogs.arming import ArmingGate
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 CTRL_SHIFT = CTRL | Qt.KeyboardModifier.ShiftModifier

@@ -1,4 +1,4 @@
-"""The committed modules in qoder_desktop/ui/generated/ match their Designer forms."""
+"""The committed modules in qoder_desktop/ui/forms/ match their Designer forms."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMS = sorted((ROOT / "ui").glob("*.ui"))
-GENERATED = ROOT / "qoder_desktop" / "ui" / "generated"
+GENERATED = ROOT / "qoder_desktop" / "ui" / "forms"
 _VERSION_LINE = re.compile(r"^## Created by: Qt User Interface Compiler version .*$", re.M)
 
 

@@ -19,8 +19,8 @@ from qoder_desktop.ui.dialogs.inspect_views import (
     SEVERITY_COLORS,
     RiskLensView,
 )
-from qoder_desktop.ui.json_editor import JsonEditor
 from qoder_desktop.ui.summaries import request_summary
+from qoder_desktop.ui.widgets.json_editor import JsonEditor
 
 SPACE_LIKES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
               "\u202f\u205f\u3000"

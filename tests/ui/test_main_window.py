@@ -32,10 +32,9 @@ from qoder_desktop.domain.session_options import (
     TranscriptEvent,
     TranscriptKind,
 )
-from qoder_desktop.ui import confirm, pickers
-from qoder_desktop.ui.main_window import MainWindow
-from qoder_desktop.ui.new_session_form import NewSessionDialog
-from qoder_desktop.ui.queue_view import (
+from qoder_desktop.ui.summaries import request_summary
+from qoder_desktop.ui.widgets import pickers
+from qoder_desktop.ui.widgets.queue_view import (
     COL_KIND,
     COL_SESSION,
     COL_TIME,
@@ -43,10 +42,12 @@ from qoder_desktop.ui.queue_view import (
     FITTED_COLUMNS,
     MAX_SESSION_WIDTH,
 )
-from qoder_desktop.ui.rules_view import COL_ACTION
-from qoder_desktop.ui.session_list import COL_NAME, COL_PENDING, COLUMNS
-from qoder_desktop.ui.summaries import request_summary
-from qoder_desktop.ui.transcript_view import KIND_PROPERTY
+from qoder_desktop.ui.widgets.rules_view import COL_ACTION
+from qoder_desktop.ui.widgets.session_list import COL_NAME, COL_PENDING, COLUMNS
+from qoder_desktop.ui.widgets.transcript_view import KIND_PROPERTY
+from qoder_desktop.ui.windows import confirm
+from qoder_desktop.ui.windows.main_window import MainWindow
+from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
 
 
 def session(name: str, **kw: object) -> SessionInfo:

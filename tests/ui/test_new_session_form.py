@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QWidget
 
 from qoder_desktop.domain.models import PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions
-from qoder_desktop.ui import confirm
-from qoder_desktop.ui.new_session_form import NewSessionDialog
-from qoder_desktop.ui.pickers import split_list
+from qoder_desktop.ui.widgets.pickers import split_list
+from qoder_desktop.ui.windows import confirm
+from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
 
 
 @pytest.fixture

@@ -30,12 +30,12 @@ from qoder_desktop.domain.models import (
     SessionRule,
     SessionState,
 )
-from qoder_desktop.ui.main_window import MainWindow
 from qoder_desktop.ui.plain_text import notification_text, tooltip
-from qoder_desktop.ui.queue_view import COL_SESSION, COL_WHAT
-from qoder_desktop.ui.rules_view import COL_RULE
-from qoder_desktop.ui.session_list import COL_CWD, COL_NAME
 from qoder_desktop.ui.tray import Tray, format_notification
+from qoder_desktop.ui.widgets.queue_view import COL_SESSION, COL_WHAT
+from qoder_desktop.ui.widgets.rules_view import COL_RULE
+from qoder_desktop.ui.widgets.session_list import COL_CWD, COL_NAME
+from qoder_desktop.ui.windows.main_window import MainWindow
 
 
 class RecordingDocument(QTextDocument):

@@ -15,7 +15,7 @@ from PySide6.QtGui import QDesktopServices, QFont, QImage, QTextDocument
 from PySide6.QtWidgets import QMessageBox
 
 from qoder_desktop.preview.sanitize import LONG_RUN, MAX_PREVIEW_CHARS, ZERO_WIDTH_SPACE
-from qoder_desktop.ui.preview import PreviewPane, SafePreviewBrowser
+from qoder_desktop.ui.widgets.preview import PreviewPane, SafePreviewBrowser
 
 
 class SpyBrowser(SafePreviewBrowser):

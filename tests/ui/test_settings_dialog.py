@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit
 from qoder_desktop.config.secrets import KeyringStatus, SecretName
 from qoder_desktop.config.settings import NotificationSettings, Settings
 from qoder_desktop.domain.models import Backend, PermissionMode
-from qoder_desktop.ui import pickers
-from qoder_desktop.ui.settings_dialog import NOT_SET_TEXT, STORED_TEXT, SettingsDialog
+from qoder_desktop.ui.widgets import pickers
+from qoder_desktop.ui.windows.settings_dialog import NOT_SET_TEXT, STORED_TEXT, SettingsDialog
 
 USABLE = KeyringStatus(True, "keyring.backends.SecretService.Keyring",
                        "Secrets are kept in the OS keyring (SecretService).")

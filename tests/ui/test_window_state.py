@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.ui.main_window import MainWindow
+from qoder_desktop.ui.windows.main_window import MainWindow
 
 
 def test_window_state_round_trip(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

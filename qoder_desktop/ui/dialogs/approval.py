@@ -18,8 +18,8 @@ from qoder_desktop.text.visible import describe_hidden, hidden_in_value, make_vi
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
-from qoder_desktop.ui.generated.ui_approval_dialog import Ui_ApprovalDialog
-from qoder_desktop.ui.json_editor import JsonEditor
+from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
+from qoder_desktop.ui.widgets.json_editor import JsonEditor
 
 SHELL_TOOLS = frozenset({"Bash"})
 DEFAULT_DENY = "The user denied this tool call."

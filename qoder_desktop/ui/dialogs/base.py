@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QDialog, QPushButton, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
-from qoder_desktop.ui.arming import ArmingGate
+from qoder_desktop.ui.dialogs.arming import ArmingGate
 
 DIALOG_PROPERTY = "decisionDialog"
 """Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)

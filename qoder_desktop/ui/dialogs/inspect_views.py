@@ -27,8 +27,8 @@ from qoder_desktop.preview.diffs import FileDiff, diff_for_tool
 from qoder_desktop.preview.sanitize import LONG_RUN
 from qoder_desktop.shell.risk import RiskFinding, Severity, analyze_command
 from qoder_desktop.text.visible import find_hidden, make_visible, make_visible_with_map
-from qoder_desktop.ui.json_editor import DiffHighlighter, marker_format, monospace_font
-from qoder_desktop.ui.preview import plain_label
+from qoder_desktop.ui.widgets.json_editor import DiffHighlighter, marker_format, monospace_font
+from qoder_desktop.ui.widgets.preview import plain_label
 
 SEVERITY_COLORS = {
     Severity.INFO: ("#D0EBFF", "#1864AB"),

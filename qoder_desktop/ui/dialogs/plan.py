@@ -14,8 +14,8 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision, PermissionMod
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
-from qoder_desktop.ui.generated.ui_plan_dialog import Ui_PlanDialog
-from qoder_desktop.ui.preview import PreviewPane
+from qoder_desktop.ui.forms.ui_plan_dialog import Ui_PlanDialog
+from qoder_desktop.ui.widgets.preview import PreviewPane
 
 KEEP_PLANNING = "Keep planning."
 CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (

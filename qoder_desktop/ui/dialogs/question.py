@@ -45,8 +45,8 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog, button_text
-from qoder_desktop.ui.generated.ui_question_dialog import Ui_QuestionDialog
-from qoder_desktop.ui.preview import PreviewPane, plain_label
+from qoder_desktop.ui.forms.ui_question_dialog import Ui_QuestionDialog
+from qoder_desktop.ui.widgets.preview import PreviewPane, plain_label
 
 CANCEL_MESSAGE = "The user declined to answer the question."
 

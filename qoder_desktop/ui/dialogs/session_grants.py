@@ -26,7 +26,7 @@ from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_su
 from qoder_desktop.rules.narrowing import is_narrower
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
-from qoder_desktop.ui.preview import plain_label
+from qoder_desktop.ui.widgets.preview import plain_label
 
 
 def _rule_of(original: RuleValue, edit: QLineEdit) -> RuleValue:

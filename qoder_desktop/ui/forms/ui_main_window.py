@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHe
     QStatusBar, QTableView, QToolBar, QTreeWidgetItem,
     QVBoxLayout, QWidget)
 
-from qoder_desktop.ui.queue_view import QueueView
-from qoder_desktop.ui.rules_view import RulesView
-from qoder_desktop.ui.transcript_view import TranscriptView
+from qoder_desktop.ui.widgets.queue_view import QueueView
+from qoder_desktop.ui.widgets.rules_view import RulesView
+from qoder_desktop.ui.widgets.transcript_view import TranscriptView
 
 class Ui_MainWindow(object):
     def setupUi(self, MainWindow):

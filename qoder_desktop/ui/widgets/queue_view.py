@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 from qoder_desktop.ui.plain_text import tooltip
-from qoder_desktop.ui.rules_view import format_time
 from qoder_desktop.ui.summaries import kind_label, request_summary, session_label
+from qoder_desktop.ui.widgets.rules_view import format_time
 
 REQUEST_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_TIME, COL_SESSION, COL_KIND, COL_WHAT = range(4)

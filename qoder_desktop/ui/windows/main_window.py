@@ -31,11 +31,10 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons, window_state
-from qoder_desktop.ui.generated.ui_main_window import Ui_MainWindow
-from qoder_desktop.ui.mode_switch import ModeSwitcher
-from qoder_desktop.ui.new_session_form import NewSessionDialog
+from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.plain_text import set_plain, tooltip
-from qoder_desktop.ui.session_list import (
+from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
+from qoder_desktop.ui.widgets.session_list import (
     BACKEND_LABELS,
     COL_CWD,
     COL_NAME,
@@ -44,6 +43,7 @@ from qoder_desktop.ui.session_list import (
     SessionTableModel,
     short_path,
 )
+from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
 
 APP_TITLE = "Qoder Desktop"
 MAX_EVENTS_PER_SESSION = 5000

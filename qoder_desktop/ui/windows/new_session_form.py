@@ -12,9 +12,10 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QWidget
 
 from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions, SettingSource
-from qoder_desktop.ui import confirm, pickers
-from qoder_desktop.ui.generated.ui_new_session_dialog import Ui_NewSessionDialog
-from qoder_desktop.ui.session_list import BACKEND_LABELS
+from qoder_desktop.ui.forms.ui_new_session_dialog import Ui_NewSessionDialog
+from qoder_desktop.ui.widgets import pickers
+from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
+from qoder_desktop.ui.windows import confirm
 
 MODE_LABELS = {
     PermissionMode.DEFAULT: "default — ask before tools that change things",

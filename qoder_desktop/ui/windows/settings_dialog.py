@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 from qoder_desktop.config.secrets import SecretName
 from qoder_desktop.config.settings import TERMINAL_WAIT_MAX, Settings
 from qoder_desktop.domain.models import Backend, PermissionMode
-from qoder_desktop.ui import pickers
-from qoder_desktop.ui.generated.ui_settings_dialog import Ui_SettingsDialog
-from qoder_desktop.ui.session_list import BACKEND_LABELS
+from qoder_desktop.ui.forms.ui_settings_dialog import Ui_SettingsDialog
+from qoder_desktop.ui.widgets import pickers
+from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
 
 TERMINAL_AGENTS = (("claude", "Claude Code"), ("qoder", "Qoder CLI"))
 """The terminal agents whose hook the dialog can install: (agent value, label)."""

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.preview.diffs import json_edit_diff, pretty_json
-from qoder_desktop.ui.preview import plain_label
+from qoder_desktop.ui.widgets.preview import plain_label
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?'
                     r"|\btrue\b|\bfalse\b|\bnull\b")

@@ -1,0 +1,1 @@
+"""Views the windows and dialogs are built from: lists, editors, previews, pickers."""

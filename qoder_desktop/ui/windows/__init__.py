@@ -1,0 +1,1 @@
+"""The app's windows and forms: main window, settings, new session, connect, confirmations."""
