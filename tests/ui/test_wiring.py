@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import qasync
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -32,24 +31,13 @@ from qoder_desktop.secrets import SecretStore, SecretValue
 from qoder_desktop.sessions import SessionHub
 from qoder_desktop.settings import Settings
 from qoder_desktop.storage import Database
+from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
 
 T = TypeVar("T")
 
 
-@pytest.fixture
-def loop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
-    qapp.setQuitOnLastWindowClosed(False)  # as the app does: closing a dialog quits nothing
-    event_loop = qasync.QEventLoop(qapp)
-    asyncio.set_event_loop(event_loop)
-    try:
-        yield event_loop
-    finally:
-        event_loop.close()
-        asyncio.set_event_loop(None)
-
-
-def run(loop: qasync.QEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
+def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
     return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
 
 
@@ -63,7 +51,7 @@ async def settle(condition: Any, timeout: float = 5.0) -> None:
 
 
 @pytest.fixture
-def desktop(db: Database, loop: qasync.QEventLoop, qtbot: QtBot,
+def desktop(db: Database, loop: AppEventLoop, qtbot: QtBot,
             tmp_path: Path) -> Iterator[DesktopApp]:
     for index in range(3):
         db.upsert_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
@@ -90,7 +78,7 @@ def _bash(session: int, command: str) -> ApprovalRequest:
 
 
 def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
-        desktop: DesktopApp, loop: qasync.QEventLoop, qtbot: QtBot) -> None:
+        desktop: DesktopApp, loop: AppEventLoop, qtbot: QtBot) -> None:
     async def scenario() -> Decision:
         task = asyncio.ensure_future(desktop.broker.request(_bash(0, "make build")))
         await settle(lambda: desktop.dialogs.open_dialogs())
@@ -111,7 +99,7 @@ def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
 
 
 def test_a_withdrawn_request_closes_its_dialog_and_a_late_click_does_nothing(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     async def scenario() -> None:
         task = asyncio.ensure_future(desktop.broker.request(_bash(0, "rm -rf build")))
         await settle(lambda: desktop.dialogs.open_dialogs())
@@ -133,7 +121,7 @@ def test_a_withdrawn_request_closes_its_dialog_and_a_late_click_does_nothing(
 
 
 def test_a_request_whose_dialog_cannot_be_built_is_denied_with_the_reason(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     broken = ApprovalRequest(session_id="s1", backend=Backend.CLAUDE,
                              tool_name="AskUserQuestion", tool_input={"questions": "nope"})
     decision = run(loop, desktop.broker.request(broken))
@@ -143,7 +131,7 @@ def test_a_request_whose_dialog_cannot_be_built_is_denied_with_the_reason(
 
 
 def test_twenty_requests_from_three_sessions_one_dialog_at_a_time_each_answered_once(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     async def scenario() -> list[Decision]:
         tasks = [asyncio.ensure_future(desktop.broker.request(_bash(i % 3, f"job {i}")))
                  for i in range(20)]
@@ -165,7 +153,7 @@ def test_twenty_requests_from_three_sessions_one_dialog_at_a_time_each_answered_
 
 
 def test_opening_a_queued_request_from_the_window_shows_that_request(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     async def scenario() -> None:
         tasks = [asyncio.ensure_future(desktop.broker.request(_bash(0, f"c{i}")))
                  for i in range(3)]
@@ -184,7 +172,7 @@ def test_opening_a_queued_request_from_the_window_shows_that_request(
 
 
 def test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_request(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     window_updates: list[list[str]] = []
     set_pending = desktop.window.set_pending
 
