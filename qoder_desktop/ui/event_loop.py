@@ -19,6 +19,13 @@ from cancel scopes, keep-alives and retry timers. Plain asyncio accepts them all
   reached. (Clamping alone would fire early; "never" would drop a real deadline.)
 - Everything else (including zero and negative delays) goes to qasync unchanged.
 
+It also does what asyncio's own ``run_forever`` does and qasync (0.28, on Unix) does
+not: it installs the loop's async-generator hooks while it runs. Without them an async
+generator that is dropped before its end (an ``async for`` left with ``break``; httpx,
+anyio and both SDKs are full of them) is finalized by the garbage collector, outside
+the loop, wherever collection happens to run: its ``finally`` cannot await, errors
+surface in unrelated code, and `shutdown_asyncgens` has nothing to close.
+
 Every place that creates the app's loop (``run_gui``, the benchmarks, the tests) uses
 this class, so what the tests exercise is the loop the app runs.
 """
@@ -28,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 from typing import Any
 
 import qasync
@@ -49,7 +57,24 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
     """
 
     def __init__(self, app: Any = None, **kwargs: Any) -> None:
+        self._previous_asyncgen_hooks: Any = None
         super().__init__(app, **kwargs)
+
+    def _before_run_forever(self) -> None:
+        """Install the loop's async-generator hooks, as `asyncio` loops do while running."""
+        super()._before_run_forever()
+        self._previous_asyncgen_hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
+                               finalizer=self._asyncgen_finalizer_hook)
+
+    def _after_run_forever(self) -> None:
+        """Put back the async-generator hooks that were there before the loop ran."""
+        try:
+            if self._previous_asyncgen_hooks is not None:
+                sys.set_asyncgen_hooks(*self._previous_asyncgen_hooks)
+                self._previous_asyncgen_hooks = None
+        finally:
+            super()._after_run_forever()
 
     def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
         """Arm a Qt timer for `handle`; see the module docstring for long delays."""

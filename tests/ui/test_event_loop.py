@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import math
+from collections.abc import AsyncIterator
 
 import anyio
 import pytest
@@ -95,3 +97,52 @@ def test_a_delay_longer_than_a_qt_timer_still_fires_in_order(
 
     loop.run_until_complete(main())
     assert order == ["short", "relayed", "relayed by call_at"]
+
+
+@pytest.mark.asyncio
+async def test_async_tests_run_on_the_app_loop() -> None:
+    """tests/conftest.py puts every async test on the loop the app runs (see issue #16)."""
+    assert type(asyncio.get_running_loop()) is AppEventLoop
+
+
+def test_a_dropped_async_generator_is_closed_on_the_loop(loop: AppEventLoop) -> None:
+    """Its ``finally`` may await (qasync alone leaves it to the garbage collector)."""
+    closed: list[str] = []
+
+    async def numbers() -> AsyncIterator[int]:
+        try:
+            yield 1
+            yield 2
+        finally:
+            await asyncio.sleep(0)
+            closed.append("closed on the loop")
+
+    async def main() -> None:
+        async for _ in numbers():
+            break
+        gc.collect()
+        for _ in range(10):
+            await asyncio.sleep(0)
+
+    loop.run_until_complete(main())
+    assert closed == ["closed on the loop"]
+
+
+def test_an_unfinished_async_generator_is_closed_at_shutdown(loop: AppEventLoop) -> None:
+    closed: list[str] = []
+    kept: list[AsyncIterator[int]] = []
+
+    async def numbers() -> AsyncIterator[int]:
+        try:
+            yield 1
+        finally:
+            await asyncio.sleep(0)
+            closed.append("closed")
+
+    async def main() -> None:
+        kept.append(numbers())
+        await anext(kept[0])
+
+    loop.run_until_complete(main())
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    assert closed == ["closed"]
