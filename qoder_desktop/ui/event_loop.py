@@ -26,6 +26,12 @@ anyio and both SDKs are full of them) is finalized by the garbage collector, out
 the loop, wherever collection happens to run: its ``finally`` cannot await, errors
 surface in unrelated code, and `shutdown_asyncgens` has nothing to close.
 
+Closing it deletes its Qt helper objects (the timer object, the signaller behind
+``call_soon_threadsafe``) right away, in the loop's thread. qasync leaves them to the
+garbage collector, which may run in any thread: a closed loop collected in a worker
+thread deleted Qt objects there and crashed the process (seen in the test suite, where
+a loop is made and closed per test).
+
 Every place that creates the app's loop (``run_gui``, the benchmarks, the tests) uses
 this class, so what the tests exercise is the loop the app runs.
 """
@@ -39,6 +45,7 @@ import sys
 from typing import Any
 
 import qasync
+import shiboken6
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +82,15 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
                 self._previous_asyncgen_hooks = None
         finally:
             super()._after_run_forever()
+
+    def close(self) -> None:
+        """Close the loop and delete its Qt helpers now, in this thread (see above)."""
+        helpers = [getattr(self, "_timer", None),
+                   getattr(self, "_QEventLoop__call_soon_signaller", None)]
+        super().close()
+        for helper in helpers:
+            if helper is not None and shiboken6.isValid(helper):
+                shiboken6.delete(helper)
 
     def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
         """Arm a Qt timer for `handle`; see the module docstring for long delays."""

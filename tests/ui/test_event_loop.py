@@ -146,3 +146,14 @@ def test_an_unfinished_async_generator_is_closed_at_shutdown(loop: AppEventLoop)
     loop.run_until_complete(main())
     loop.run_until_complete(loop.shutdown_asyncgens())
     assert closed == ["closed"]
+
+
+def test_closing_deletes_the_qt_helpers_in_the_loops_thread(qapp: object) -> None:
+    """Not left to a garbage collection that may run in another thread (a crash)."""
+    import shiboken6
+
+    own = AppEventLoop(qapp)
+    timer = own._timer
+    own.close()
+    assert own.is_closed() and not shiboken6.isValid(timer)
+    own.close()  # a second close is harmless
