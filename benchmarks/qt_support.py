@@ -11,11 +11,11 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-import qasync
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from benchmarks.common import now
+from qoder_desktop.ui.event_loop import AppEventLoop
 
 T = TypeVar("T")
 
@@ -35,9 +35,9 @@ def qapp() -> QApplication:
 
 
 def run_qasync(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run `main()` to completion on a qasync loop (Qt and asyncio on one thread)."""
+    """Run `main()` to completion on the app's `AppEventLoop` (Qt and asyncio, one thread)."""
     app = qapp()
-    loop = qasync.QEventLoop(app)
+    loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
         return loop.run_until_complete(main())

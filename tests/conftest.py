@@ -1,8 +1,15 @@
-"""Fixtures every test gets: private folders, a fake HOME and an in-memory keyring."""
+"""Fixtures every test gets: private folders, a fake HOME, an in-memory keyring, and the
+app's own event loop (`AppEventLoop`, qasync) under every async test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import asyncio
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import keyring
@@ -15,6 +22,30 @@ from qoder_desktop.config.settings import Settings
 from qoder_desktop.store.database import Database
 
 _SECRET_ENV_VARS = ("QODER_PERSONAL_ACCESS_TOKEN", "ANTHROPIC_API_KEY")
+
+
+def app_event_loop() -> asyncio.AbstractEventLoop:
+    """A new `AppEventLoop` (the loop `run_gui` runs) on the one QApplication of the run.
+
+    The QApplication is made here when no test asked for pytest-qt's `qapp` yet; `qapp`
+    then returns the same instance.
+    """
+    from PySide6.QtWidgets import QApplication
+
+    from qoder_desktop.ui.event_loop import AppEventLoop
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    return AppEventLoop(app)  # type: ignore[no-any-return]
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
+                                  ) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Every async test and fixture runs on the app's loop, not on plain asyncio.
+
+    The SDK clients, the gateway and the in-process scripted model all run on that loop
+    in the app; a defect of the loop (qasync) must fail the tests, not only the app.
+    """
+    return {"app_loop": app_event_loop}
 
 
 @pytest.fixture(autouse=True)

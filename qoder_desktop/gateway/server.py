@@ -17,6 +17,15 @@ address (never the presented token). Malformed arguments, an unknown tool or any
 give a deny, never an allow. An agent that hangs up, sends ``notifications/cancelled``
 or ends its MCP session withdraws its pending request. A person's answer is never
 timed out here; while it is awaited, progress notifications keep idle clients waiting.
+
+Idle sessions. An MCP session with no request in flight for `SESSION_IDLE_TIMEOUT` (a
+day) is closed by the ``mcp`` SDK's session manager. Without any timeout, the session of
+an agent that was killed (it never says goodbye) would stay, with its server task, until
+the app quits; with the SDK's default of 30 minutes, an interactive agent that sits idle
+over lunch would find its session gone. A call in flight keeps its session open however
+long the person takes, so the timeout never decides a request. The wait for idleness is
+an ``anyio.sleep_forever()`` (an infinite timer), which the app's loop
+(``qoder_desktop.ui.event_loop.AppEventLoop``) accepts; plain qasync does not (issue #16).
 """
 
 from __future__ import annotations
@@ -75,7 +84,7 @@ ROOTS_TIMEOUT = 2.0
 """How long to wait for the client's roots (its working directory) once per session."""
 SESSION_IDLE_TIMEOUT = 24 * 3600.0
 """An MCP session with no request in flight for this long is closed (a pending call
-keeps its session open, however long the person takes)."""
+keeps its session open, however long the person takes); see the module docstring."""
 
 
 class GatewayError(RuntimeError):
@@ -132,11 +141,15 @@ class ApprovalGateway:
         host: must be ``127.0.0.1``.
         port: the TCP port (``Settings.gateway_port``); 0 picks a free one.
         keepalive_seconds: interval of progress notifications while a person decides.
+        session_idle_timeout: seconds an MCP session may go without a request in flight
+            before it is closed (`SESSION_IDLE_TIMEOUT`); None keeps sessions until the
+            client ends them or the gateway stops.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, token: TokenSource, *,
                  host: str = LOOPBACK, port: int = 8765,
-                 keepalive_seconds: float = KEEPALIVE_SECONDS) -> None:
+                 keepalive_seconds: float = KEEPALIVE_SECONDS,
+                 session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT) -> None:
         if host != LOOPBACK:
             raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
         if not 0 <= port <= 65535:
@@ -147,6 +160,7 @@ class ApprovalGateway:
         self._host = host
         self._requested_port = port
         self._keepalive = keepalive_seconds
+        self._idle_timeout = session_idle_timeout
         self._port: int | None = None
         self._server: _QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
@@ -275,7 +289,7 @@ class ApprovalGateway:
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{LOOPBACK}:*", "localhost:*"], allowed_origins=[])
         manager = StreamableHTTPSessionManager(
-            self._mcp, security_settings=security, session_idle_timeout=SESSION_IDLE_TIMEOUT)
+            self._mcp, security_settings=security, session_idle_timeout=self._idle_timeout)
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:

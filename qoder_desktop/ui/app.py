@@ -1,4 +1,4 @@
-"""Starting the desktop app: one qasync loop for Qt and asyncio, then the wiring.
+"""Starting the desktop app: one qasync loop (`AppEventLoop`) for Qt and asyncio, then the wiring.
 
 `run_gui(args)` opens the main window (with a session when `--demo` or
 `--backend/--prompt` asked for one), hands the work over to a running instance when
@@ -17,7 +17,6 @@ import traceback
 from types import TracebackType
 from typing import Any
 
-import qasync
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -39,6 +38,7 @@ from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
 from qoder_desktop.ui.windows.confirm import confirm_dangerous_mode
 from qoder_desktop.ui.wiring import DesktopApp
@@ -147,7 +147,7 @@ def run_gui(args: argparse.Namespace) -> int:
     redactor = _setup_logging(paths)
     reporter = ErrorReporter()
     sys.excepthook = reporter.excepthook
-    loop = qasync.QEventLoop(app)
+    loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     loop.set_exception_handler(reporter.loop_exception)
     app.setWindowIcon(icons.app_icon())

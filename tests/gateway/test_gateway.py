@@ -12,6 +12,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from keyring.backends import fail
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
 from pydantic import FileUrl
 
 from qoder_desktop.agents.hub import SessionHub
@@ -100,7 +102,11 @@ async def gw(db: Database) -> AsyncIterator[Fixture]:
 async def mcp_client(url: str, *, token: str = TOKEN, name: str = "test-agent",
                      version: str = "1.0", terminate_on_close: bool = True,
                      roots: list[str] | None = None) -> AsyncIterator[ClientSession]:
-    """An initialized MCP client session against the gateway."""
+    """An initialized MCP client session against the gateway.
+
+    Every request times out (a failure, not a hang) if the gateway never answers, e.g.
+    because its MCP session died on the loop.
+    """
 
     async def list_roots(context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(
@@ -110,8 +116,8 @@ async def mcp_client(url: str, *, token: str = TOKEN, name: str = "test-agent",
                                  timeout=httpx.Timeout(10, read=2.0)) as http, \
             streamable_http_client(url, http_client=http,
                                    terminate_on_close=terminate_on_close) as (read, write, _), \
-            ClientSession(read, write, client_info=types.Implementation(name=name,
-                                                                        version=version),
+            ClientSession(read, write, timedelta(seconds=3 * WAIT),
+                          client_info=types.Implementation(name=name, version=version),
                           list_roots_callback=list_roots if roots is not None else None
                           ) as session:
         await session.initialize()
@@ -389,6 +395,28 @@ async def test_a_long_wait_is_kept_alive_and_never_timed_out(gw: Fixture) -> Non
         result = _result(await asyncio.wait_for(call, WAIT))
     assert result["behavior"] == "allow"
     assert len(progress) >= 5 and progress == sorted(progress)
+
+
+@pytest.mark.asyncio
+async def test_an_idle_session_is_closed_but_a_pending_call_keeps_it_open(db: Database) -> None:
+    """The idle timer (an infinite sleep on the app's loop) works: a call in flight
+    outlives the idle timeout; once nothing is in flight, the session is closed."""
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+    hub = SessionHub(db, ledger, broker, _unused_factory)
+    gateway = ApprovalGateway(broker, hub, TOKEN, port=0, keepalive_seconds=0,
+                              session_idle_timeout=0.3)
+    fixture = Fixture(gateway, broker, hub, db, ledger)
+    route_broker_events(broker, fixture.added, fixture.finished)
+    async with gateway, mcp_client(gateway.url) as session:
+        call = await _ask(session)
+        request = await fixture.next_request()
+        await asyncio.sleep(1.0)  # more than three idle timeouts while the person decides
+        broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
+        assert _result(await asyncio.wait_for(call, WAIT))["behavior"] == "allow"
+        await asyncio.sleep(1.5)  # nothing in flight: more than the idle timeout
+        with pytest.raises(McpError, match=r"[Ss]ession"):
+            await session.list_tools()
 
 
 @pytest.mark.asyncio

@@ -6,7 +6,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.event_loop import AppEventLoop
 
 _HERE = Path(__file__).resolve().parent
 OFFSCREEN_NOISE = r"^This plugin does not support (propagateSizeHints|raise)\(\)$"
@@ -35,6 +37,22 @@ def app_stylesheet(qapp: QApplication) -> None:
     The decision dialogs' look lives there too (scoped to them), not on each dialog.
     """
     qapp.setStyleSheet(icons.stylesheet())
+
+
+@pytest.fixture
+def loop(qapp: QApplication) -> Iterator[AppEventLoop]:
+    """The app's loop on the test's QApplication, for tests that drive it by hand.
+
+    As in the app, closing the last window quits nothing.
+    """
+    qapp.setQuitOnLastWindowClosed(False)
+    event_loop = AppEventLoop(qapp)
+    asyncio.set_event_loop(event_loop)
+    try:
+        yield event_loop
+    finally:
+        event_loop.close()
+        asyncio.set_event_loop(None)
 
 
 def _make_request(tool_name: str = "Bash", tool_input: dict | None = None,

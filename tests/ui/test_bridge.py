@@ -12,8 +12,6 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
-import qasync
-from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
@@ -26,18 +24,9 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.bridge import BrokerBridge
+from qoder_desktop.ui.event_loop import AppEventLoop
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-def loop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
-    """A qasync loop on the test's QApplication (asyncio and Qt share one thread)."""
-    event_loop = qasync.QEventLoop(qapp)
-    try:
-        yield event_loop
-    finally:
-        event_loop.close()
 
 
 @pytest.fixture
@@ -59,7 +48,7 @@ def bridge(broker: ApprovalBroker) -> Iterator[BrokerBridge]:
     item.unsubscribe()
 
 
-def run(loop: qasync.QEventLoop, coro: Coroutine[Any, Any, T], timeout: float = 5) -> T:
+def run(loop: AppEventLoop, coro: Coroutine[Any, Any, T], timeout: float = 5) -> T:
     return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
@@ -93,7 +82,7 @@ class Recorder:
 
 
 def test_request_is_added_and_an_answer_through_the_bridge_completes_it(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo, caplog: pytest.LogCaptureFixture) -> None:
     recorder = Recorder(bridge)
     request = bash(session)
@@ -123,7 +112,7 @@ def test_request_is_added_and_an_answer_through_the_bridge_completes_it(
 
 
 def test_a_second_answer_while_pending_is_ignored(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo) -> None:
     request = bash(session, "rm -r build")
     results: list[bool] = []
@@ -140,7 +129,7 @@ def test_a_second_answer_while_pending_is_ignored(
 
 
 def test_cancellation_emits_request_withdrawn(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo) -> None:
     recorder = Recorder(bridge)
     request = bash(session)
@@ -163,7 +152,7 @@ def test_cancellation_emits_request_withdrawn(
 
 
 def test_qt_timers_and_asyncio_share_the_loop(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo) -> None:
     from PySide6.QtCore import QTimer
 
@@ -175,7 +164,7 @@ def test_qt_timers_and_asyncio_share_the_loop(
 
 
 def test_unsubscribe_stops_the_signals(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo) -> None:
     recorder = Recorder(bridge)
     bridge.unsubscribe()
@@ -194,7 +183,7 @@ def test_unsubscribe_stops_the_signals(
 
 
 def test_pending_changed_comes_at_once_then_once_more_per_turn_with_the_last_state(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo) -> None:
     """A lone request reaches the listeners at once; twenty withdrawn in one turn (a
     session stopping) are folded into a single further emission with the final list."""
@@ -234,7 +223,7 @@ def test_pending_changed_comes_at_once_then_once_more_per_turn_with_the_last_sta
 
 
 def test_unsubscribe_drops_a_held_back_pending_changed(
-        loop: qasync.QEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
+        loop: AppEventLoop, broker: ApprovalBroker, bridge: BrokerBridge,
         session: SessionInfo) -> None:
     recorder = Recorder(bridge)
     requests = [bash(session, command) for command in ("a", "b", "c")]

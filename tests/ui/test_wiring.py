@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import qasync
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 from pytestqt.qtbot import QtBot
@@ -33,24 +32,13 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
+from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
 
 T = TypeVar("T")
 
 
-@pytest.fixture
-def loop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
-    qapp.setQuitOnLastWindowClosed(False)  # as the app does: closing a dialog quits nothing
-    event_loop = qasync.QEventLoop(qapp)
-    asyncio.set_event_loop(event_loop)
-    try:
-        yield event_loop
-    finally:
-        event_loop.close()
-        asyncio.set_event_loop(None)
-
-
-def run(loop: qasync.QEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
+def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
     return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
 
 
@@ -64,7 +52,7 @@ async def settle(condition: Any, timeout: float = 5.0) -> None:
 
 
 @pytest.fixture
-def desktop(db: Database, loop: qasync.QEventLoop, qtbot: QtBot,
+def desktop(db: Database, loop: AppEventLoop, qtbot: QtBot,
             tmp_path: Path) -> Iterator[DesktopApp]:
     for index in range(3):
         db.upsert_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
@@ -91,7 +79,7 @@ def _bash(session: int, command: str) -> ApprovalRequest:
 
 
 def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
-        desktop: DesktopApp, loop: qasync.QEventLoop, qtbot: QtBot) -> None:
+        desktop: DesktopApp, loop: AppEventLoop, qtbot: QtBot) -> None:
     async def scenario() -> Decision:
         task = asyncio.ensure_future(desktop.broker.request(_bash(0, "make build")))
         await settle(lambda: desktop.dialogs.open_dialogs())
@@ -112,7 +100,7 @@ def test_a_request_opens_its_dialog_and_the_answer_reaches_the_agent(
 
 
 def test_a_withdrawn_request_closes_its_dialog_and_a_late_click_does_nothing(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     async def scenario() -> None:
         task = asyncio.ensure_future(desktop.broker.request(_bash(0, "rm -rf build")))
         await settle(lambda: desktop.dialogs.open_dialogs())
@@ -134,7 +122,7 @@ def test_a_withdrawn_request_closes_its_dialog_and_a_late_click_does_nothing(
 
 
 def test_a_request_whose_dialog_cannot_be_built_is_denied_with_the_reason(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     broken = ApprovalRequest(session_id="s1", backend=Backend.CLAUDE,
                              tool_name="AskUserQuestion", tool_input={"questions": "nope"})
     decision = run(loop, desktop.broker.request(broken))
@@ -144,7 +132,7 @@ def test_a_request_whose_dialog_cannot_be_built_is_denied_with_the_reason(
 
 
 def test_twenty_requests_from_three_sessions_one_dialog_at_a_time_each_answered_once(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     async def scenario() -> list[Decision]:
         tasks = [asyncio.ensure_future(desktop.broker.request(_bash(i % 3, f"job {i}")))
                  for i in range(20)]
@@ -166,7 +154,7 @@ def test_twenty_requests_from_three_sessions_one_dialog_at_a_time_each_answered_
 
 
 def test_opening_a_queued_request_from_the_window_shows_that_request(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     async def scenario() -> None:
         tasks = [asyncio.ensure_future(desktop.broker.request(_bash(0, f"c{i}")))
                  for i in range(3)]
@@ -185,7 +173,7 @@ def test_opening_a_queued_request_from_the_window_shows_that_request(
 
 
 def test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_request(
-        desktop: DesktopApp, loop: qasync.QEventLoop) -> None:
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
     window_updates: list[list[str]] = []
     set_pending = desktop.window.set_pending
 
@@ -242,7 +230,7 @@ def test_connect_dialog_shows_a_placeholder_and_copies_the_real_token(
 
 
 def test_settings_install_and_uninstall_the_terminal_hook(
-        desktop: DesktopApp, loop: qasync.QEventLoop, qtbot: QtBot,
+        desktop: DesktopApp, loop: AppEventLoop, qtbot: QtBot,
         isolated_home: Path) -> None:
     from qoder_desktop.terminal.install import is_our_command
 
@@ -269,7 +257,7 @@ def test_settings_install_and_uninstall_the_terminal_hook(
 
 
 def test_a_terminal_prompt_opens_the_same_dialog_and_the_hook_prints_the_answer(
-        desktop: DesktopApp, loop: qasync.QEventLoop, tmp_path: Path) -> None:
+        desktop: DesktopApp, loop: AppEventLoop, tmp_path: Path) -> None:
     from qoder_desktop.terminal import hook_client
     from qoder_desktop.terminal.server import TerminalHookServer
 

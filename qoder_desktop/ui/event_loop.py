@@ -1,0 +1,117 @@
+"""The app's event loop: qasync's `QEventLoop` that accepts every delay asyncio accepts.
+
+qasync arms one Qt timer per `call_later`/`call_at` with ``int(delay * 1000)``
+milliseconds. Qt timers take a signed 32-bit interval, so an infinite delay raises
+``OverflowError`` (``int(inf)``) and anything over ``2**31 - 1`` ms (about 24.8 days)
+raises ``OverflowError`` in PySide6. Libraries on our loop ask for such delays as a
+matter of course: anyio's ``sleep_forever()`` is ``sleep(math.inf)`` (the ``mcp``
+SDK's session manager waits in it for every gateway session), and far deadlines come
+from cancel scopes, keep-alives and retry timers. Plain asyncio accepts them all.
+
+`AppEventLoop` gives those delays asyncio's meaning:
+
+- ``+inf`` (and NaN, which is no moment in time) is *never*: no Qt timer is armed, the
+  returned handle can still be cancelled, nothing ever runs it. A NaN is logged, since
+  it is a bug in the caller; running it at once instead would turn a
+  ``while True: await sleep(nan)`` into a busy loop.
+- A finite delay longer than the longest Qt timer is kept exactly: a relay timer fires
+  after the longest interval and re-arms for what is left, until the deadline is
+  reached. (Clamping alone would fire early; "never" would drop a real deadline.)
+- Everything else (including zero and negative delays) goes to qasync unchanged.
+
+It also does what asyncio's own ``run_forever`` does and qasync (0.28, on Unix) does
+not: it installs the loop's async-generator hooks while it runs. Without them an async
+generator that is dropped before its end (an ``async for`` left with ``break``; httpx,
+anyio and both SDKs are full of them) is finalized by the garbage collector, outside
+the loop, wherever collection happens to run: its ``finally`` cannot await, errors
+surface in unrelated code, and `shutdown_asyncgens` has nothing to close.
+
+Closing it deletes its Qt helper objects (the timer object, the signaller behind
+``call_soon_threadsafe``) right away, in the loop's thread. qasync leaves them to the
+garbage collector, which may run in any thread: a closed loop collected in a worker
+thread deleted Qt objects there and crashed the process (seen in the test suite, where
+a loop is made and closed per test).
+
+Every place that creates the app's loop (``run_gui``, the benchmarks, the tests) uses
+this class, so what the tests exercise is the loop the app runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sys
+from typing import Any
+
+import qasync
+import shiboken6
+
+log = logging.getLogger(__name__)
+
+MAX_TIMER_MS = 2**31 - 1
+"""The longest interval a Qt timer takes (a signed 32-bit count of milliseconds)."""
+MAX_TIMER_SECONDS = MAX_TIMER_MS / 1000
+"""`MAX_TIMER_MS` in seconds (about 24.8 days)."""
+
+
+class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
+    """qasync's loop for Qt and asyncio on one thread, safe for infinite and huge delays.
+
+    Args:
+        app: the QApplication (the running instance when None).
+        **kwargs: passed to `qasync.QEventLoop`.
+    """
+
+    def __init__(self, app: Any = None, **kwargs: Any) -> None:
+        self._previous_asyncgen_hooks: Any = None
+        super().__init__(app, **kwargs)
+
+    def _before_run_forever(self) -> None:
+        """Install the loop's async-generator hooks, as `asyncio` loops do while running."""
+        super()._before_run_forever()
+        self._previous_asyncgen_hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
+                               finalizer=self._asyncgen_finalizer_hook)
+
+    def _after_run_forever(self) -> None:
+        """Put back the async-generator hooks that were there before the loop ran."""
+        try:
+            if self._previous_asyncgen_hooks is not None:
+                sys.set_asyncgen_hooks(*self._previous_asyncgen_hooks)
+                self._previous_asyncgen_hooks = None
+        finally:
+            super()._after_run_forever()
+
+    def close(self) -> None:
+        """Close the loop and delete its Qt helpers now, in this thread (see above)."""
+        helpers = [getattr(self, "_timer", None),
+                   getattr(self, "_QEventLoop__call_soon_signaller", None)]
+        super().close()
+        for helper in helpers:
+            if helper is not None and shiboken6.isValid(helper):
+                shiboken6.delete(helper)
+
+    def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
+        """Arm a Qt timer for `handle`; see the module docstring for long delays."""
+        if delay <= MAX_TIMER_SECONDS:  # the common case, NaN compares False
+            return super()._add_callback(handle, delay)  # type: ignore[no-any-return]
+        if math.isnan(delay):
+            log.warning("a callback was scheduled with a NaN delay; it will never run: %r",
+                        handle)
+            return handle
+        if math.isinf(delay):
+            return handle
+        self._relay(handle, self.time() + delay)
+        return handle
+
+    def _relay(self, handle: asyncio.Handle, deadline: float) -> None:
+        """Run `handle` at `deadline`, re-arming the longest Qt timer until it is near."""
+        if handle.cancelled():
+            return
+        remaining = deadline - self.time()
+        if remaining <= MAX_TIMER_SECONDS:
+            super()._add_callback(handle, max(0.0, remaining))
+            return
+        super()._add_callback(asyncio.Handle(self._relay, (handle, deadline), self),
+                              MAX_TIMER_SECONDS)
