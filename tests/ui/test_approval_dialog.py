@@ -54,6 +54,15 @@ def test_title_who_and_plain_text_labels(open_dialog, bash):
     assert all(not widget.toolTip() for widget in dialog.findChildren(QWidget))
 
 
+def test_a_call_a_session_rule_covers_says_why_it_is_asked_again(open_dialog, bash):
+    request = bash(decision_reason="sensitive file", covered_by_rule="Edit(./**)")
+    dialog, _ = open_dialog(ApprovalDialog(request))
+    text = dialog.ui.reasonLabel.text()
+    assert text.startswith("sensitive file\n")
+    assert "Your session rule Edit(./**) covers this call, but the agent asked anyway" in text
+    assert dialog.ui.reasonLabel.isVisibleTo(dialog)
+
+
 def test_focus_starts_on_the_deny_reason(open_dialog, bash):
     dialog, _ = open_dialog(ApprovalDialog(bash()))
     assert QApplication.focusWidget() is dialog.ui.denyReasonEdit

@@ -47,6 +47,19 @@ def who_text(request: ApprovalRequest) -> str:
     return f"Session: {session}  ·  {agent}  ·  {request.backend.value}"
 
 
+def reason_text(request: ApprovalRequest) -> str | None:
+    """The CLI's reason for asking, and the session rule that covers the call if any.
+
+    A call reaching us although a rule covers it was escalated by the agent on purpose
+    (the agent holds the grant), so the person is told why they are asked again.
+    """
+    if request.covered_by_rule is None:
+        return request.decision_reason
+    note = (f"Your session rule {request.covered_by_rule} covers this call, but the agent "
+            "asked anyway (it treats this call as sensitive or different), so you decide.")
+    return f"{request.decision_reason}\n{note}" if request.decision_reason else note
+
+
 class ApprovalDialog(BaseDecisionDialog):
     """Approve, narrow, edit or deny one tool call.
 
@@ -68,7 +81,7 @@ class ApprovalDialog(BaseDecisionDialog):
         _set_plain(ui.whoLabel, who_text(request))
         for row, (label, text) in enumerate((
                 (ui.descriptionLabel, request.description),
-                (ui.reasonLabel, request.decision_reason),
+                (ui.reasonLabel, reason_text(request)),
                 (ui.blockedLabel, request.blocked_path))):
             _set_plain(label, text)
             ui.infoForm.setRowVisible(row, bool(text))
