@@ -339,10 +339,19 @@ def test_kept_aside_not_sent_when_unticked(open_dialog, bash):
     assert [u.type for u in decisions[0].updates] == ["addRules"]
 
 
-def test_save_to_project_uses_local_settings(open_dialog, qtbot, bash):
-    dialog, decisions = open_dialog(ApprovalDialog(bash()))
+def test_save_to_project_is_offered_only_where_the_session_loads_that_file(open_dialog, bash):
+    dialog, _ = open_dialog(ApprovalDialog(bash(project_settings_file=None)))
+    assert not dialog.grants.save_to_project.isVisibleTo(dialog)
+
+
+def test_save_to_project_names_the_backends_file_and_uses_local_settings(
+        open_dialog, qtbot, bash):
+    request = bash(cwd="/work/project",
+                   project_settings_file="/work/project/.qoder/settings.local.json")
+    dialog, decisions = open_dialog(ApprovalDialog(request))
     check = dialog.grants.save_to_project
-    assert not check.isChecked()
+    assert check.isVisibleTo(dialog) and not check.isChecked()
+    assert check.text().endswith("(.qoder/settings.local.json)")
     tick(qtbot, check)
     press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
     assert [u.destination for u in decisions[0].updates] == ["localSettings"]

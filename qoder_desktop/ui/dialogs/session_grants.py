@@ -13,6 +13,8 @@ rules' destination into `localSettings`.
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget
 
@@ -109,12 +111,15 @@ class SessionGrants(QWidget):
                                       f"before tools run): {names}.")
         self.refused_note.setVisible(bool(self.refused))
         layout.addWidget(self.refused_note)
+        # Offered only where it takes effect: the session loads the backend's own file.
+        project_file = request.project_settings_file
+        shown_file = (os.path.relpath(project_file, request.cwd)
+                      if project_file and request.cwd else project_file or "")
         self.save_to_project = QCheckBox(
-            "Also save these rules to the project's local settings "
-            "(.claude/settings.local.json)", self)
+            f"Also save these rules to the project's local settings ({shown_file})", self)
         self.save_to_project.setObjectName("saveToProjectCheck")
         self.save_to_project.setChecked(False)
-        self.save_to_project.setVisible(bool(self.rule_edits))
+        self.save_to_project.setVisible(bool(self.rule_edits) and bool(project_file))
         layout.addWidget(self.save_to_project)
         if self.rule_edits:
             self.hint.setText("These rules are added for the rest of this session. "
