@@ -85,6 +85,23 @@ async def test_allow_for_session_skips_the_second_ask_and_writes_no_project_sett
     assert [str(r.rule) for r in harness.hub.rules(session_id)] == ["Bash(touch marker.txt)"]
 
 
+async def test_a_session_grant_on_the_agents_settings_file_still_asks_for_the_next_write(
+        harness: Harness) -> None:
+    """The CLI holds the grant but escalates writes to its own settings: a person decides."""
+    session_id = await harness.start("sensitive_write")
+    first = await harness.next_request()
+    settings_file = harness.workspace / ".claude" / "settings.local.json"
+    assert first.tool_name == "Write" and first.tool_input["file_path"] == str(settings_file)
+    harness.broker.answer(first.request_id, Decision.allow_session(
+        dict(first.tool_input), _session_grant(f"Edit(/{settings_file})")))
+    second = await harness.next_request()
+    assert second.tool_input["content"] == '{"permissions": {"allow": ["Bash"]}}\n'
+    harness.broker.answer(second.request_id, Decision.deny("No, you may not allow yourself Bash."))
+    await harness.wait_idle()
+    assert settings_file.read_text() == "{}\n"
+    assert [str(r.rule) for r in harness.hub.rules(session_id)] == [f"Edit(/{settings_file})"]
+
+
 async def test_revoked_session_rule_makes_the_next_identical_command_ask_again(
         harness: Harness) -> None:
     session_id = await harness.start("repeat_command")
