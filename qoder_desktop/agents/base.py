@@ -236,7 +236,7 @@ class AgentSession(ABC):
 
     async def set_mode(self, mode: PermissionMode, *, confirmed: bool = False) -> None:
         """Switch the permission mode mid-session (bypass modes need `confirmed`)."""
-        if mode.is_dangerous and not confirmed:
+        if mode.needs_confirmation and not confirmed:
             raise PermissionError(f"{mode.value} needs an explicit confirmation")
         await self._client.set_permission_mode(mode.value)
         self.info = self.info.model_copy(update={"permission_mode": mode})

@@ -95,10 +95,10 @@ class Settings(BaseModel):
     @field_validator("default_permission_mode")
     @classmethod
     def _safe_default_mode(cls, value: PermissionMode) -> PermissionMode:
-        if value.is_dangerous:
+        if value.needs_confirmation:
             raise ValueError(
-                f"'{value.value}' cannot be the default permission mode: every tool would "
-                "run without anyone being asked. Choose it for a single session instead.")
+                f"'{value.value}' cannot be the default permission mode: {value.risk_text}. "
+                "Choose it for a single session instead.")
         return value
 
     @field_validator("default_model", "anthropic_base_url", mode="before")

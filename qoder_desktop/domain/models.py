@@ -56,6 +56,28 @@ class PermissionMode(StrEnum):
         """True for modes in which tools run without asking anyone."""
         return self in (PermissionMode.BYPASS, PermissionMode.YOLO)
 
+    @property
+    def needs_confirmation(self) -> bool:
+        """True for modes in which the CLI lets tools run that nobody approved: the
+        bypass modes, `auto` (a classifier decides) and `acceptEdits` (every file edit).
+
+        The one policy for risky modes: the new-session form, the mode switch, the
+        command line and a CLI's `setMode` suggestion all ask for the same explicit
+        confirmation (a suggestion is never offered in the dialog)."""
+        return self.is_dangerous or self in (PermissionMode.AUTO, PermissionMode.ACCEPT_EDITS)
+
+    @property
+    def risk_text(self) -> str:
+        """What the person accepts with this mode, for the confirmation."""
+        if self.is_dangerous:
+            return ("every tool runs without asking — including deleting files and "
+                    "running commands")
+        if self is PermissionMode.AUTO:
+            return "a classifier, not you, decides which tool calls run"
+        if self is PermissionMode.ACCEPT_EDITS:
+            return "every file edit is made without asking you"
+        return "the agent asks before tools run"
+
 
 class RuleBehavior(StrEnum):
     """What a permission rule does when it matches."""

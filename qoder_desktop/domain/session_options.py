@@ -23,7 +23,8 @@ class SettingSource(StrEnum):
 class SessionOptions(BaseModel):
     """Every option a user can set for one session (the new-session form and the CLI flags).
 
-    Bypass modes are refused unless `bypass_confirmed` says the user explicitly confirmed.
+    Modes that let tools run unapproved (`PermissionMode.needs_confirmation`) are refused
+    unless `bypass_confirmed` says the user explicitly confirmed.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -46,10 +47,11 @@ class SessionOptions(BaseModel):
     """For the scripted model only: which scenario to play."""
 
     @model_validator(mode="after")
-    def _bypass_needs_confirmation(self) -> SessionOptions:
-        if self.permission_mode.is_dangerous and not self.bypass_confirmed:
+    def _risky_modes_need_confirmation(self) -> SessionOptions:
+        mode = self.permission_mode
+        if mode.needs_confirmation and not self.bypass_confirmed:
             raise ValueError(
-                f"permission mode {self.permission_mode.value} runs every tool without asking; "
+                f"permission mode {mode.value}: {mode.risk_text}; "
                 "it needs an explicit confirmation")
         return self
 

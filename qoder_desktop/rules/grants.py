@@ -21,8 +21,7 @@ from qoder_desktop.domain.models import (
     SessionRule,
 )
 
-_SAFE_MODES = frozenset({PermissionMode.DEFAULT.value, PermissionMode.PLAN.value,
-                         PermissionMode.ACCEPT_EDITS.value, PermissionMode.DONT_ASK.value})
+_SAFE_MODES = frozenset(mode.value for mode in PermissionMode if not mode.needs_confirmation)
 
 
 @dataclass(frozen=True)
@@ -46,9 +45,10 @@ class SuggestionSplit:
 def is_dangerous(update: PermissionSuggestion) -> bool:
     """True for an update the UI must never offer: a switch to a mode that skips us.
 
-    That is `setMode` to bypassPermissions, yolo or auto (the CLI would stop asking),
-    or to a mode that is missing or unknown. default, plan, acceptEdits and dontAsk
-    are not dangerous.
+    That is `setMode` to a mode that needs an explicit confirmation
+    (`PermissionMode.needs_confirmation`: bypassPermissions, yolo, auto, acceptEdits),
+    or to a mode that is missing or unknown; the person switches to those through the
+    mode switch, which asks for that confirmation. default, plan and dontAsk are safe.
     """
     return update.type == "setMode" and (update.mode or "") not in _SAFE_MODES
 

@@ -12,7 +12,6 @@ are read and parsed. Qt-free.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -162,9 +161,17 @@ class TranscriptFollower:
             await asyncio.sleep(interval)
 
     async def stop(self) -> None:
-        """Stop polling."""
+        """Stop polling; a poller that already died is logged, never raised."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if task is None:
+            return
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            # e.g. its timer fired while the loop was not running (Qt events processed
+            # outside the loop, as pytest-qt does at teardown): the poller is gone anyway.
+            log.warning("the transcript poller of %s had stopped with an error",
+                        self.session_id, exc_info=True)

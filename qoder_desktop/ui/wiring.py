@@ -212,7 +212,7 @@ class DesktopApp:
 
     def _on_mode_change(self, session_id: str, mode: PermissionMode) -> None:
         # The window emits bypass modes only after the person confirmed the risk.
-        self._spawn(self.hub.set_mode(session_id, mode, confirmed=mode.is_dangerous),
+        self._spawn(self.hub.set_mode(session_id, mode, confirmed=mode.needs_confirmation),
                     "switching the permission mode")
 
     # -- the approval gateway for agents started elsewhere ----------------------------

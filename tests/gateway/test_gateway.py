@@ -201,7 +201,7 @@ async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
     grant = PermissionSuggestion(type="addRules", behavior=RuleBehavior.ALLOW,
                                  rules=(RuleValue.parse("Bash(rm -r build)"),),
                                  destination="localSettings")
-    mode = PermissionSuggestion(type="setMode", mode="acceptEdits", destination="session")
+    mode = PermissionSuggestion(type="setMode", mode="plan", destination="session")
     async with mcp_client(gw.gateway.url) as session:
         call = await _ask(session)
         request = await gw.next_request()
@@ -213,7 +213,7 @@ async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
                               {"type": "addRules", "destination": "session",
                                "rules": [{"toolName": "Bash", "ruleContent": "rm -r build"}],
                                "behavior": "allow"},
-                              {"type": "setMode", "mode": "acceptEdits",
+                              {"type": "setMode", "mode": "plan",
                                "destination": "session"}]}
         # The agent asks again although it holds the rule: a person decides, and the
         # request says which rule covers it.

@@ -83,7 +83,7 @@ def test_rules_without_a_tool_name_are_dropped() -> None:
     (wire(type="setMode", mode="auto"), True),
     (wire(type="setMode", mode="somethingNew"), True),
     (PermissionSuggestion(type="setMode"), True),
-    (ACCEPT_EDITS, False),
+    (ACCEPT_EDITS, True),
     (wire(type="setMode", mode="plan"), False),
     (wire(type="setMode", mode="default"), False),
     (wire(type="setMode", mode="dontAsk"), False),

@@ -362,16 +362,12 @@ def test_follow_up_prompt_interrupt_and_stop(window: MainWindow, qtbot) -> None:
     assert not edit.isEnabled()
 
 
-def test_mode_switch_asks_before_bypass(window: MainWindow, qtbot,  # type: ignore[no-untyped-def]
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mode_switch_asks_before_a_mode_that_lets_tools_run_unapproved(  # type: ignore[no-untyped-def]
+        window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     info = session("m")
     window.set_sessions([info])
     combo = window.mode_combo
     combo.setFocus()
-    with qtbot.waitSignal(window.mode_change_requested) as blocker:
-        qtbot.keyClick(combo, Qt.Key.Key_Down)
-    assert blocker.args == [info.session_id, PermissionMode.ACCEPT_EDITS]
-
     answers: list[bool] = [False]
     asked: list[PermissionMode] = []
 
@@ -381,8 +377,12 @@ def test_mode_switch_asks_before_bypass(window: MainWindow, qtbot,  # type: igno
 
     monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
     with qtbot.assertNotEmitted(window.mode_change_requested):
+        qtbot.keyClick(combo, Qt.Key.Key_Down)
+    assert asked == [PermissionMode.ACCEPT_EDITS]
+    assert combo.currentData() == PermissionMode.DEFAULT.value
+    with qtbot.assertNotEmitted(window.mode_change_requested):
         qtbot.keyClick(combo, Qt.Key.Key_End)
-    assert asked == [PermissionMode.YOLO]
+    assert asked == [PermissionMode.ACCEPT_EDITS, PermissionMode.YOLO]
     assert combo.currentData() == PermissionMode.DEFAULT.value
     answers[0] = True
     with qtbot.waitSignal(window.mode_change_requested) as blocker:
@@ -453,6 +453,7 @@ def test_new_session_form_emits_every_field(window: MainWindow, qtbot, tmp_path:
     qtbot.keyClicks(ui.promptEdit, "Tidy the imports")
     ui.modeCombo.setFocus()
     qtbot.keyClick(ui.modeCombo, Qt.Key.Key_Down)
+    qtbot.keyClick(ui.modeCombo, Qt.Key.Key_Down)  # plan (acceptEdits would need a confirmation)
     qtbot.keyClicks(ui.modelEdit, "claude-sonnet")
     ui.scenarioCombo.setFocus()
     qtbot.keyClick(ui.scenarioCombo, Qt.Key.Key_Down)
@@ -472,7 +473,7 @@ def test_new_session_form_emits_every_field(window: MainWindow, qtbot, tmp_path:
         backend=Backend.QODER, prompt="Tidy the imports", name="refactor", cwd=str(work),
         add_dirs=[str(extra)], tools=["Read", "Grep"],
         allowed_tools=["Read", 'Bash(git commit -m "a, b")'], disallowed_tools=["WebFetch"],
-        permission_mode=PermissionMode.ACCEPT_EDITS, model="claude-sonnet",
+        permission_mode=PermissionMode.PLAN, model="claude-sonnet",
         settings_permissions={"deny": ["Read(./.env)"]},
         setting_sources=[SettingSource.USER, SettingSource.LOCAL],
         mcp_servers={"docs": {"command": "docs-mcp"}}, scenario="question")

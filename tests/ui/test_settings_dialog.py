@@ -72,7 +72,7 @@ def test_loads_and_saves_every_setting(qtbot, tmp_path: Path,  # type: ignore[no
         save(dialog, qtbot)
     saved: Settings = blocker.args[0]
     assert saved == Settings(
-        default_backend=Backend.QODER, default_permission_mode=PermissionMode.ACCEPT_EDITS,
+        default_backend=Backend.QODER, default_permission_mode=PermissionMode.PLAN,
         default_model=None, default_allowed_tools=["Read", "Bash(npm test:*)"],
         default_disallowed_tools=["WebFetch"],
         notifications=NotificationSettings(enabled=True, only_when_inactive=False, sound=True),

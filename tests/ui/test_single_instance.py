@@ -56,14 +56,14 @@ def test_a_handed_over_session_starts_in_the_second_launchs_folder(tmp_path: Pat
                                    settings=SimpleNamespace(default_backend=Backend.CLAUDE))
     message = {"action": "start", "cwd": str(tmp_path),
                "argv": ["--backend", "qoder", "--prompt", "Add tests", "--cwd", "proj",
-                        "--add-dir", "data", "--permission-mode", "acceptEdits"]}
+                        "--add-dir", "data", "--permission-mode", "plan"]}
     app_module._on_handover(message, desktop)
     [options] = started
     assert options.backend is Backend.QODER
     assert options.prompt == "Add tests"
     assert options.cwd == str(tmp_path / "proj")
     assert options.add_dirs == [str(tmp_path / "data")]
-    assert options.permission_mode is PermissionMode.ACCEPT_EDITS
+    assert options.permission_mode is PermissionMode.PLAN
     assert desktop.window.status[0] == "front"
 
 

@@ -64,7 +64,7 @@ class ModeSwitcher(QObject):
         if session_id is None or mode is self._mode:
             self._show(self._mode)
             return
-        if not mode.is_dangerous:
+        if not mode.needs_confirmation:
             self.mode_requested.emit(session_id, mode)
             return
 

@@ -1,4 +1,4 @@
-"""The explicit confirmation a person gives before a bypass permission mode.
+"""The explicit confirmation a person gives before a mode that lets tools run unapproved.
 
 The box opens with `open()` (never `exec()`, which would nest an event loop under
 qasync); its answer arrives later through a callback. Views call it through this
@@ -13,9 +13,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from qoder_desktop.domain.models import PermissionMode
-
-RISK_TEXT = "every tool runs without asking — including deleting files and running commands"
-"""The risk, named in the confirmation text."""
 
 
 def confirm_dangerous_mode(parent: QWidget, mode: PermissionMode,
@@ -35,10 +32,11 @@ def confirm_dangerous_mode(parent: QWidget, mode: PermissionMode,
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle("Run tools without asking?")
     box.setTextFormat(Qt.TextFormat.PlainText)
-    box.setText(f"In {mode.value} mode {RISK_TEXT}.")
+    box.setText(f"In {mode.value} mode {mode.risk_text}.")
     box.setInformativeText(
         "Nothing will ask you first, and no session rule can stop a tool call. "
-        "Use it only in a throw-away workspace.")
+        "Use it only in a throw-away workspace." if mode.is_dangerous else
+        "Those calls will not come to Qoder Desktop. Switch back to default to be asked.")
     confirm = box.addButton(f"Use {mode.value}", QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(cancel)

@@ -184,12 +184,12 @@ class NewSessionDialog(QDialog):
             return
         mode = self.chosen_mode()
         try:
-            self.options(bypass_confirmed=mode.is_dangerous)
+            self.options(bypass_confirmed=mode.needs_confirmation)
         except ValueError as exc:
             self._show_error(str(exc))
             return
         self._show_error("")
-        if not mode.is_dangerous:
+        if not mode.needs_confirmation:
             self._finish(bypass_confirmed=False)
             return
         self._confirming = True

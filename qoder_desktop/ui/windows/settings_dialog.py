@@ -98,7 +98,7 @@ class SettingsDialog(QDialog):
         for backend in (Backend.CLAUDE, Backend.QODER):
             ui.backendCombo.addItem(BACKEND_LABELS[backend], backend.value)
         for mode in PermissionMode:
-            if not mode.is_dangerous:
+            if not mode.needs_confirmation:
                 ui.modeCombo.addItem(mode.value, mode.value)
         ui.errorLabel.setObjectName("formError")
         ui.errorLabel.hide()
