@@ -20,6 +20,24 @@ class SettingSource(StrEnum):
     LOCAL = "local"
 
 
+UNATTENDED_RISK_TOOLS = frozenset({"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+"""Tools that run commands or change files: a whole-tool allow rule for one needs a
+confirmation."""
+
+
+def _tool_of(rule_text: str) -> str:
+    return rule_text.strip().split("(", 1)[0].strip()
+
+
+def _whole_risky_tool(rule_text: str) -> bool:
+    """True for `Bash`, `Bash()`, `Bash(*)` and the like for a tool that can do harm."""
+    text = rule_text.strip()
+    tool = _tool_of(text)
+    content = text[len(tool):].strip()
+    whole = content in ("", "()", "(*)", "( * )") or content.replace(" ", "") in ("(*)", "()")
+    return tool in UNATTENDED_RISK_TOOLS and whole
+
+
 class SessionOptions(BaseModel):
     """Every option a user can set for one session (the new-session form and the CLI flags).
 
@@ -47,13 +65,30 @@ class SessionOptions(BaseModel):
     """For the scripted model only: which scenario to play."""
 
     @model_validator(mode="after")
-    def _risky_modes_need_confirmation(self) -> SessionOptions:
-        mode = self.permission_mode
-        if mode.needs_confirmation and not self.bypass_confirmed:
-            raise ValueError(
-                f"permission mode {mode.value}: {mode.risk_text}; "
-                "it needs an explicit confirmation")
+    def _risky_choices_need_confirmation(self) -> SessionOptions:
+        risks = self.risks()
+        if risks and not self.bypass_confirmed:
+            raise ValueError("; ".join(risks) + "; it needs an explicit confirmation")
         return self
+
+    def risks(self) -> list[str]:
+        """What in these options lets tools run that nobody approved, one line each.
+
+        The one policy for risky session options: a mode that needs a confirmation, and a
+        whole-tool allow rule (in `allowed_tools` or `settings_permissions`) for a tool
+        that runs commands or edits files. Every way to start a session asks for the same
+        explicit confirmation of these.
+        """
+        mode = self.permission_mode
+        found = [f"permission mode {mode.value}: {mode.risk_text}"] if (
+            mode.needs_confirmation) else []
+        allow = (self.settings_permissions or {}).get("allow")
+        rules = [*self.allowed_tools, *(allow if isinstance(allow, list) else [])]
+        for text in rules:
+            if isinstance(text, str) and _whole_risky_tool(text):
+                found.append(f"allowed tool {text.strip()}: every {_tool_of(text)} call runs "
+                             "without asking")
+        return found
 
     def display_name(self) -> str:
         """The session's name, or the last part of its folder."""

@@ -40,7 +40,7 @@ from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
-from qoder_desktop.ui.windows.confirm import confirm_dangerous_mode
+from qoder_desktop.ui.windows.confirm import confirm_dangerous_mode, confirm_risky_options
 from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
@@ -113,22 +113,28 @@ def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
 
 
 def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
-    """Start the session a command line asked for; bypass modes are confirmed first."""
+    """Start the session a command line asked for; risky options are confirmed first."""
+    backend = desktop.settings.default_backend
     try:
-        options = session_options_from_args(args, default_backend=desktop.settings.default_backend)
+        confirmed = session_options_from_args(args, default_backend=backend,
+                                              bypass_confirmed=True)
     except ValueError as exc:
-        if args.permission_mode and "confirmation" in str(exc):
-            from qoder_desktop.domain.models import PermissionMode
-
-            def decided(ok: bool) -> None:
-                if ok:
-                    desktop.start_session(session_options_from_args(args, bypass_confirmed=True))
-
-            confirm_dangerous_mode(desktop.window, PermissionMode(args.permission_mode), decided)
-            return
         desktop.window.show_status(f"Could not start the session: {exc}")
         return
-    desktop.start_session(options)
+    risks = confirmed.risks()
+    if not risks:
+        desktop.start_session(confirmed.model_copy(update={"bypass_confirmed": False}))
+        return
+
+    def decided(ok: bool) -> None:
+        if ok:
+            desktop.start_session(confirmed)
+
+    mode = confirmed.permission_mode
+    if mode.needs_confirmation and len(risks) == 1:
+        confirm_dangerous_mode(desktop.window, mode, decided)
+    else:
+        confirm_risky_options(desktop.window, risks, decided)
 
 
 def run_gui(args: argparse.Namespace) -> int:

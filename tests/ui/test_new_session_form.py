@@ -137,6 +137,34 @@ def test_safe_modes_need_no_confirmation(parent: QWidget, qtbot, tmp_path: Path,
     assert asked == []
 
 
+def test_a_whole_tool_bash_rule_asks_for_the_same_confirmation(
+        parent: QWidget, qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[list[str]] = []
+
+    def fake(parent: QWidget, risks: list[str], on_done: Callable[[bool], None]) -> None:
+        asked.append(risks)
+        on_done(False)
+
+    monkeypatch.setattr(confirm, "confirm_risky_options", fake)
+    dialog = open_form(qtbot, parent, tmp_path)
+    qtbot.keyClicks(dialog.ui.allowedEdit, "Read, Bash")
+    with qtbot.assertNotEmitted(dialog.submitted):
+        start(dialog, qtbot)
+    assert asked == [["allowed tool Bash: every Bash call runs without asking"]]
+    assert "not started" in dialog.ui.errorLabel.text()
+
+
+def test_the_real_options_box_lists_each_risk(parent: QWidget, qtbot) -> None:  # type: ignore[no-untyped-def]
+    answers: list[bool] = []
+    box = confirm.confirm_risky_options(parent, ["allowed tool Bash: every Bash call runs "
+                                                 "without asking"], answers.append)
+    assert "• allowed tool Bash" in box.text()
+    assert box.defaultButton() is box.escapeButton()
+    box.reject()
+    assert answers == [False]
+
+
 def test_rule_lists_split_on_commas_outside_parentheses() -> None:
     assert split_list('Read, Bash(git commit -m "a, b"),\n WebFetch,,') == [
         "Read", 'Bash(git commit -m "a, b")', "WebFetch"]

@@ -37,7 +37,13 @@ def confirm_dangerous_mode(parent: QWidget, mode: PermissionMode,
         "Nothing will ask you first, and no session rule can stop a tool call. "
         "Use it only in a throw-away workspace." if mode.is_dangerous else
         "Those calls will not come to Qoder Desktop. Switch back to default to be asked.")
-    confirm = box.addButton(f"Use {mode.value}", QMessageBox.ButtonRole.DestructiveRole)
+    return _open(box, f"Use {mode.value}", on_done)
+
+
+def _open(box: QMessageBox, confirm_text: str, on_done: Callable[[bool], None]) -> QMessageBox:
+    """Add the confirm and Cancel buttons (Cancel is the default), open the box, and call
+    `on_done` once with whether the person confirmed."""
+    confirm = box.addButton(confirm_text, QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
@@ -54,3 +60,17 @@ def confirm_dangerous_mode(parent: QWidget, mode: PermissionMode,
     box.open()
     return box
 
+
+def confirm_risky_options(parent: QWidget, risks: list[str],
+                          on_done: Callable[[bool], None]) -> QMessageBox:
+    """Ask (without blocking) whether the person really wants session options that let
+    tools run unapproved (`SessionOptions.risks`); `on_done(True)` once they confirm."""
+    box = QMessageBox(parent)
+    box.setObjectName("confirmRiskyOptions")
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Let tools run without asking?")
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText("These session options let tools run that nobody approved:\n\n"
+                + "\n".join(f"• {risk}" for risk in risks))
+    box.setInformativeText("Those calls will not come to Qoder Desktop.")
+    return _open(box, "Start anyway", on_done)

@@ -184,24 +184,27 @@ class NewSessionDialog(QDialog):
             return
         mode = self.chosen_mode()
         try:
-            self.options(bypass_confirmed=mode.needs_confirmation)
+            risks = self.options(bypass_confirmed=True).risks()
         except ValueError as exc:
             self._show_error(str(exc))
             return
         self._show_error("")
-        if not mode.needs_confirmation:
+        if not risks:
             self._finish(bypass_confirmed=False)
             return
         self._confirming = True
-        confirm.confirm_dangerous_mode(self, mode, self._confirmed)
+        if mode.needs_confirmation and len(risks) == 1:
+            confirm.confirm_dangerous_mode(self, mode, self._confirmed)
+        else:
+            confirm.confirm_risky_options(self, risks, self._confirmed)
 
     def _confirmed(self, ok: bool) -> None:
         self._confirming = False
         if ok:
             self._finish(bypass_confirmed=True)
         else:
-            self._show_error("The session was not started: choose a mode that asks "
-                             "before tools run, or confirm the bypass.")
+            self._show_error("The session was not started: choose options that ask "
+                             "before tools run, or confirm them.")
 
     def _finish(self, *, bypass_confirmed: bool) -> None:
         try:
