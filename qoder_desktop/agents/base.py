@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.approval.results import removal_update
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Decision,
@@ -400,10 +401,7 @@ class AgentSession(ABC):
             # The broker already dropped what the CLI would not receive.
             updates = [update.to_wire() for update in decision.updates]
             if self._removals_to_send:
-                removal = PermissionSuggestion(type="removeRules",
-                                               rules=tuple(self._removals_to_send),
-                                               behavior=RuleBehavior.ALLOW, destination="session")
-                updates.append(removal.to_wire())
+                updates.append(removal_update(self._removals_to_send))
                 self._removals_to_send = []
             return self._sdk_allow(dict(decision.final_input), updates)
         self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)

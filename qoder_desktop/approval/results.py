@@ -25,6 +25,12 @@ def deny_result(message: str, *, interrupt: bool = False) -> dict[str, Any]:
     return result
 
 
+def removal_update(revoked: Sequence[RuleValue]) -> dict[str, Any]:
+    """The session update that tells a CLI to drop allow rules revoked in the app."""
+    return PermissionSuggestion(type="removeRules", rules=tuple(revoked),
+                                behavior=RuleBehavior.ALLOW, destination="session").to_wire()
+
+
 def permission_result(decision: Decision,
                       removals: Sequence[RuleValue] = ()) -> dict[str, Any]:
     """The permission result JSON for `decision`.
@@ -41,9 +47,7 @@ def permission_result(decision: Decision,
         forwarded = [update.model_copy(update={"destination": "session"}).to_wire()
                      for update in decision.updates]
         if removals:
-            forwarded.append(PermissionSuggestion(
-                type="removeRules", rules=tuple(removals), behavior=RuleBehavior.ALLOW,
-                destination="session").to_wire())
+            forwarded.append(removal_update(removals))
         if forwarded:
             result["updatedPermissions"] = forwarded
         return result

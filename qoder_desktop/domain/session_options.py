@@ -33,9 +33,8 @@ def _whole_risky_tool(rule_text: str) -> bool:
     """True for `Bash`, `Bash()`, `Bash(*)` and the like for a tool that can do harm."""
     text = rule_text.strip()
     tool = _tool_of(text)
-    content = text[len(tool):].strip()
-    whole = content in ("", "()", "(*)", "( * )") or content.replace(" ", "") in ("(*)", "()")
-    return tool in UNATTENDED_RISK_TOOLS and whole
+    specifier = text[len(tool):].replace(" ", "")
+    return tool in UNATTENDED_RISK_TOOLS and specifier in ("", "()", "(*)")
 
 
 class SessionOptions(BaseModel):
