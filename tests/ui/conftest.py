@@ -15,11 +15,20 @@ from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.dialogs import arming
 from qoder_desktop.ui.event_loop import AppEventLoop
 
 _HERE = Path(__file__).resolve().parent
 OFFSCREEN_NOISE = r"^This plugin does not support (propagateSizeHints|raise)\(\)$"
 """The offscreen platform says this for resizable or raised top levels; not our bug."""
+SHORT_ARMING_MS = 10
+"""The arming delay of view tests that are not about arming (the app's is 400 ms)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the `arming` marker."""
+    config.addinivalue_line("markers", "arming: a test about the arming delay; the dialogs "
+                                       "keep the real 400 ms delay")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -28,6 +37,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if _HERE in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
             item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOISE))
+
+
+@pytest.fixture(autouse=True)
+def short_arming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Dialogs arm after `SHORT_ARMING_MS`, except in tests marked `arming`.
+
+    Most view tests only wait the delay out before pressing a key; the tests about the
+    delay itself (marked `arming`) keep the app's real one.
+
+    Returns:
+        The delay dialogs made during the test use, in milliseconds.
+    """
+    if request.node.get_closest_marker("arming") is not None:
+        return arming.ARMING_DELAY_MS
+    monkeypatch.setattr(arming, "ARMING_DELAY_MS", SHORT_ARMING_MS)
+    return SHORT_ARMING_MS
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -63,13 +63,16 @@ def test_a_call_a_session_rule_covers_says_why_it_is_asked_again(open_dialog, ba
     assert dialog.ui.reasonLabel.isVisibleTo(dialog)
 
 
-def test_focus_starts_on_the_deny_reason(open_dialog, bash):
+def test_focus_starts_on_the_deny_reason(open_dialog, bash, short_arming):
     dialog, _ = open_dialog(ApprovalDialog(bash()))
     assert QApplication.focusWidget() is dialog.ui.denyReasonEdit
+    assert dialog.gate.delay_ms == short_arming < 400  # not an arming test: short delay
 
 
+@pytest.mark.arming
 def test_arming_delay(open_dialog, qtbot, bash):
     dialog, decisions = open_dialog(ApprovalDialog(bash()), arm=False)
+    assert dialog.gate.delay_ms == 400  # the app's delay: arming tests keep it
     assert not dialog.is_armed()
     assert not dialog.ui.allowOnceButton.isEnabled()
     press(dialog, Qt.Key.Key_Return, CTRL)
@@ -83,6 +86,7 @@ def test_arming_delay(open_dialog, qtbot, bash):
     assert decisions[0].final_input == {"command": "npm run test", "description": "Run tests"}
 
 
+@pytest.mark.arming
 def test_a_ctrl_key_held_from_before_keeps_the_dialog_unarmed_until_released(
         open_dialog, qtbot, bash, monkeypatch):
     """A stuck or auto-repeating Ctrl+Return from another window approves nothing.
@@ -147,6 +151,43 @@ def test_ctrl_e_focuses_the_json_editor(open_dialog, bash):
     press(dialog, Qt.Key.Key_E, CTRL)
     assert dialog.ui.detailTabs.currentWidget() is dialog.ui.inputTab
     assert QApplication.focusWidget() is dialog.json_editor.editor
+
+
+def test_ctrl_e_from_the_deny_reason_then_the_edited_input_is_allowed(open_dialog, qtbot, bash):
+    """On X11 a line edit takes Ctrl+E as "end of line"; the dialog's Ctrl+E still wins.
+
+    Without that, a person types the new JSON into the deny reason and Ctrl+Return
+    allows the original input.
+    """
+    dialog, decisions = open_dialog(ApprovalDialog(bash()))
+    qtbot.keyClicks(dialog.ui.denyReasonEdit, "maybe")
+    press(dialog, Qt.Key.Key_E, CTRL)
+    editor = dialog.json_editor.editor
+    assert QApplication.focusWidget() is editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, '{"command": "npm run test:unit"}')
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+    assert decisions[0].final_input == {"command": "npm run test:unit"}
+    assert dialog.ui.denyReasonEdit.text() == "maybe"
+
+
+@pytest.mark.parametrize("field", ["deny reason", "json editor", "session rule"])
+def test_every_ctrl_chord_works_whatever_has_focus(open_dialog, qtbot, bash, field):
+    fields = {"deny reason": lambda d: d.ui.denyReasonEdit,
+              "json editor": lambda d: d.json_editor.editor,
+              "session rule": lambda d: d.grants.rule_edits[0][2]}
+    dialog, decisions = open_dialog(ApprovalDialog(bash()))
+    widget = fields[field](dialog)
+    dialog.ui.detailTabs.setCurrentWidget(dialog.ui.inputTab)
+    widget.setFocus()
+    qtbot.waitUntil(widget.hasFocus)
+    press(dialog, Qt.Key.Key_E, CTRL)
+    assert QApplication.focusWidget() is dialog.json_editor.editor
+    widget.setFocus()
+    qtbot.waitUntil(widget.hasFocus)
+    press(dialog, Qt.Key.Key_Return, CTRL_SHIFT)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_SESSION]
 
 
 def tick(qtbot, box):

@@ -74,6 +74,7 @@ def test_keep_planning_button_default_message(open_dialog, qtbot, plan):
     assert decisions[0].message == KEEP_PLANNING
 
 
+@pytest.mark.arming
 def test_arming_delay(open_dialog, qtbot, plan):
     dialog, decisions = open_dialog(PlanDialog(plan()), arm=False)
     press(dialog, Qt.Key.Key_Return, CTRL)

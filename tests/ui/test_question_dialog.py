@@ -117,6 +117,7 @@ def test_cancel_button(open_dialog, qtbot, question):
     assert decisions[0].kind is DecisionKind.DENY
 
 
+@pytest.mark.arming
 def test_arming_delay_and_exactly_once(open_dialog, qtbot, question):
     dialog, decisions = open_dialog(QuestionDialog(question()), arm=False)
     press(dialog, Qt.Key.Key_1)

@@ -34,13 +34,13 @@ class ArmingGate(QObject):
 
     armed_changed = Signal(bool)
 
-    def __init__(self, parent: QObject | None = None, delay_ms: int = ARMING_DELAY_MS) -> None:
+    def __init__(self, parent: QObject | None = None, delay_ms: int | None = None) -> None:
         super().__init__(parent)
         self._armed = False
         self._guarded: list[tuple[QWidget, Callable[[], bool]]] = []
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._delay_ms = delay_ms
+        self._delay_ms = ARMING_DELAY_MS if delay_ms is None else delay_ms
         self._timer.timeout.connect(self._arm)
 
     @property

@@ -13,15 +13,28 @@ emitted). After either, clicks, shortcuts and `close()` do nothing more.
 Keys: Escape is the dialog's safe answer (deny / cancel) and, like every decision key
 and button, is inert until the arming delay has passed. Closing the window through the
 window manager is the same safe answer even before arming — it can never allow anything.
+
+The dialog's Ctrl chords work whatever has focus. On X11 a line edit or text editor
+claims Ctrl+E, Ctrl+A, Ctrl+K … as editing keys (through `ShortcutOverride`), so the
+shortcut would never fire; the dialog watches the focused widget (only that one, moved
+along with the focus) and refuses those claims for its own chords. Plain keys (digits,
+letters) stay with a text field, so typing into it is never taken for a shortcut.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import QDialog, QPushButton, QWidget
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, Qt, Signal
+from PySide6.QtGui import (
+    QCloseEvent,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QShowEvent,
+)
+from PySide6.QtWidgets import QApplication, QDialog, QPushButton, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
@@ -58,6 +71,10 @@ class BaseDecisionDialog(QDialog):
         self._withdrawn = False
         self._decision_buttons: list[QPushButton] = []
         self._shortcuts: list[QShortcut] = []
+        self._chords: set[QKeyCombination] = set()
+        """The dialog's own Ctrl chords; a focused text field may not claim them."""
+        self._watched: QWidget | None = None
+        self._following_focus = False
         self.gate = ArmingGate(self)
         self.gate.armed_changed.connect(self._on_armed_changed)
         self.setModal(False)
@@ -85,6 +102,9 @@ class BaseDecisionDialog(QDialog):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.setAutoRepeat(False)
+            combination = QKeySequence(key)[0]
+            if combination.keyboardModifiers() & Qt.KeyboardModifier.ControlModifier:
+                self._chords.add(combination)
             if armed:
                 shortcut.activated.connect(lambda s=slot: self.run_armed(s))
                 shortcut.setEnabled(False)
@@ -144,8 +164,13 @@ class BaseDecisionDialog(QDialog):
         """Start the arming delay and announce `shown`."""
         super().showEvent(event)
         if not self._finished:
+            app = QApplication.instance()
+            if isinstance(app, QApplication) and not self._following_focus:
+                app.focusChanged.connect(self._watch_focus)
+                self._following_focus = True
             self.gate.start()
             self.focus_safe_choice()
+            self._watch_focus(None, QApplication.focusWidget())
         self.shown.emit()
 
     def focus_safe_choice(self) -> None:
@@ -163,6 +188,19 @@ class BaseDecisionDialog(QDialog):
             return
         super().keyPressEvent(event)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Refuse a focused text field's claim on one of the dialog's Ctrl chords."""
+        if (event.type() == QEvent.Type.ShortcutOverride and watched is self._watched
+                and isinstance(event, QKeyEvent) and self._is_chord(event)):
+            event.ignore()
+            return True
+        return super().eventFilter(watched, event)
+
+    def done(self, result: int) -> None:
+        """Stop watching the focus once closed."""
+        self._unwatch()
+        super().done(result)
+
     def reject(self) -> None:
         """Closing the window (or any other reject) is the safe answer, exactly once."""
         if not self._finished:
@@ -179,6 +217,29 @@ class BaseDecisionDialog(QDialog):
     # -- internals -------------------------------------------------------------------
     def _escape(self) -> None:
         self.emit_decision(self.escape_decision())
+
+    def _is_chord(self, event: QKeyEvent) -> bool:
+        modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        return QKeyCombination(modifiers, Qt.Key(event.key())) in self._chords
+
+    def _watch_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self._watched is not None and self._watched is not new:
+            self._watched.removeEventFilter(self)
+            self._watched = None
+        if new is not None and self.isAncestorOf(new) and not self._finished:
+            new.installEventFilter(self)
+            self._watched = new
+
+    def _unwatch(self) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and self._following_focus:
+            with contextlib.suppress(RuntimeError, TypeError):
+                app.focusChanged.disconnect(self._watch_focus)
+            self._following_focus = False
+        if self._watched is not None:
+            with contextlib.suppress(RuntimeError):
+                self._watched.removeEventFilter(self)
+            self._watched = None
 
     def _finish(self) -> None:
         self._finished = True
