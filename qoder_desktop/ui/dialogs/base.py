@@ -71,7 +71,7 @@ class BaseDecisionDialog(QDialog):
         self._withdrawn = False
         self._decision_buttons: list[QPushButton] = []
         self._shortcuts: list[QShortcut] = []
-        self._chords: set[QKeyCombination] = set()
+        self._chords: set[str] = set()
         """The dialog's own Ctrl chords; a focused text field may not claim them."""
         self._watched: QWidget | None = None
         self._following_focus = False
@@ -102,9 +102,9 @@ class BaseDecisionDialog(QDialog):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.setAutoRepeat(False)
-            combination = QKeySequence(key)[0]
-            if combination.keyboardModifiers() & Qt.KeyboardModifier.ControlModifier:
-                self._chords.add(combination)
+            portable = QKeySequence(key).toString(QKeySequence.SequenceFormat.PortableText)
+            if portable.startswith("Ctrl+"):
+                self._chords.add(portable)
             if armed:
                 shortcut.activated.connect(lambda s=slot: self.run_armed(s))
                 shortcut.setEnabled(False)
@@ -220,7 +220,8 @@ class BaseDecisionDialog(QDialog):
 
     def _is_chord(self, event: QKeyEvent) -> bool:
         modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        return QKeyCombination(modifiers, Qt.Key(event.key())) in self._chords
+        pressed = QKeySequence(QKeyCombination(modifiers, Qt.Key(event.key())))
+        return pressed.toString(QKeySequence.SequenceFormat.PortableText) in self._chords
 
     def _watch_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
         if self._watched is not None and self._watched is not new:
