@@ -47,7 +47,7 @@ def test_layout_title_and_plain_text(open_dialog, question):
     dialog, _ = open_dialog(QuestionDialog(question()))
     assert dialog.windowTitle() == "Question — design"
     layout, platforms = dialog.boxes
-    assert layout.title() == "Layout" and platforms.title() == "Platforms"
+    assert layout.title() == "▶ Layout" and platforms.title() == "Platforms"
     assert all(isinstance(b, QRadioButton) for b, _ in layout.option_buttons)
     assert all(isinstance(b, QCheckBox) for b, _ in platforms.option_buttons)
     assert layout.option_buttons[1][0].text() == "2  ·  Tabs && more"
@@ -84,6 +84,53 @@ def test_submit_needs_every_answer_then_encodes(open_dialog, qtbot, question):
     assert decision.final_input["questions"] == _input()["questions"]
     assert decision.answer_labels == {LAYOUT: ("Tabs & more",),
                                       PLATFORMS: ("Linux", "Windows")}
+
+
+def test_the_current_question_is_marked_and_named_in_the_hint(open_dialog, qtbot, question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    layout, platforms = dialog.boxes
+    assert layout.is_current() and not platforms.is_current()
+    assert "Keys 1–3 choose an option of “Layout”, 0 picks Other" in dialog.ui.keysHint.text()
+    assert dialog.ui.keysHint.wordWrap()  # a long hint wraps instead of being cut off
+    click(qtbot, platforms.option_buttons[0][0])
+    assert platforms.is_current() and not layout.is_current()
+    assert platforms.title() == "▶ Platforms" and layout.title() == "Layout"
+    assert "of “Platforms”" in dialog.ui.keysHint.text()
+    press(dialog, Qt.Key.Key_2)
+    assert [b.isChecked() for b, _ in platforms.option_buttons] == [True, True, False]
+    assert not any(b.isChecked() for b, _ in layout.option_buttons)
+
+
+def test_key_0_picks_other_and_the_digits_then_type(open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question()))
+    layout, platforms = dialog.boxes
+    assert layout.other_button.text() == "0  ·  Other:"
+    press(dialog, Qt.Key.Key_2)
+    press(dialog, Qt.Key.Key_0)
+    assert layout.other_button.isChecked() and not layout.option_buttons[1][0].isChecked()
+    assert QApplication.focusWidget() is layout.other_edit
+    qtbot.keyClicks(layout.other_edit, "Grid 2")
+    assert layout.other_edit.text() == "Grid 2"
+    click(qtbot, platforms.option_buttons[0][0])
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions[0].final_input["answers"] == {LAYOUT: "Grid 2", PLATFORMS: "Linux"}
+
+
+def test_preview_names_its_option_and_follows_the_focus_to_other(open_dialog, qtbot,
+                                                                question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    layout = dialog.boxes[0]
+    caption, browser = dialog.ui.previewCaption, dialog.preview.browser
+    assert caption.text() == "Preview — Sidebar"
+    press(dialog, Qt.Key.Key_2)
+    assert caption.text() == "Preview — Tabs & more" and "One tab each" in browser.toPlainText()
+    click(qtbot, layout.other_button)
+    assert caption.text() == "Preview — Other (your own answer)"
+    assert "One tab each" not in browser.toPlainText()
+    assert "no preview" in browser.toPlainText()
+    layout.option_buttons[0][0].setFocus()
+    qtbot.waitUntil(lambda: caption.text() == "Preview — Sidebar")
+    assert "Sidebar" in browser.toPlainText()
 
 
 def test_other_answers(open_dialog, qtbot, question):

@@ -2,10 +2,14 @@
 
 Each question shows its header, its text and its options (radio buttons, or check boxes
 for multi-select) with their descriptions, plus an "Other" answer that is always there.
-The preview of the hovered, focused or selected option is rendered beside the options
-in a `PreviewPane`, lazily: only when an option is pointed at, and not again while it is
-the one shown (focusing an option reports it twice: its focus-in event and the
-application's focus change; showing the dialog, three times). Preview kind: a preview
+The digit keys answer the *current* question (the one holding the focus; its title is
+marked and the hint line names it): 1–4 choose option N, 0 picks "Other" and puts the
+cursor in its text field. The preview of the hovered, focused or selected option is
+rendered beside the options in a `PreviewPane`, captioned with the option's label; on
+"Other" it says that answer has no preview. It renders lazily: only when an option is
+pointed at, and not again while it is the one shown (focusing an option reports it
+twice: its focus-in event and the application's focus change; showing the dialog, three
+times). Preview kind: a preview
 whose text starts with `<` (after leading whitespace) is HTML, anything else markdown
 (`preview_sanitize.sniff_kind`).
 
@@ -49,6 +53,10 @@ from qoder_desktop.ui.forms.ui_question_dialog import Ui_QuestionDialog
 from qoder_desktop.ui.widgets.preview import PreviewPane, plain_label
 
 CANCEL_MESSAGE = "The user declined to answer the question."
+OTHER_KEY = "0"
+"""The digit that picks "Other" in the current question (1–4 pick the options)."""
+CURRENT_MARK = "▶ "
+"""Prefix of the current question's title: the one the digit keys answer."""
 
 
 class QuestionBox(QGroupBox):
@@ -66,9 +74,11 @@ class QuestionBox(QGroupBox):
     hover_ended = Signal()
 
     def __init__(self, question: Question, number: int, parent: QWidget | None = None) -> None:
-        super().__init__(button_text(question.header or f"Question {number}"), parent)
+        self.header = question.header or f"Question {number}"
+        super().__init__(button_text(self.header), parent)
         self.setObjectName(f"question{number}")
         self.question = question
+        self._current = False
         layout = QVBoxLayout(self)
         layout.setSpacing(4)
         text = plain_label(make_visible(question.question))
@@ -97,8 +107,10 @@ class QuestionBox(QGroupBox):
                 description.setContentsMargins(24, 0, 0, 2)
                 layout.addWidget(description)
         row = QHBoxLayout()
-        self.other_button: QAbstractButton = (QCheckBox("Other:", self) if question.multi_select
-                                              else QRadioButton("Other:", self))
+        other_label = f"{OTHER_KEY}  ·  Other:"
+        self.other_button: QAbstractButton = (QCheckBox(other_label, self)
+                                              if question.multi_select
+                                              else QRadioButton(other_label, self))
         self.other_button.setObjectName("otherButton")
         self.group.addButton(self.other_button)
         self.other_edit = QLineEdit(self)
@@ -108,6 +120,9 @@ class QuestionBox(QGroupBox):
         self.other_edit.textEdited.connect(self._on_other_typed)
         self.other_edit.textChanged.connect(self.changed)
         self.other_button.toggled.connect(self.changed)
+        self.other_button.toggled.connect(self._on_other_toggled)
+        self.other_button.installEventFilter(self)
+        self.other_edit.installEventFilter(self)
         row.addWidget(self.other_button)
         row.addWidget(self.other_edit, 1)
         layout.addLayout(row)
@@ -132,6 +147,33 @@ class QuestionBox(QGroupBox):
         button.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.option_pointed.emit(option)
 
+    def choose_other(self) -> None:
+        """Pick "Other" (key 0; toggles it for multi-select) and focus its text field."""
+        self.other_button.setChecked(not self.other_button.isChecked()
+                                     if self.question.multi_select else True)
+        self.other_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.option_pointed.emit(None)
+
+    def is_current(self) -> bool:
+        """True when the digit keys answer this question."""
+        return self._current
+
+    def set_current(self, current: bool) -> None:
+        """Mark (or unmark) this question as the one the digit keys answer."""
+        if current == self._current:
+            return
+        self._current = current
+        self.setTitle(button_text((CURRENT_MARK if current else "") + self.header))
+        self.setProperty("current", current)
+        self.style().unpolish(self)
+        self.style().polish(self)
+
+    def other_pointed(self) -> bool:
+        """True when "Other" has the focus, or is the single-select answer chosen."""
+        if self.other_button.hasFocus() or self.other_edit.hasFocus():
+            return True
+        return not self.question.multi_select and self.other_button.isChecked()
+
     def selected_option(self) -> QuestionOption | None:
         """The first checked option, if any."""
         return next((o for b, o in self.option_buttons if b.isChecked()), None)
@@ -141,14 +183,19 @@ class QuestionBox(QGroupBox):
         return self.option_buttons[0][0]
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Report hovered and focused options for the preview."""
+        """Report hovered and focused options (and "Other") for the preview."""
+        other = watched is self.other_button or watched is self.other_edit
         option = next((o for b, o in self.option_buttons if b is watched), None)
-        if option is not None:
+        if option is not None or other:
             if event.type() in (QEvent.Type.Enter, QEvent.Type.FocusIn):
                 self.option_pointed.emit(option)
             elif event.type() == QEvent.Type.Leave:
                 self.hover_ended.emit()
         return super().eventFilter(watched, event)
+
+    def _on_other_toggled(self, on: bool) -> None:
+        if on:
+            self.option_pointed.emit(None)
 
     def _on_toggled(self, on: bool, option: QuestionOption) -> None:
         if on:
@@ -164,7 +211,8 @@ class QuestionDialog(BaseDecisionDialog):
     """Answer the agent's questions, with option previews beside them.
 
     Keys: Ctrl+Return submit; Escape cancel (a deny with a reason); 1–4 choose option N
-    of the current question (not while typing in an "Other" field).
+    of the current question, 0 its "Other" answer (digits type text while an "Other"
+    field has the focus).
 
     Raises:
         QuestionInputError: when the input is malformed (the caller should fail closed).
@@ -210,13 +258,16 @@ class QuestionDialog(BaseDecisionDialog):
         self.preview.show_message("Point at an option to see its preview.")
         self.shown_option: QuestionOption | None = None
         """The option whose preview (or "no preview" note) the pane shows now."""
+        self._shows_other = False
         self.current = 0
+        self.boxes[0].set_current(True)
 
         self.guard(ui.submitButton, self.submit, self.all_answered)
         self.guard(ui.cancelButton, self.cancel)
         self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.submit)
         for number in range(1, 5):
             self.add_shortcut([str(number)], partial(self.choose, number))
+        self.add_shortcut([OTHER_KEY], self.choose_other)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_focus_changed)
@@ -230,8 +281,16 @@ class QuestionDialog(BaseDecisionDialog):
                       else f"{waiting} questions still need an answer")
         else:
             status = "Ready to submit"
-        self.ui.keysHint.setText(f"{status}  ·  Keys 1–4 choose an option of the current "
-                                 "question  ·  Ctrl+Return submits  ·  Esc cancels")
+        self.ui.keysHint.setText(f"{status}  ·  {self.keys_text()}  ·  Ctrl+Return submits  ·  "
+                                 "Esc cancels")
+
+    def keys_text(self) -> str:
+        """What the digit keys do now: which question they answer."""
+        box = self.boxes[self.current]
+        last = len(box.option_buttons)
+        keys = "Key 1" if last == 1 else f"Keys 1–{last}"
+        where = f" of “{make_visible(box.header)}”" if len(self.boxes) > 1 else ""
+        return f"{keys} choose an option{where}, {OTHER_KEY} picks Other"
 
     def all_answered(self) -> bool:
         """True when every question has an answer."""
@@ -244,6 +303,10 @@ class QuestionDialog(BaseDecisionDialog):
     def choose(self, number: int) -> None:
         """Choose option `number` of the current question (keys 1–4)."""
         self.boxes[self.current].choose(number)
+
+    def choose_other(self) -> None:
+        """Pick "Other" in the current question and put the cursor in its field (key 0)."""
+        self.boxes[self.current].choose_other()
 
     def submit(self) -> None:
         """Send the answers (only when every question is answered and they encode)."""
@@ -275,16 +338,32 @@ class QuestionDialog(BaseDecisionDialog):
             return
         for index, box in enumerate(self.boxes):
             if box.isAncestorOf(new):
-                self.current = index
+                self._set_current(index)
                 self._show_current()
                 return
 
+    def _set_current(self, index: int) -> None:
+        if index == self.current:
+            return
+        self.boxes[self.current].set_current(False)
+        self.current = index
+        self.boxes[index].set_current(True)
+        self._on_answer_changed()
+
     def _show_option(self, option: QuestionOption | None) -> None:
-        if option is not None and option is self.shown_option:
+        """Show `option`'s preview, captioned with its label; None is "Other"."""
+        if option is None:
+            if not self._shows_other:
+                self._shows_other, self.shown_option = True, None
+                self.ui.previewCaption.setText("Preview — Other (your own answer)")
+                self.preview.show_message("Your own answer has no preview.")
+            return
+        if option is self.shown_option and not self._shows_other:
             return  # already shown: a big preview costs tens of milliseconds to lay out
-        self.shown_option = option
-        if option is None or not option.preview:
-            label = make_visible(option.label) if option else "this answer"
+        self._shows_other, self.shown_option = False, option
+        label = make_visible(option.label)
+        self.ui.previewCaption.setText(f"Preview — {label}")
+        if not option.preview:
             self.preview.show_message(f"No preview for {label}.")
             return
         self.preview.show_preview(option.preview)
@@ -292,6 +371,9 @@ class QuestionDialog(BaseDecisionDialog):
     def _show_current(self) -> None:
         box = self.boxes[self.current]
         focused = next((o for b, o in box.option_buttons if b.hasFocus()), None)
+        if focused is None and box.other_pointed():
+            self._show_option(None)
+            return
         option = focused or box.selected_option()
         if option is not None:
             self._show_option(option)

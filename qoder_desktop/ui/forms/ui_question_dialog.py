@@ -77,6 +77,7 @@ class Ui_QuestionDialog(object):
         self.keysHint = QLabel(QuestionDialog)
         self.keysHint.setObjectName(u"keysHint")
         self.keysHint.setTextFormat(Qt.TextFormat.PlainText)
+        self.keysHint.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.keysHint)
 
