@@ -8,6 +8,12 @@ and stops at the first limit it hits (depth, nested tables, rows, cells) by rais
 `HtmlRefused`: the rest would be thrown away, and `html.parser` costs ~4 µs a tag.
 `html_to_text` is the cheap plain-text view (regular expressions only) used for every
 fallback. Qt-free.
+
+Page colours: Qt paints a `<div>`'s background behind each of its lines, not behind the
+box (dark bars with white gaps, and light text left on white in table cells). When the
+whole preview is one block element with a background or text colour (a "card"), those
+colours move to the page (`<body style=…>`, which Qt paints behind everything and every
+cell inherits); only plain colour values move, never anything that could load.
 """
 
 from __future__ import annotations
@@ -47,6 +53,13 @@ _NUMERIC = {"colspan", "rowspan", "width", "height", "border", "cellpadding", "c
             "start", "size"}
 _BAD_STYLE = re.compile(r"url|expression|import|image|behavior|binding|src|\\|/\*|&|@",
                         re.IGNORECASE)
+_COLOR_VALUE = re.compile(r"\s*(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\(\s*[0-9.%\s,]{1,40}\))"
+                          r"\s*")
+"""A colour value that may move to the page: hex, a name, or rgb()/rgba() of numbers."""
+_PAGE_COLORS = {"background": "background-color", "background-color": "background-color",
+                "color": "color"}
+_CARD_TAGS = frozenset({"div", "blockquote", "center", "address", "p"})
+"""Block elements whose colours become the page's when one of them is the whole preview."""
 _BLOCKS = frozenset({"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6",
                      "blockquote", "pre", "table", "dt", "dd", "hr", "ul", "ol", "caption"})
 _IMPLIED_CLOSE = {"p": {"p"}, "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"},
@@ -79,6 +92,9 @@ class HtmlRebuilder(HTMLParser):
         self.span_area = 0
         self.removed: set[str] = set()
         self.error = ""
+        self.top_level: list[tuple[str, int, list[tuple[str, str]]]] = []
+        """Each top-level element: its tag, its index in `out` and its attributes."""
+        self.top_level_text = False
 
     def _fail(self, message: str) -> None:
         self.error = message
@@ -112,9 +128,9 @@ class HtmlRebuilder(HTMLParser):
         attributes = self._attributes(attrs)
         if tag in ("td", "th"):
             attributes = self._bounded_spans(attributes)
-        shown = "".join(f' {name}="{html.escape(value, quote=True)}"'
-                        for name, value in attributes)
-        self.out.append(f"<{tag}{shown}>")
+        if not self.stack:
+            self.top_level.append((tag, len(self.out), attributes))
+        self.out.append(f"<{tag}{_shown(attributes)}>")
         if tag not in VOID_TAGS:
             self.stack.append(tag)
             if len(self.stack) > MAX_DEPTH:
@@ -156,6 +172,8 @@ class HtmlRebuilder(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.skip_depth:
             return
+        if not self.stack and data.strip():
+            self.top_level_text = True
         self.out.append(html.escape(data, quote=False))
 
     def _attributes(self, attrs: list[tuple[str, str | None]]) -> list[tuple[str, str]]:
@@ -197,7 +215,43 @@ class HtmlRebuilder(HTMLParser):
 
     def result(self) -> str:
         self._close_to(0)
+        if len(self.top_level) == 1 and not self.top_level_text:
+            return self._lift_page_colors()
         return "".join(self.out)
+
+    def _lift_page_colors(self) -> str:
+        """One card element makes the whole preview: its colours become the page's."""
+        tag, index, attributes = self.top_level[0]
+        if tag not in _CARD_TAGS:
+            return "".join(self.out)
+        page: dict[str, str] = {}
+        kept: list[tuple[str, str]] = []
+        for name, value in attributes:
+            if name == "bgcolor" and _COLOR_VALUE.fullmatch(value):
+                page["background-color"] = value.strip()
+            elif name == "style":
+                rest = []
+                for declaration in value.split(";"):
+                    prop, _, prop_value = declaration.partition(":")
+                    target = _PAGE_COLORS.get(prop.strip().lower())
+                    if target and _COLOR_VALUE.fullmatch(prop_value):
+                        page[target] = prop_value.strip()
+                    elif declaration.strip():
+                        rest.append(declaration.strip())
+                if rest:
+                    kept.append((name, "; ".join(rest)))
+            else:
+                kept.append((name, value))
+        if not page:
+            return "".join(self.out)
+        out = list(self.out)
+        out[index] = f"<{tag}{_shown(kept)}>"
+        style = "; ".join(f"{name}: {value}" for name, value in sorted(page.items()))
+        return f'<body style="{html.escape(style, quote=True)}">' + "".join(out) + "</body>"
+
+
+def _shown(attributes: list[tuple[str, str]]) -> str:
+    return "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in attributes)
 
 
 def removed_note(removed: set[str]) -> str:

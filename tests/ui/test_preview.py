@@ -374,3 +374,24 @@ def test_preview_documents_follow_the_font_and_are_not_kept(browser):
     assert browser.document().defaultFont().pointSize() == 17
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     assert browser.findChildren(QTextDocument) == [browser.document()]
+
+
+DARK_CARD = ('<div style="border:1px solid #333;padding:8px;background:#222;color:#eee">'
+             '<b>Settings</b><p>Theme: <i>dark</i></p>'
+             '<table><tr><td>Font</td><td>Mono 11</td></tr></table></div>')
+
+
+def test_a_dark_card_preview_is_a_dark_page_with_light_text_everywhere(qtbot):
+    """No dark bars behind single lines, no light text left on white in a table cell."""
+    browser = SafePreviewBrowser()
+    qtbot.addWidget(browser)
+    browser.resize(360, 240)
+    browser.show_preview(DARK_CARD, "html")
+    browser.show()
+    qtbot.waitExposed(browser)
+    image = browser.viewport().grab().toImage()
+    corner = image.pixelColor(image.width() - 4, image.height() - 4)  # below every line
+    assert corner.lightness() < 60, corner.name()
+    document = browser.document()
+    cursor = document.find("Mono 11")
+    assert cursor.charFormat().foreground().color().lightness() > 200  # light, on dark

@@ -14,6 +14,9 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
   (`add_break_opportunities`) before the view lays it out: Qt's word wrap takes ~0.4 s
   on a 60,000-character word, on the GUI thread. The new document belongs to the same
   owner as the browser's own, so resource requests still end in `loadResource` below.
+* HTML previews get a small default stylesheet (`PREVIEW_CSS`: table cells with some
+  room) so a table reads as a table; the sanitizer gives a "card" preview's colours to
+  the whole page (`preview.html`), so a dark card is dark, not striped.
 * A clicked link is reported through `link_requested`; `offer_link` opens only `https`
   links, after a confirmation that shows the full address. Other schemes are shown as
   text and never opened.
@@ -38,6 +41,8 @@ _MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                       | QTextDocument.MarkdownFeature.MarkdownNoHTML)
 
 _IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
+PREVIEW_CSS = "td, th { padding: 2px 8px; } th { text-align: left; }"
+"""The default stylesheet of HTML previews (a model's own styles still apply over it)."""
 
 
 def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = True) -> QLabel:
@@ -129,6 +134,7 @@ class SafePreviewBrowser(QTextBrowser):
         if preview.kind == "markdown":
             document.setMarkdown(preview.text, _MARKDOWN_FEATURES)
         elif preview.kind == "html":
+            document.setDefaultStyleSheet(PREVIEW_CSS)
             document.setHtml(preview.text)
         else:
             document.setPlainText(make_visible(preview.text))
