@@ -96,15 +96,42 @@ def test_a_ctrl_key_held_from_before_keeps_the_dialog_unarmed_until_released(
     """
     held = [True]
     monkeypatch.setattr(ArmingGate, "modifiers_held", staticmethod(lambda: held[0]))
+    monkeypatch.setattr(ArmingGate, "held_modifier_names",
+                        staticmethod(lambda: "Ctrl" if held[0] else ""))
     dialog, decisions = open_dialog(ApprovalDialog(bash()), arm=False)
+    assert not dialog.held_note.isVisible()  # nothing to say during the delay itself
     qtbot.wait(700)
     assert not dialog.is_armed()
+    assert dialog.held_note.isVisible()
+    assert dialog.held_note.text() == "Release Ctrl to enable the buttons and keys."
     press(dialog, Qt.Key.Key_Return, CTRL)
     assert decisions == []
     held[0] = False
     qtbot.waitUntil(dialog.is_armed, timeout=1000)
+    assert not dialog.held_note.isVisible()
     press(dialog, Qt.Key.Key_Return, CTRL)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+
+
+@pytest.mark.arming
+def test_inert_deny_and_stop_looks_as_disabled_as_the_others(open_dialog, qtbot, bash):
+    """During arming "Deny and stop" is grey like every button, not red and live-looking."""
+    dialog, _ = open_dialog(ApprovalDialog(bash()), arm=False)
+    stop, deny = dialog.ui.denyStopButton, dialog.ui.denyButton
+    assert not stop.isEnabled() and not deny.isEnabled()
+
+    def text_colour(button):  # the colour the button's label is painted in
+        image = button.grab().toImage()
+        pixels = [image.pixelColor(x, y) for x in range(image.width())
+                  for y in range(image.height())]
+        return max(pixels, key=lambda c: c.red() - c.green())
+
+    def reddish(colour):
+        return colour.red() - colour.green() > 60
+
+    assert not reddish(text_colour(stop))
+    qtbot.waitUntil(dialog.is_armed, timeout=2000)
+    assert reddish(text_colour(stop))  # armed: red again
 
 
 def test_ctrl_return_twice_emits_once(open_dialog, bash):

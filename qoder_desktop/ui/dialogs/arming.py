@@ -7,7 +7,8 @@ their shortcut slots check `is_armed()` before doing anything.
 
 A key that is still held when the delay ends (a stuck or auto-repeating Ctrl+Return
 from another window) must not count either: while a modifier key is physically down,
-the gate waits and arms only once every modifier has been released.
+the gate waits and arms only once every modifier has been released, and says which key
+it waits for (`waiting_for_release`), so the dialog can tell the person to let go.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from PySide6.QtWidgets import QWidget
 
 ARMING_DELAY_MS = 400
 HELD_KEY_POLL_MS = 50
+_MODIFIER_NAMES = ((Qt.KeyboardModifier.ControlModifier, "Ctrl"),
+                   (Qt.KeyboardModifier.ShiftModifier, "Shift"),
+                   (Qt.KeyboardModifier.AltModifier, "Alt"),
+                   (Qt.KeyboardModifier.MetaModifier, "Meta"))
 
 
 class ArmingGate(QObject):
@@ -30,9 +35,13 @@ class ArmingGate(QObject):
 
     Signals:
         armed_changed(bool): the gate armed (True) or was reset/disarmed (False).
+        waiting_for_release(str): the delay is over but a key is held: its name
+            ("Ctrl", "Ctrl+Shift", or "the held key" when the platform cannot say);
+            "" when the gate no longer waits for one.
     """
 
     armed_changed = Signal(bool)
+    waiting_for_release = Signal(str)
 
     def __init__(self, parent: QObject | None = None, delay_ms: int | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +50,7 @@ class ArmingGate(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._delay_ms = ARMING_DELAY_MS if delay_ms is None else delay_ms
+        self._waiting_for = ""
         self._timer.timeout.connect(self._arm)
 
     @property
@@ -65,6 +75,7 @@ class ArmingGate(QObject):
     def disarm(self) -> None:
         """Disarm for good (the dialog is finished); the timer no longer arms it."""
         self._timer.stop()
+        self._set_waiting("")
         was_armed = self._armed
         self._armed = False
         self._guarded.clear()
@@ -91,10 +102,25 @@ class ArmingGate(QObject):
             return False
         return QGuiApplication.queryKeyboardModifiers() != Qt.KeyboardModifier.NoModifier
 
+    @staticmethod
+    def held_modifier_names() -> str:
+        """The modifier keys held now, e.g. "Ctrl+Shift" ("" when none or unknown)."""
+        if QGuiApplication.platformName() == "offscreen":
+            return ""
+        held = QGuiApplication.queryKeyboardModifiers()
+        return "+".join(name for flag, name in _MODIFIER_NAMES if held & flag)
+
     def _arm(self) -> None:
         if self.modifiers_held():
+            self._set_waiting(self.held_modifier_names() or "the held key")
             self._timer.start(HELD_KEY_POLL_MS)
             return
+        self._set_waiting("")
         self._armed = True
         self.refresh()
         self.armed_changed.emit(True)
+
+    def _set_waiting(self, keys: str) -> None:
+        if keys != self._waiting_for:
+            self._waiting_for = keys
+            self.waiting_for_release.emit(keys)

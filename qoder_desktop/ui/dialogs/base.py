@@ -34,7 +34,7 @@ from PySide6.QtGui import (
     QShortcut,
     QShowEvent,
 )
-from PySide6.QtWidgets import QApplication, QDialog, QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
@@ -77,6 +77,12 @@ class BaseDecisionDialog(QDialog):
         self._following_focus = False
         self.gate = ArmingGate(self)
         self.gate.armed_changed.connect(self._on_armed_changed)
+        self.held_note = QLabel(self)
+        """Says which held key keeps the buttons disabled ("Release Ctrl to enable …")."""
+        self.held_note.setObjectName("heldKeysNote")
+        self.held_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.held_note.hide()
+        self.gate.waiting_for_release.connect(self._on_waiting_for_release)
         self.setModal(False)
         self.setSizeGripEnabled(True)
         # The look comes from the application stylesheet, scoped by this property: a
@@ -164,6 +170,7 @@ class BaseDecisionDialog(QDialog):
         """Start the arming delay and announce `shown`."""
         super().showEvent(event)
         if not self._finished:
+            self._place_held_note()
             app = QApplication.instance()
             if isinstance(app, QApplication) and not self._following_focus:
                 app.focusChanged.connect(self._watch_focus)
@@ -217,6 +224,19 @@ class BaseDecisionDialog(QDialog):
     # -- internals -------------------------------------------------------------------
     def _escape(self) -> None:
         self.emit_decision(self.escape_decision())
+
+    def _place_held_note(self) -> None:
+        """Put the held-key note just above the button row (the layout's last item)."""
+        layout = self.layout()
+        if isinstance(layout, QVBoxLayout) and layout.indexOf(self.held_note) < 0:
+            layout.insertWidget(max(layout.count() - 1, 0), self.held_note)
+
+    def _on_waiting_for_release(self, keys: str) -> None:
+        if keys and not self._finished:
+            self.held_note.setText(f"Release {keys} to enable the buttons and keys.")
+            self.held_note.show()
+        else:
+            self.held_note.hide()
 
     def _is_chord(self, event: QKeyEvent) -> bool:
         modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
