@@ -53,6 +53,7 @@ class ConnectAgentDialog(QDialog):
         layout.addWidget(intro)
         status_label = QLabel(status)
         status_label.setTextFormat(Qt.TextFormat.PlainText)
+        status_label.setWordWrap(True)  # a long status must not widen the dialog off-screen
         status_label.setObjectName("gatewayStatus")
         layout.addWidget(status_label)
         tabs = QTabWidget()

@@ -1,0 +1,87 @@
+"""Every dialog fits a 1366×768 screen, however long what it shows.
+
+A long unwrapped line (a status, a title, a path) makes a dialog as wide as the line;
+on a laptop screen its buttons then sit off-screen. Each dialog is shown with long
+content: its size and its minimum size must stay within 1366×768 and its preferred
+width within 1366 (a preferred height may exceed the screen: long text then scrolls or
+shares the space), with every button inside it. Also run on xcb under Xvfb, on a
+1366×768 screen, by test_keys_on_xcb.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QDialog, QWidget
+
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.domain.models import ApprovalRequest, Backend
+from qoder_desktop.domain.session_options import SessionOptions
+from qoder_desktop.ui.dialogs import dialog_for
+from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
+from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
+from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
+
+SCREEN_W, SCREEN_H = 1366, 768
+WORDS = "a long line of words the agent sent without any line break " * 12
+PATH = "/home/someone/" + "/".join(f"folder-number-{i:02d}" for i in range(20)) + "/file.txt"
+COMMAND = "npm run build -- --config " + PATH + " && " + " ".join(["--flag=value"] * 40)
+
+
+def _request(tool: str, tool_input: dict, **fields: object) -> ApprovalRequest:
+    return ApprovalRequest(session_id="s-1", session_name="a session " * 12,
+                           backend=Backend.CLAUDE, tool_name=tool, tool_input=tool_input,
+                           cwd=PATH.rsplit("/", 1)[0], **fields)
+
+
+def _question() -> ApprovalRequest:
+    option = {"label": "An option " * 6, "description": WORDS, "preview": "# " + WORDS}
+    return _request("AskUserQuestion", {"questions": [
+        {"question": f"{i}: {WORDS}?", "header": "Header", "multiSelect": i == 1,
+         "options": [option, dict(option, label="Other option " * 5)]} for i in range(4)]})
+
+
+DIALOGS = {
+    "approval (Bash)": lambda: dialog_for(_request(
+        "Bash", {"command": COMMAND, "description": WORDS}, title=WORDS, description=WORDS,
+        decision_reason=WORDS, blocked_path=PATH, agent_id="agent-" + "x" * 60)),
+    "approval (Write)": lambda: dialog_for(_request(
+        "Write", {"file_path": PATH, "content": (WORDS + "\n") * 200}, blocked_path=PATH)),
+    "question": lambda: dialog_for(_question()),
+    "plan": lambda: dialog_for(_request("ExitPlanMode", {"plan": "# " + WORDS + "\n\n" + WORDS})),
+    "connect an agent": lambda: ConnectAgentDialog(
+        "Approval gateway listening on http://127.0.0.1:48123/mcp. " + WORDS + PATH,
+        {"claude_command": "claude --permission-prompt-tool mcp__qoder " + COMMAND,
+         "claude_mcp_config": '{"mcpServers": {"qoder-desktop": {"url": "' + PATH + '"}}}',
+         "qodercli_command": "qodercli " + COMMAND, "qodercli_mcp_config": "{}"},
+        dict),
+    "new session": lambda: NewSessionDialog(defaults=SessionOptions(cwd=PATH),
+                                            scenarios=["demo", "x" * 80]),
+    "settings": lambda: SettingsDialog(Settings()),
+}
+
+
+@pytest.mark.parametrize("name", list(DIALOGS))
+def test_the_dialog_fits_a_1366x768_screen_with_long_content(qtbot, name):
+    dialog: QDialog = DIALOGS[name]()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    hint, size = dialog.sizeHint(), dialog.size()
+    minimum = dialog.minimumSizeHint()
+    assert hint.width() <= SCREEN_W, f"size hint {hint}"
+    assert size.width() <= SCREEN_W and size.height() <= SCREEN_H, f"size {size}"
+    assert minimum.width() <= SCREEN_W and minimum.height() <= SCREEN_H, f"minimum {minimum}"
+    for button in dialog.findChildren(QAbstractButton):
+        if button.isVisibleTo(dialog) and not _scrolls(button, dialog):
+            right = button.mapTo(dialog, button.rect().bottomRight())
+            assert right.x() <= size.width() and right.y() <= size.height(), button.text()
+
+
+def _scrolls(widget: QWidget, dialog: QDialog) -> bool:
+    """True when `widget` sits in a scroll area of `dialog` (reachable by scrolling)."""
+    parent = widget.parentWidget()
+    while parent is not None and parent is not dialog:
+        if isinstance(parent, QAbstractScrollArea):
+            return True
+        parent = parent.parentWidget()
+    return False
