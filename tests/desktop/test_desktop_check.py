@@ -1,19 +1,31 @@
 """The real desktop check: the app under Xvfb with trayer as the tray, answered by real keys.
 
 Runs `qoder-desktop --demo` (the real Claude Code CLI against the scripted model) on a
-virtual X display with a system tray, finds the approval dialog by its title, answers it
-with xdotool key presses and checks the tool really ran. It saves a screenshot of the
-main window with an open approval dialog to `artifacts/desktop-check.png`.
+virtual X display with a system tray, finds each dialog by its title and answers it with
+xdotool key presses, as a person would, checking what the CLI really did:
+
+1. Bash: Ctrl+Return allows it; the command ran.
+2. Write: Ctrl+E (focus starts in the deny reason, which on X11 would take Ctrl+E as
+   "end of line"), Ctrl+A and typing replace the JSON; Ctrl+Return allows; the file holds
+   the EDITED content.
+3. Edit: Escape denies; the file is unchanged.
+4. The question: the digit 2 picks the second option; Ctrl+Return submits it.
+
+It saves screenshots of the main window with an open dialog to `artifacts/`
+(`desktop-check.png` for the first approval, `desktop-check-edit.png` for the diff of
+the Edit, which is the README's docs/screenshot.png).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +57,33 @@ def _windows(display_env: dict[str, str], title_regex: str) -> list[str]:
     return found.stdout.split()
 
 
+def _key(env: dict[str, str], window: str, *keys: str) -> None:
+    """Focus `window` and press `keys` (xdotool names), after the dialog's arming delay."""
+    time.sleep(0.8)  # the dialog arms 400 ms after it appears
+    subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True)
+    subprocess.run(["xdotool", "key", "--clearmodifiers", *keys], env=env, check=True)
+
+
+def _type(env: dict[str, str], text: str) -> None:
+    subprocess.run(["xdotool", "type", "--delay", "8", "--clearmodifiers", text], env=env,
+                   check=True)
+
+
+def _ledger(home: Path) -> list[tuple]:
+    with sqlite3.connect(home / "data" / "qoder-desktop.sqlite3") as db:
+        return db.execute("SELECT tool_name, outcome, decided_by, original_input_json, "
+                          "final_input_json FROM approvals ORDER BY seq").fetchall()
+
+
+def _screenshot(env: dict[str, str], name: str) -> Path:
+    time.sleep(1.0)  # let the window manager-less screen settle before the screenshot
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / name
+    subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True)
+    assert shot.stat().st_size > 10_000
+    return shot
+
+
 @pytest.fixture
 def display(tmp_path: Path) -> Iterator[dict[str, str]]:
     """A private Xvfb display with trayer running as the system tray."""
@@ -74,8 +113,8 @@ def display(tmp_path: Path) -> Iterator[dict[str, str]]:
 def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
                                                    tmp_path: Path) -> None:
     home = tmp_path / "app-home"
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+    # A short scratch folder: its path shows in the dialogs of the README's screenshot.
+    scratch = Path(tempfile.mkdtemp(prefix="qd-"))
     env = dict(display, QODER_DESKTOP_HOME=str(home), TMPDIR=str(scratch),
                HOME=str(tmp_path / "home"), QT_QPA_PLATFORM="xcb")
     log_file = tmp_path / "app-output.txt"
@@ -86,15 +125,10 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         [dialog] = _wait_for(lambda: _windows(env, "^Approve Bash"), 60,
                              "the approval dialog (app output: see app-output.txt)")
         _wait_for(lambda: _windows(env, "^Qoder Desktop"), 10, "the main window")
-        time.sleep(1.0)  # let the window manager-less screen settle before the screenshot
-        ARTIFACTS.mkdir(exist_ok=True)
-        shot = ARTIFACTS / "desktop-check.png"
-        subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True)
-        assert shot.stat().st_size > 10_000
+        _screenshot(env, "desktop-check.png")
 
-        subprocess.run(["xdotool", "windowfocus", "--sync", dialog], env=env, check=True)
-        subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+Return"], env=env,
-                       check=True)
+        # 1. Bash: allowed by Ctrl+Return.
+        _key(env, dialog, "ctrl+Return")
         [workspace] = _wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
                                 10, "the demo workspace")
         hello = workspace / "hello.txt"
@@ -102,17 +136,54 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         assert hello.read_text() == "Hello from the demo\n"
 
         # The next request (a Write) now waits for a person: nothing answers it by itself.
-        _wait_for(lambda: _windows(env, "^Approve Write"), 30, "the next approval dialog")
+        [dialog] = _wait_for(lambda: _windows(env, "^Approve Write"), 30,
+                             "the Write approval dialog")
         time.sleep(1.5)
-        assert not (workspace / "notes.md").exists()
+        notes = workspace / "notes.md"
+        assert not notes.exists()
+
+        # 2. Write: Ctrl+E from the deny reason, replace the JSON, allow the edited input.
+        original = json.loads(_wait_for(lambda: _ledger(home)[1:2], 10, "the Write row")[0][3])
+        edited = dict(original, content=original["content"] + "- Edited in the dialog.\n")
+        _key(env, dialog, "ctrl+e")
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+a"], env=env, check=True)
+        _type(env, json.dumps(edited))
+        _key(env, dialog, "ctrl+Return")
+        _wait_for(notes.exists, 30, "the edited Write to run")
+        assert notes.read_text() == edited["content"]
+        assert "Edited in the dialog" not in original["content"]
+
+        # 3. Edit: denied by Escape; the file stays as it was.
+        [dialog] = _wait_for(lambda: _windows(env, "^Approve Edit"), 30,
+                             "the Edit approval dialog")
+        shot = _screenshot(env, "desktop-check-edit.png")
+        if os.environ.get("QODER_DESKTOP_UPDATE_SCREENSHOT"):  # refresh the README's image
+            readme_image = Path(__file__).resolve().parents[2] / "docs" / "screenshot.png"
+            subprocess.run(["convert", str(shot), "-crop", "1600x830+0+0", "+repage",
+                            str(readme_image)], check=True)
+        _key(env, dialog, "Escape")
+        _wait_for(lambda: len(_ledger(home)) > 2 and _ledger(home)[2][1] is not None, 30,
+                  "the Edit to be denied")
+
+        # 4. The question: digit 2 picks the second option, Ctrl+Return submits it.
+        [dialog] = _wait_for(lambda: _windows(env, "^Question"), 30, "the question dialog")
+        _key(env, dialog, "2")
+        _key(env, dialog, "ctrl+Return")
+        rows = _wait_for(lambda: [r for r in _ledger(home) if r[0] == "AskUserQuestion"
+                                  and r[1] is not None], 30, "the answered question")
+        assert notes.read_text() == edited["content"]  # the denied Edit changed nothing
 
         log_text = (home / "state" / "qoder-desktop.log").read_text()
         assert "system tray available: True" in log_text
-        with sqlite3.connect(home / "data" / "qoder-desktop.sqlite3") as db:
-            rows = db.execute("SELECT tool_name, outcome, decided_by FROM approvals "
-                              "ORDER BY seq").fetchall()
-        assert rows[0] == ("Bash", "allow_once", "user")
-        assert rows[1][:2] == ("Write", None)
+        ledger = _ledger(home)
+        assert [row[:3] for row in ledger[:3]] == [("Bash", "allow_once", "user"),
+                                                   ("Write", "allow_once", "user"),
+                                                   ("Edit", "deny", "user")]
+        assert json.loads(ledger[1][4]) == edited
+        [(_tool, outcome, _by, _original, final)] = rows
+        assert outcome == "allow_once"
+        assert json.loads(final)["answers"] == {
+            "Which format should the summary have?": "Table"}
     finally:
         os.killpg(app.pid, signal.SIGTERM)
         try:
@@ -120,3 +191,4 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         except subprocess.TimeoutExpired:
             os.killpg(app.pid, signal.SIGKILL)
             app.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
