@@ -63,7 +63,10 @@ def request_summary(request: ApprovalRequest, limit: int = 160) -> str:
     if request.kind is RequestKind.PLAN:
         plan = request.tool_input.get("plan")
         first = next((ln for ln in str(plan or "").splitlines() if ln.strip()), "")
-        text = f"Plan: {one_line(first).lstrip('# ')}" if first else "Plan approval"
+        heading = one_line(first).lstrip("# ")
+        if heading[:5].lower() == "plan:":  # "# Plan: add x" is not "Plan: Plan: add x"
+            heading = heading[5:].lstrip()
+        text = f"Plan: {heading}" if heading else "Plan approval"
         return elide(text, limit)
     detail = input_summary(request.tool_name, request.tool_input)
     text = f"{request.label}: {detail}" if detail else request.label

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 from qoder_desktop.domain.models import DecisionKind
 from qoder_desktop.ui.dialogs import PlanDialog, dialog_for
 from qoder_desktop.ui.dialogs.plan import KEEP_PLANNING
+from qoder_desktop.ui.summaries import request_summary
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 PLAN = "# Plan\n\n1. Add a **settings** page\n2. Write tests\n\n![diagram](/etc/passwd)\n"
@@ -104,3 +105,13 @@ def test_factory_builds_plan_dialog(qtbot, plan):
     dialog = dialog_for(plan())
     qtbot.addWidget(dialog)
     assert isinstance(dialog, PlanDialog)
+
+
+@pytest.mark.parametrize("plan_text, summary", [
+    ("# Plan: add a greeting module\n\n1. Create it.", "Plan: add a greeting module"),
+    ("## plan: tidy up\n", "Plan: tidy up"),
+    ("# Add a greeting module\n", "Plan: Add a greeting module"),
+    ("# Plan:\n", "Plan approval"),
+])
+def test_a_plan_is_summarised_with_one_plan_prefix(make_request, plan_text, summary):
+    assert request_summary(make_request("ExitPlanMode", {"plan": plan_text})) == summary
