@@ -11,12 +11,20 @@ shares the space), with every button inside it. Also run on xcb under Xvfb, on a
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QDialog, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QDialog,
+    QLabel,
+    QScrollArea,
+    QWidget,
+)
 
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.domain.models import ApprovalRequest, Backend
 from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.ui.dialogs import dialog_for
+from qoder_desktop.ui.dialogs.approval import HEADER_MAX_HEIGHT
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
 from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
@@ -75,6 +83,33 @@ def test_the_dialog_fits_a_1366x768_screen_with_long_content(qtbot, name):
         if button.isVisibleTo(dialog) and not _scrolls(button, dialog):
             right = button.mapTo(dialog, button.rect().bottomRight())
             assert right.x() <= size.width() and right.y() <= size.height(), button.text()
+
+
+@pytest.mark.parametrize("name", list(DIALOGS))
+def test_no_wrapped_line_is_squeezed_under_the_next(qtbot, name):
+    """Every wrapped label outside a scroll area gets the height its text needs."""
+    dialog: QDialog = DIALOGS[name]()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    for label in dialog.findChildren(QLabel):
+        if label.wordWrap() and label.isVisibleTo(dialog) and not _scrolls(label, dialog):
+            assert label.height() >= label.heightForWidth(label.width()), label.text()[:60]
+
+
+def test_a_long_approval_header_scrolls_and_a_short_one_takes_its_lines(qtbot, make_request):
+    long_dialog = DIALOGS["approval (Bash)"]()
+    short_dialog = dialog_for(make_request("Bash", {"command": "ls"}))
+    for dialog in (long_dialog, short_dialog):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+    header: QScrollArea = long_dialog.ui.headerScroll
+    assert header.height() == HEADER_MAX_HEIGHT
+    assert header.verticalScrollBar().maximum() > 0  # the rest is a scroll away
+    ui = short_dialog.ui
+    assert ui.whoLabel.geometry().top() - ui.titleLabel.geometry().bottom() <= 10
+    assert ui.headerScroll.verticalScrollBar().maximum() == 0
 
 
 def _scrolls(widget: QWidget, dialog: QDialog) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
@@ -24,6 +25,8 @@ from qoder_desktop.ui.widgets.json_editor import JsonEditor
 SHELL_TOOLS = frozenset({"Bash"})
 DEFAULT_DENY = "The user denied this tool call."
 DEFAULT_DENY_STOP = "The user denied this tool call and stopped the agent."
+HEADER_MAX_HEIGHT = 180
+"""The most the title, who and info lines take; longer model text scrolls there."""
 
 
 def _set_plain(label: QLabel, text: str | None) -> None:
@@ -163,7 +166,27 @@ class ApprovalDialog(BaseDecisionDialog):
         """Focus starts on the deny reason field, never on an allow button."""
         self.ui.denyReasonEdit.setFocus(Qt.FocusReason.OtherFocusReason)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Give the header the height its wrapped text needs, up to `HEADER_MAX_HEIGHT`."""
+        super().resizeEvent(event)
+        self._fit_header()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Fit the header to the laid-out width before the dialog first paints."""
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        self._fit_header()
+        super().showEvent(event)
+
     # -- internals -------------------------------------------------------------------
+    def _fit_header(self) -> None:
+        scroll, layout = self.ui.headerScroll, self.ui.headerLayout
+        width = scroll.viewport().width()
+        needed = (layout.totalHeightForWidth(width) if layout.hasHeightForWidth()
+                  else layout.sizeHint().height())
+        scroll.setFixedHeight(min(needed, HEADER_MAX_HEIGHT))
+
     def _current_input(self) -> dict[str, Any]:
         value = self.json_editor.value()
         return value if value is not None else dict(self.request.tool_input)

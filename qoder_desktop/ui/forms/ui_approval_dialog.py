@@ -15,10 +15,10 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QFont, QFontDatabase, QGradient, QIcon,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
-from PySide6.QtWidgets import (QApplication, QDialog, QFormLayout, QGroupBox,
-    QHBoxLayout, QLabel, QLineEdit, QPushButton,
-    QSizePolicy, QSpacerItem, QTabWidget, QVBoxLayout,
-    QWidget)
+from PySide6.QtWidgets import (QApplication, QDialog, QFormLayout, QFrame,
+    QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+    QPushButton, QScrollArea, QSizePolicy, QSpacerItem,
+    QTabWidget, QVBoxLayout, QWidget)
 
 class Ui_ApprovalDialog(object):
     def setupUi(self, ApprovalDialog):
@@ -30,57 +30,74 @@ class Ui_ApprovalDialog(object):
         self.dialogLayout.setSpacing(8)
         self.dialogLayout.setObjectName(u"dialogLayout")
         self.dialogLayout.setContentsMargins(16, 14, 16, 14)
-        self.titleLabel = QLabel(ApprovalDialog)
+        self.headerScroll = QScrollArea(ApprovalDialog)
+        self.headerScroll.setObjectName(u"headerScroll")
+        sizePolicy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        sizePolicy.setHorizontalStretch(0)
+        sizePolicy.setVerticalStretch(0)
+        sizePolicy.setHeightForWidth(self.headerScroll.sizePolicy().hasHeightForWidth())
+        self.headerScroll.setSizePolicy(sizePolicy)
+        self.headerScroll.setMaximumSize(QSize(16777215, 180))
+        self.headerScroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.headerScroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.headerScroll.setWidgetResizable(True)
+        self.headerContents = QWidget()
+        self.headerContents.setObjectName(u"headerContents")
+        self.headerLayout = QVBoxLayout(self.headerContents)
+        self.headerLayout.setSpacing(8)
+        self.headerLayout.setObjectName(u"headerLayout")
+        self.headerLayout.setContentsMargins(0, 0, 0, 0)
+        self.titleLabel = QLabel(self.headerContents)
         self.titleLabel.setObjectName(u"titleLabel")
         self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.titleLabel.setWordWrap(True)
 
-        self.dialogLayout.addWidget(self.titleLabel)
+        self.headerLayout.addWidget(self.titleLabel)
 
-        self.whoLabel = QLabel(ApprovalDialog)
+        self.whoLabel = QLabel(self.headerContents)
         self.whoLabel.setObjectName(u"whoLabel")
         self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.whoLabel.setWordWrap(True)
 
-        self.dialogLayout.addWidget(self.whoLabel)
+        self.headerLayout.addWidget(self.whoLabel)
 
         self.infoForm = QFormLayout()
         self.infoForm.setObjectName(u"infoForm")
         self.infoForm.setHorizontalSpacing(12)
         self.infoForm.setVerticalSpacing(4)
-        self.descriptionCaption = QLabel(ApprovalDialog)
+        self.descriptionCaption = QLabel(self.headerContents)
         self.descriptionCaption.setObjectName(u"descriptionCaption")
         self.descriptionCaption.setTextFormat(Qt.TextFormat.PlainText)
 
         self.infoForm.setWidget(0, QFormLayout.ItemRole.LabelRole, self.descriptionCaption)
 
-        self.descriptionLabel = QLabel(ApprovalDialog)
+        self.descriptionLabel = QLabel(self.headerContents)
         self.descriptionLabel.setObjectName(u"descriptionLabel")
         self.descriptionLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.descriptionLabel.setWordWrap(True)
 
         self.infoForm.setWidget(0, QFormLayout.ItemRole.FieldRole, self.descriptionLabel)
 
-        self.reasonCaption = QLabel(ApprovalDialog)
+        self.reasonCaption = QLabel(self.headerContents)
         self.reasonCaption.setObjectName(u"reasonCaption")
         self.reasonCaption.setTextFormat(Qt.TextFormat.PlainText)
 
         self.infoForm.setWidget(1, QFormLayout.ItemRole.LabelRole, self.reasonCaption)
 
-        self.reasonLabel = QLabel(ApprovalDialog)
+        self.reasonLabel = QLabel(self.headerContents)
         self.reasonLabel.setObjectName(u"reasonLabel")
         self.reasonLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.reasonLabel.setWordWrap(True)
 
         self.infoForm.setWidget(1, QFormLayout.ItemRole.FieldRole, self.reasonLabel)
 
-        self.blockedCaption = QLabel(ApprovalDialog)
+        self.blockedCaption = QLabel(self.headerContents)
         self.blockedCaption.setObjectName(u"blockedCaption")
         self.blockedCaption.setTextFormat(Qt.TextFormat.PlainText)
 
         self.infoForm.setWidget(2, QFormLayout.ItemRole.LabelRole, self.blockedCaption)
 
-        self.blockedLabel = QLabel(ApprovalDialog)
+        self.blockedLabel = QLabel(self.headerContents)
         self.blockedLabel.setObjectName(u"blockedLabel")
         self.blockedLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.blockedLabel.setWordWrap(True)
@@ -88,7 +105,11 @@ class Ui_ApprovalDialog(object):
         self.infoForm.setWidget(2, QFormLayout.ItemRole.FieldRole, self.blockedLabel)
 
 
-        self.dialogLayout.addLayout(self.infoForm)
+        self.headerLayout.addLayout(self.infoForm)
+
+        self.headerScroll.setWidget(self.headerContents)
+
+        self.dialogLayout.addWidget(self.headerScroll)
 
         self.hiddenWarning = QLabel(ApprovalDialog)
         self.hiddenWarning.setObjectName(u"hiddenWarning")
@@ -174,7 +195,7 @@ class Ui_ApprovalDialog(object):
 
         self.dialogLayout.addLayout(self.buttonRow)
 
-        self.dialogLayout.setStretch(4, 1)
+        self.dialogLayout.setStretch(2, 1)
 #if QT_CONFIG(shortcut)
         self.denyReasonCaption.setBuddy(self.denyReasonEdit)
 #endif // QT_CONFIG(shortcut)
