@@ -388,14 +388,14 @@ class AgentSession(ABC):
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
                 # unretrieved task exception per request.)
                 raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            return self._result_for(decision)
+            return self._result_for(decision, request.tool_name)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("can_use_tool failed in session %s", self.session_id)
             return self._sdk_deny(f"Qoder Desktop failed while asking: {exc}", False)
 
-    def _result_for(self, decision: Decision) -> Any:
+    def _result_for(self, decision: Decision, tool_name: str | None = None) -> Any:
         if decision.kind.allows:
             assert decision.final_input is not None
             # The broker already dropped what the CLI would not receive.
@@ -404,7 +404,7 @@ class AgentSession(ABC):
                 updates.append(removal_update(self._removals_to_send))
                 self._removals_to_send = []
             return self._sdk_allow(dict(decision.final_input), updates)
-        self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)
+        self._emit(TranscriptKind.DENIAL, decision.message, is_error=True, tool_name=tool_name)
         return self._sdk_deny(decision.message, decision.interrupt)
 
     # -- hooks -------------------------------------------------------------------------

@@ -8,9 +8,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
 from qoder_desktop.domain.models import DecisionKind
+from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 from qoder_desktop.ui.dialogs import PlanDialog, dialog_for
 from qoder_desktop.ui.dialogs.plan import KEEP_PLANNING
 from qoder_desktop.ui.summaries import request_summary
+from qoder_desktop.ui.widgets.transcript_view import TranscriptView
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 PLAN = "# Plan\n\n1. Add a **settings** page\n2. Write tests\n\n![diagram](/etc/passwd)\n"
@@ -115,3 +117,16 @@ def test_factory_builds_plan_dialog(qtbot, plan):
 ])
 def test_a_plan_is_summarised_with_one_plan_prefix(make_request, plan_text, summary):
     assert request_summary(make_request("ExitPlanMode", {"plan": plan_text})) == summary
+
+
+def test_a_plan_sent_back_shows_as_keep_planning_not_as_a_denial(qtbot):
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.set_events([
+        TranscriptEvent(session_id="s", kind=TranscriptKind.DENIAL, text=KEEP_PLANNING,
+                        tool_name="ExitPlanMode", is_error=True),
+        TranscriptEvent(session_id="s", kind=TranscriptKind.DENIAL, text="no thanks",
+                        tool_name="Bash", is_error=True)])
+    lines = view.toPlainText().splitlines()
+    assert lines[0] == f"↺ Keep planning  {KEEP_PLANNING}"
+    assert lines[1] == "⊘ Denied  no thanks"

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextEdit, QWidget
 
+from qoder_desktop.domain.models import PLAN_TOOL
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 
 KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
@@ -55,6 +56,10 @@ STYLES: dict[TranscriptKind, _Style] = {
     TranscriptKind.ERROR: _Style("⚠ Error", color="#E03131", background="#1AE03131"),
     TranscriptKind.SYSTEM: _Style("", color="#868E96", italic=True),
 }
+
+
+KEEP_PLANNING_STYLE = _Style("↺ Keep planning", color="#5C636A", indent=12)
+"""A denied ExitPlanMode: the person sent the plan back to be worked on."""
 
 
 def _bounded(text: str, kind: TranscriptKind) -> str:
@@ -165,6 +170,9 @@ class TranscriptView(QTextEdit):
         caption = style.caption
         if kind is TranscriptKind.TOOL_CALL:
             caption = f"▶ {event.tool_name or 'Tool'}"
+        elif kind is TranscriptKind.DENIAL and event.tool_name == PLAN_TOOL:
+            style = KEEP_PLANNING_STYLE  # a plan sent back is not a denied tool call
+            caption = style.caption
         if caption:
             cursor.insertText(caption, self._char_format(style, caption=True))
             if style.caption_own_line:
