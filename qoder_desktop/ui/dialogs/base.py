@@ -245,7 +245,8 @@ class BaseDecisionDialog(QDialog):
 
     def _watch_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
         if self._watched is not None and self._watched is not new:
-            self._watched.removeEventFilter(self)
+            with contextlib.suppress(RuntimeError):  # the widget may be gone already
+                self._watched.removeEventFilter(self)
             self._watched = None
         if new is not None and self.isAncestorOf(new) and not self._finished:
             new.installEventFilter(self)
