@@ -148,6 +148,18 @@ class Tray(QObject):
             QApplication.beep()
         return note
 
+    def withdraw(self, request_id: str) -> None:
+        """The request was answered or withdrawn: hide its balloon if it still shows.
+
+        (Qt hides the balloon it shows when given an empty message.) Clicking a balloon
+        of an answered request then opens nothing.
+        """
+        if self._last_notified != request_id:
+            return
+        self._last_notified = None
+        if self._icon.isVisible() and QSystemTrayIcon.supportsMessages():
+            self._icon.showMessage("", "", QIcon(), 0)
+
     # -- queries (tests, wiring) -------------------------------------------------------
 
     def tooltip(self) -> str:
