@@ -3,7 +3,7 @@
 Each check prints one line: ``OK``, ``WARN`` or ``FAIL``, what it found, and for a WARN
 or FAIL what to do about it (after ``->``). The exit code is 0 when nothing FAILs, 1
 otherwise. Checks: the app itself, the keyring backend (and whether it is trusted),
-``keyrings.alt``, the system tray, the agent CLIs (found where the SDKs look for them,
+``keyrings.alt``, the system tray, the desktop's notification service, the agent CLIs (found where the SDKs look for them,
 each run with ``--version`` offline and with throw-away config folders) and whether the
 config/data/state/cache folders are writable.
 
@@ -32,6 +32,7 @@ from qoder_desktop import __version__
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.diagnostics.isolated import has_display, run_isolated
+from qoder_desktop.notifications.probe import ProbeResult
 from qoder_desktop.scripted_model.cli_env import DEAD_PROXY
 
 CLI_TIMEOUT = 20.0
@@ -329,6 +330,31 @@ def check_tray(environ: Mapping[str, str] | None = None, probe: TrayProbe | None
     return CheckResult("tray", Status.OK, f"system tray available ({detail})")
 
 
+NotificationProbe = Callable[[], ProbeResult]
+"""Looks for the notification service; the entry point gives `notifications.probe.probe_service`."""
+
+_NO_NOTIFICATIONS_ADVICE = (
+    "new requests are announced with the tray balloon instead, without buttons; for "
+    "notifications with Allow once/Deny buttons run your desktop's notification service "
+    "(GNOME Shell, KDE Plasma, xfce4-notifyd, dunst or mako) in this session")
+
+
+def check_notifications(probe: NotificationProbe | None = None) -> CheckResult:
+    """Whether the desktop's notification service answers, and shows buttons."""
+    if probe is None:
+        return CheckResult("notification", Status.WARN, "the notification probe was not run",
+                           "run `qoder-desktop --self-check`, which brings the probe")
+    found = probe()
+    if not found.available:
+        return CheckResult("notification", Status.WARN,
+                           f"no notification service ({found.detail})", _NO_NOTIFICATIONS_ADVICE)
+    if not found.buttons:
+        return CheckResult("notification", Status.WARN, f"{found.detail}: no action buttons",
+                           "notifications show each request and open it when clicked; "
+                           "answer in its dialog")
+    return CheckResult("notification", Status.OK, f"{found.detail}, with action buttons")
+
+
 def check_dir(label: str, folder: Path) -> CheckResult:
     """The folder exists (created 0700 if missing) and a file can be created and deleted."""
     try:
@@ -349,6 +375,7 @@ def check_dir(label: str, folder: Path) -> CheckResult:
 
 def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = None,
                 environ: Mapping[str, str] | None = None, tray_probe: TrayProbe | None = None,
+                notification_probe: NotificationProbe | None = None,
                 clis: Sequence[CliSpec] = CLIS,
                 locations: Mapping[str, CliLocation | str] | None = None,
                 find_spec: Callable[[str], object | None] = importlib.util.find_spec,
@@ -361,6 +388,8 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
         environ: the environment (``os.environ`` when None).
         tray_probe: the Qt tray probe (`qoder_desktop.ui.probe.describe_tray`); None
             skips the tray check with a warning.
+        notification_probe: looks for the desktop's notification service
+            (`qoder_desktop.notifications.probe.probe_service`); None skips it with a warning.
         clis: the CLIs to check.
         locations: known locations by CLI label, instead of looking (tests).
         find_spec: how ``keyrings.alt`` is looked up (tests).
@@ -372,6 +401,7 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
     yield check_keyring(store or SecretStore())
     yield check_keyrings_alt(find_spec)
     yield check_tray(env, tray_probe)
+    yield check_notifications(notification_probe)
     for spec in clis:
         found = (locations or {}).get(spec.label) or locate_cli(spec, env)
         yield check_cli(spec, found, environ=env, timeout=cli_timeout)

@@ -58,12 +58,12 @@ def _run(timeout: float) -> ProbeResult:
     except TimeoutError:
         return ProbeResult(False, False, f"the session bus did not answer in {timeout:g} s")
     except Exception as exc:
-        return ProbeResult(False, False, f"no session bus ({type(exc).__name__}: {exc})")
+        return ProbeResult(False, False, f"no D-Bus session bus: {exc or type(exc).__name__}")
 
 
 def probe_service(timeout: float = PROBE_TIMEOUT) -> ProbeResult:
     """Ask the session bus for the notification service; never raises."""
     if not sys.platform.startswith("linux"):
-        return ProbeResult(True, True, f"the {sys.platform} notification centre")
+        return ProbeResult(True, True, f"the {sys.platform} notification centre (not probed)")
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(_run, timeout).result()

@@ -1,0 +1,82 @@
+"""The self-check's notification line, against a private session bus for real."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.notification_server import NotificationServer, dbus_daemon, private_bus
+
+from qoder_desktop.diagnostics.self_check import Status, check_notifications
+from qoder_desktop.notifications.probe import probe_service
+
+pytestmark = pytest.mark.skipif(dbus_daemon() is None,
+                                reason="needs dbus-daemon (Debian: dbus; see .ci/run)")
+
+
+@pytest.fixture
+def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    with private_bus(tmp_path / "bus") as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        yield address
+
+
+class ServerThread:
+    """The test notification server on its own loop and thread (the probe blocks)."""
+
+    def __init__(self, address: str, capabilities: tuple[str, ...]) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.server = NotificationServer(capabilities)
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(address), self.loop).result(10)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.stop)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()
+
+
+@pytest.fixture
+def serving(bus: str) -> Iterator[ServerThread]:
+    thread = ServerThread(bus, ("actions", "body"))
+    yield thread
+    thread.stop()
+
+
+def test_a_notification_service_with_buttons_is_ok(serving: ServerThread) -> None:
+    result = check_notifications(probe_service)
+    assert result.status is Status.OK, result.line()
+    assert "test-notifications 1.0 (qoder-tests), with action buttons" in result.line()
+
+
+def test_a_service_without_buttons_warns_that_requests_are_answered_in_dialogs(
+        bus: str) -> None:
+    thread = ServerThread(bus, ("body",))
+    try:
+        result = check_notifications(probe_service)
+    finally:
+        thread.stop()
+    assert result.status is Status.WARN
+    assert "no action buttons" in result.found and "dialog" in result.advice
+
+
+def test_no_notification_service_warns_and_names_the_tray_balloon_fallback(bus: str) -> None:
+    result = check_notifications(probe_service)
+    assert result.status is Status.WARN
+    assert "no notification service" in result.found
+    assert "org.freedesktop.Notifications" in result.found
+    assert "tray balloon" in result.advice and "dunst" in result.advice
+
+
+def test_no_session_bus_at_all_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    result = check_notifications(probe_service)
+    assert result.status is Status.WARN
+    assert "no D-Bus session bus" in result.found
+    assert "tray balloon" in result.advice
