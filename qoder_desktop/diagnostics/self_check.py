@@ -3,9 +3,10 @@
 Each check prints one line: ``OK``, ``WARN`` or ``FAIL``, what it found, and for a WARN
 or FAIL what to do about it (after ``->``). The exit code is 0 when nothing FAILs, 1
 otherwise. Checks: the app itself, the keyring backend (and whether it is trusted),
-``keyrings.alt``, the system tray, the desktop's notification service, the agent CLIs (found where the SDKs look for them,
-each run with ``--version`` offline and with throw-away config folders) and whether the
-config/data/state/cache folders are writable.
+``keyrings.alt``, the system tray, the desktop's notification service (a D-Bus probe),
+the agent CLIs (found where the SDKs look for them, each run with ``--version`` offline
+and with throw-away config folders) and whether the config/data/state/cache folders are
+writable.
 
 Core module: Qt is only touched through `qoder_desktop.ui.probe`, imported lazily and run
 in a child process on Linux (Qt aborts the process when it cannot open the display).
