@@ -32,12 +32,16 @@ from qoder_desktop.text.visible import describe_hidden, has_hidden
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
 from qoder_desktop.ui.plain_text import notification_text
 from qoder_desktop.ui.summaries import one_line
-from qoder_desktop.ui.tray import APP_NAME, BODY_LIMIT, format_notification
+from qoder_desktop.ui.tray import APP_NAME, format_notification
 
 log = logging.getLogger(__name__)
 
 ALLOW, DENY, OPEN, ANSWER = "allow", "deny", "open", "answer"
 NOTIFICATION_DENY = "The user denied this tool call from a desktop notification."
+TOO_EARLY = ("Allow once on a notification did nothing: it was pressed within "
+             f"{ARMING_DELAY_MS} ms of the notification appearing. Answer in the dialog.")
+ALLOW_LIMIT = 120
+"""The longest value offered with "Allow once": servers show about three body lines."""
 _NOT_EXECUTED = frozenset({"description"})
 """Input keys that describe a call but do not change what runs."""
 
@@ -47,7 +51,7 @@ def whole_value(request: ApprovalRequest) -> str | None:
 
     That is: a tool call whose input is a single string (besides a description), shown
     character for character — no hidden characters (`text.visible`), no line breaks or
-    runs of spaces that a one-line body would collapse, no longer than the body — and
+    runs of spaces that a one-line body would collapse, at most `ALLOW_LIMIT` long — and
     whose other fields (title, reason, blocked path, names) hide nothing either.
     """
     if request.kind is not RequestKind.TOOL or request.blocked_path:
@@ -56,7 +60,7 @@ def whole_value(request: ApprovalRequest) -> str | None:
     if len(values) != 1 or not isinstance(values[0], str):
         return None
     value = values[0]
-    if not value or has_hidden(value) or one_line(value) != value or len(value) > BODY_LIMIT:
+    if not value or has_hidden(value) or one_line(value) != value or len(value) > ALLOW_LIMIT:
         return None
     meta = "".join(t or "" for t in (request.title, request.description,
                                      request.decision_reason, request.display_name,
@@ -90,6 +94,7 @@ class RequestNotifier(QObject):
         fall_back(object): no notification service took this request: use the tray.
         shown(str): the service shows request_id's notification (tests, logs).
         armed(str): request_id's "Allow once" acts from now on.
+        ignored(str): a press did nothing; the message says why (for the status line).
 
     Args:
         factory: builds the `desktop_notifier.DesktopNotifier` (the real one by default).
@@ -101,6 +106,7 @@ class RequestNotifier(QObject):
     fall_back = Signal(object)
     shown = Signal(str)
     armed = Signal(str)
+    ignored = Signal(str)
 
     def __init__(self, parent: QObject | None = None, *, factory: NotifierFactory | None = None,
                  arming_delay_ms: int = ARMING_DELAY_MS) -> None:
@@ -175,6 +181,7 @@ class RequestNotifier(QObject):
             value = whole_value(request)
             if request_id not in self._armed or value is None:
                 log.info("ignored Allow once on a notification before it was armed")
+                self.ignored.emit(TOO_EARLY)
                 return
             self._forget(request_id)
             self.decided.emit(request_id, Decision.allow_once(dict(request.tool_input)))

@@ -120,6 +120,7 @@ class DesktopApp:
         notifier.decided.connect(self._on_decided)
         notifier.open_request.connect(self._open_from_tray)
         notifier.fall_back.connect(self._balloon)
+        notifier.ignored.connect(self.window.show_status)
         bridge.request_answered.connect(lambda request, _d: self._notification_done(request))
         bridge.request_withdrawn.connect(self._notification_done)
 

@@ -30,7 +30,13 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.notifications import NOTIFICATION_DENY, actions_for, note_for
+from qoder_desktop.ui.notifications import (
+    ALLOW_LIMIT,
+    NOTIFICATION_DENY,
+    TOO_EARLY,
+    actions_for,
+    note_for,
+)
 from qoder_desktop.ui.wiring import DesktopApp
 
 pytestmark = pytest.mark.skipif(dbus_daemon() is None,
@@ -146,7 +152,7 @@ def test_allow_once_acts_only_after_arming_and_exactly_once(
         desktop.notifier.arming_delay_ms = 60_000  # this one never arms during the test
         early, first = await _notified(desktop, server, _bash("make build"))
         server.click(first.notification_id, "allow")
-        await asyncio.sleep(0.3)
+        await settle(lambda: desktop.window.ui.statusBar.currentMessage() == TOO_EARLY)
         assert not early.done()  # the click before arming did nothing
         [dialog] = desktop.dialogs.open_dialogs()
         assert dialog.request.tool_input == {"command": "make build"}
@@ -257,6 +263,26 @@ def test_answer_on_a_question_notification_opens_the_question(
     run(loop, scenario())
 
 
+@pytest.mark.parametrize("action", ["open", "default"])
+def test_open_or_a_click_on_an_approval_notification_opens_that_request(
+        desktop: DesktopApp, server: NotificationServer, loop: AppEventLoop,
+        action: str) -> None:
+    second = _bash("make test")
+
+    async def scenario() -> None:
+        await desktop.notifier.start()
+        first, _ = await _notified(desktop, server, _bash("make build"))
+        answer, call = await _notified(desktop, server, second)
+        assert desktop.dialogs.dialog(second.request_id) is None
+        server.click(call.notification_id, action)
+        await settle(lambda: desktop.dialogs.dialog(second.request_id) is not None)
+        assert not answer.done()  # opening answers nothing
+        answer.cancel()
+        first.cancel()
+
+    run(loop, scenario())
+
+
 def test_without_a_notification_service_the_tray_balloon_announces_it(
         desktop: DesktopApp, bus: str, loop: AppEventLoop) -> None:
     desktop.tray_available = True  # as on a desktop with a tray (offscreen has none)
@@ -282,7 +308,8 @@ def test_allow_once_is_offered_only_when_the_notification_shows_the_whole_reques
     assert not offers_allow(_bash("ls\u202e -la"))  # a hidden character
     assert not offers_allow(_bash("ls  -la"))  # two spaces: the one-line body would hide one
     assert not offers_allow(_bash("ls\nrm -rf ~"))  # a second line
-    assert not offers_allow(_bash("x" * 201))  # longer than the body
+    assert offers_allow(_bash("x" * ALLOW_LIMIT))
+    assert not offers_allow(_bash("x" * (ALLOW_LIMIT + 1)))  # more than a notification shows
     assert not offers_allow(_bash("ls", timeout=5))  # a second input value
     write = ApprovalRequest(session_id="s0", backend=Backend.CLAUDE, tool_name="Write",
                             tool_input={"file_path": "/tmp/a", "content": "hi"})
