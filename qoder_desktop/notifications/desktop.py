@@ -76,6 +76,11 @@ NotifierFactory = Callable[[str], Any]
 """Builds the `desktop_notifier.DesktopNotifier` for an app name (tests may swap it)."""
 
 
+def _bus_of(notifier: Any) -> Any:
+    """The dbus-fast `MessageBus` desktop-notifier opened, if any (6.2: `_backend.bus`)."""
+    return getattr(getattr(notifier, "_backend", None), "bus", None)
+
+
 def _default_factory(app_name: str) -> Any:
     from desktop_notifier import DesktopNotifier
 
@@ -105,6 +110,7 @@ class DesktopNotifications:
         self._notifier: Any = None
         self._status = ServiceStatus(False, detail="not started")
         self._shown: dict[str, _Shown] = {}
+        self._watcher: asyncio.Task[None] | None = None
 
     @property
     def available(self) -> bool:
@@ -120,15 +126,20 @@ class DesktopNotifications:
         """Connect to the service and ask what it can do; never raises."""
         from desktop_notifier import Capability
 
+        notifier: Any = None
         try:
             notifier = self._factory(self._app_name)
             capabilities = await asyncio.wait_for(notifier.get_capabilities(), timeout)
         except Exception as exc:  # no bus, no service, a broken service: fall back
+            self._disconnect(notifier)
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             self._status = ServiceStatus(False, detail=detail)
             log.info("no desktop notification service (%s)", detail)
             return self._status
         self._notifier = notifier
+        bus = _bus_of(notifier)
+        if bus is not None:
+            self._watcher = asyncio.ensure_future(self._watch(bus))
         buttons = Capability.BUTTONS in capabilities
         self._status = ServiceStatus(True, buttons, "buttons" if buttons else "no buttons")
         log.info("desktop notification service found (%s)", self._status.detail)
@@ -179,6 +190,37 @@ class DesktopNotifications:
         """Close every notification this app shows (the app is quitting)."""
         for key in list(self._shown):
             await self.close(key)
+
+    async def stop(self) -> None:
+        """Close every notification and leave the bus."""
+        await self.close_all()
+        notifier, self._notifier = self._notifier, None
+        self._status = ServiceStatus(False, detail="stopped")
+        self._disconnect(notifier)
+        if self._watcher is not None:
+            await asyncio.gather(self._watcher, return_exceptions=True)
+
+    async def _watch(self, bus: Any) -> None:
+        """When the bus goes away (the session ends), fall back from then on."""
+        try:
+            await bus.wait_for_disconnect()
+            reason = "the session bus closed the connection"
+        except Exception as exc:
+            reason = f"the session bus went away ({type(exc).__name__})"
+        if self._notifier is not None:
+            log.info("desktop notifications stopped: %s", reason)
+            self._notifier = None
+            self._status = ServiceStatus(False, detail=reason)
+            self._shown.clear()
+
+    @staticmethod
+    def _disconnect(notifier: Any) -> None:
+        bus = _bus_of(notifier)
+        if bus is not None:
+            try:
+                bus.disconnect()
+            except Exception as exc:  # already gone
+                log.debug("leaving the session bus: %s", exc)
 
     def _action(self, key: str, action: str) -> None:
         if self._shown.pop(key, None) is None:

@@ -148,10 +148,10 @@ class RequestNotifier(QObject):
         return request_id in self._requests and self._service.is_shown(request_id)
 
     async def close_all(self) -> None:
-        """Close every notification (the app is quitting)."""
+        """Close every notification and leave the session bus (the app is quitting)."""
         self._requests.clear()
         self._armed.clear()
-        await self._service.close_all()
+        await self._service.stop()
 
     # -- internals ---------------------------------------------------------------------
 

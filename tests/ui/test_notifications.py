@@ -300,6 +300,29 @@ def test_without_a_notification_service_the_tray_balloon_announces_it(
     run(loop, scenario())
 
 
+def test_when_the_session_bus_goes_away_the_tray_balloon_takes_over(
+        desktop: DesktopApp, loop: AppEventLoop, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    desktop.tray_available = True  # as on a desktop with a tray (offscreen has none)
+    request = _bash("npm test")
+    with private_bus(tmp_path / "gone") as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        server = NotificationServer()
+        run(loop, server.start(address))
+        assert run(loop, desktop.notifier.start()).available
+    # the bus is gone (the session ended): nothing is sent into the void
+
+    async def scenario() -> None:
+        await settle(lambda: not desktop.notifier.available)
+        answer = asyncio.ensure_future(desktop.broker.request(request))
+        await settle(lambda: desktop.tray.last_notified() == request.request_id)
+        answer.cancel()
+
+    run(loop, scenario())
+    server.stop()
+    assert len(server.notified) == 0
+
+
 def test_allow_once_is_offered_only_when_the_notification_shows_the_whole_request() -> None:
     def offers_allow(request: ApprovalRequest) -> bool:
         return any(action.key == "allow" for action in actions_for(request))
