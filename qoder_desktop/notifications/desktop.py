@@ -124,11 +124,14 @@ class DesktopNotifications:
 
     async def start(self, timeout: float = START_TIMEOUT) -> ServiceStatus:
         """Connect to the service and ask what it can do; never raises."""
-        from desktop_notifier import Capability
-
         notifier: Any = None
         try:
+            from desktop_notifier import Capability
+
             notifier = self._factory(self._app_name)
+            if type(getattr(notifier, "_backend", None)).__name__ == "DummyNotificationCenter":
+                raise RuntimeError("desktop-notifier has no backend here (on macOS it "
+                                   "needs the signed app bundle)")
             capabilities = await asyncio.wait_for(notifier.get_capabilities(), timeout)
         except Exception as exc:  # no bus, no service, a broken service: fall back
             self._disconnect(notifier)

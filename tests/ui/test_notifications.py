@@ -283,6 +283,31 @@ def test_open_or_a_click_on_an_approval_notification_opens_that_request(
     run(loop, scenario())
 
 
+def test_a_server_without_buttons_gets_no_actions_and_a_click_opens_the_request(
+        desktop: DesktopApp, bus: str, loop: AppEventLoop) -> None:
+    server = NotificationServer(capabilities=("body",))
+    run(loop, server.start(bus))
+    second = _bash("make test")
+
+    async def scenario() -> NotifyCall:
+        status = await desktop.notifier.start()
+        assert status.available and not status.buttons
+        first, _ = await _notified(desktop, server, _bash("make build"))
+        answer, call = await _notified(desktop, server, second)
+        server.click(call.notification_id, "allow")  # no such button: does nothing
+        await asyncio.sleep(0.2)
+        assert not answer.done()
+        answer.cancel()
+        first.cancel()
+        return call
+
+    try:
+        call = run(loop, scenario())
+    finally:
+        server.stop()
+    assert call.action_pairs() == [("default", "")]
+
+
 def test_without_a_notification_service_the_tray_balloon_announces_it(
         desktop: DesktopApp, bus: str, loop: AppEventLoop) -> None:
     desktop.tray_available = True  # as on a desktop with a tray (offscreen has none)
