@@ -27,14 +27,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from qoder_desktop import __version__
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.diagnostics.isolated import has_display, run_isolated
-from qoder_desktop.notifications.probe import ProbeResult
 from qoder_desktop.scripted_model.cli_env import DEAD_PROXY
+
+if TYPE_CHECKING:
+    from qoder_desktop.diagnostics.notification_check import NotificationProbe
 
 CLI_TIMEOUT = 20.0
 """Seconds a CLI gets to answer ``--version``."""
@@ -331,31 +333,6 @@ def check_tray(environ: Mapping[str, str] | None = None, probe: TrayProbe | None
     return CheckResult("tray", Status.OK, f"system tray available ({detail})")
 
 
-NotificationProbe = Callable[[], ProbeResult]
-"""Looks for the notification service; the entry point gives `notifications.probe.probe_service`."""
-
-_NO_NOTIFICATIONS_ADVICE = (
-    "new requests are announced with the tray balloon instead, without buttons; for "
-    "notifications with Allow once/Deny buttons run your desktop's notification service "
-    "(GNOME Shell, KDE Plasma, xfce4-notifyd, dunst or mako) in this session")
-
-
-def check_notifications(probe: NotificationProbe | None = None) -> CheckResult:
-    """Whether the desktop's notification service answers, and shows buttons."""
-    if probe is None:
-        return CheckResult("notification", Status.WARN, "the notification probe was not run",
-                           "run `qoder-desktop --self-check`, which brings the probe")
-    found = probe()
-    if not found.available:
-        return CheckResult("notification", Status.WARN,
-                           f"no notification service ({found.detail})", _NO_NOTIFICATIONS_ADVICE)
-    if not found.buttons:
-        return CheckResult("notification", Status.WARN, f"{found.detail}: no action buttons",
-                           "notifications show each request and open it when clicked; "
-                           "answer in its dialog")
-    return CheckResult("notification", Status.OK, f"{found.detail}, with action buttons")
-
-
 def check_dir(label: str, folder: Path) -> CheckResult:
     """The folder exists (created 0700 if missing) and a file can be created and deleted."""
     try:
@@ -402,6 +379,8 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
     yield check_keyring(store or SecretStore())
     yield check_keyrings_alt(find_spec)
     yield check_tray(env, tray_probe)
+    from qoder_desktop.diagnostics.notification_check import check_notifications
+
     yield check_notifications(notification_probe)
     for spec in clis:
         found = (locations or {}).get(spec.label) or locate_cli(spec, env)
