@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Coroutine
 from typing import Any
 
@@ -52,10 +53,14 @@ def whole_value(request: ApprovalRequest) -> str | None:
     That is: a tool call whose input is a single string (besides a description), shown
     character for character — no hidden characters (`text.visible`), no line breaks or
     runs of spaces that a one-line body would collapse, at most `ALLOW_LIMIT` long — and
-    whose other fields (title, reason, blocked path, names) hide nothing either.
+    whose other fields (title, reason, blocked path, names) hide nothing either. A
+    blocked path outside the session's folders needs the dialog.
     """
-    if request.kind is not RequestKind.TOOL or request.blocked_path:
+    if request.kind is not RequestKind.TOOL:
         return None
+    if request.blocked_path and not _inside(request.blocked_path,
+                                            (request.cwd, *request.add_dirs)):
+        return None  # a path outside the session's folders: the dialog says more
     values = [v for k, v in request.tool_input.items() if k not in _NOT_EXECUTED]
     if len(values) != 1 or not isinstance(values[0], str):
         return None
@@ -63,9 +68,22 @@ def whole_value(request: ApprovalRequest) -> str | None:
     if not value or has_hidden(value) or one_line(value) != value or len(value) > ALLOW_LIMIT:
         return None
     meta = "".join(t or "" for t in (request.title, request.description,
-                                     request.decision_reason, request.display_name,
-                                     request.session_name))
+                                     request.decision_reason, request.blocked_path,
+                                     request.display_name, request.session_name))
     return None if describe_hidden(meta) else value
+
+
+def _inside(path: str, roots: tuple[str | None, ...]) -> bool:
+    """True when `path` (absolute) is one of `roots` or below one (compared as text)."""
+    if not os.path.isabs(path):
+        return False
+    target = os.path.normpath(path)
+    for root in roots:
+        if root and os.path.isabs(root):
+            base = os.path.normpath(root)
+            if os.path.commonpath([target, base]) == base:
+                return True
+    return False
 
 
 def actions_for(request: ApprovalRequest) -> tuple[NoteAction, ...]:

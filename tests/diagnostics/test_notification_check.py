@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.notification_server import NotificationServer, dbus_daemon, private_bus
+from helpers.notification_server import ServerThread, dbus_daemon, private_bus
 
 from qoder_desktop.diagnostics.notification_check import check_notifications
 from qoder_desktop.diagnostics.self_check import Status
@@ -23,23 +21,6 @@ def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     with private_bus(tmp_path / "bus") as address:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
         yield address
-
-
-class ServerThread:
-    """The test notification server on its own loop and thread (the probe blocks)."""
-
-    def __init__(self, address: str, capabilities: tuple[str, ...]) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.server = NotificationServer(capabilities)
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(address), self.loop).result(10)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.server.stop)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        self.loop.close()
 
 
 @pytest.fixture

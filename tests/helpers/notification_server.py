@@ -9,9 +9,11 @@ and the test emits ``ActionInvoked`` as a person's click would.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -176,3 +178,26 @@ class NotificationServer:
     def last(self) -> NotifyCall:
         """The most recent ``Notify``."""
         return self.notified[-1]
+
+
+class ServerThread:
+    """A `NotificationServer` on its own loop and thread (for callers that block)."""
+
+    def __init__(self, address: str,
+                 capabilities: tuple[str, ...] = ("actions", "body")) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.server = NotificationServer(capabilities)
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(address), self.loop).result(10)
+
+    def stop(self) -> None:
+        """Leave the bus and end the thread."""
+        self.loop.call_soon_threadsafe(self.server.stop)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()
+
+    def call(self, function: Any, *args: Any) -> None:
+        """Run `function(*args)` on the server's loop (e.g. `server.click`)."""
+        self.loop.call_soon_threadsafe(function, *args)

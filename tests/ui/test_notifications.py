@@ -364,6 +364,13 @@ def test_allow_once_is_offered_only_when_the_notification_shows_the_whole_reques
     assert not offers_allow(write)
     hidden_name = _bash("ls").model_copy(update={"session_name": "slo\u200bw"})
     assert not offers_allow(hidden_name)
+    # the CLI names the file a command writes: fine inside the session's folder (cwd /tmp)
+    assert offers_allow(_bash("echo hi > a.txt").model_copy(
+        update={"blocked_path": "/tmp/a.txt"}))
+    assert not offers_allow(_bash("echo hi > ../etc/a").model_copy(
+        update={"blocked_path": "/etc/a"}))
+    assert not offers_allow(_bash("echo hi > /tmp/../etc/a").model_copy(
+        update={"blocked_path": "/tmp/../etc/a"}))
     # a request cut short shows its start, and offers no Allow
     long = note_for(_bash("echo " + "y" * 300))
     assert long.body.startswith("echo yyy") and long.body.endswith("…")
