@@ -61,9 +61,23 @@ def _run(timeout: float) -> ProbeResult:
         return ProbeResult(False, False, f"no D-Bus session bus: {exc or type(exc).__name__}")
 
 
+def _other_platform() -> ProbeResult:
+    """macOS and Windows: which desktop-notifier backend the app would use (not called)."""
+    try:
+        from desktop_notifier.main import get_backend_class
+
+        backend = get_backend_class().__name__
+    except Exception as exc:
+        return ProbeResult(False, False, f"desktop-notifier did not load ({exc})")
+    if backend == "DummyNotificationCenter":
+        return ProbeResult(False, False, "desktop-notifier has no backend here (on macOS it "
+                                         "needs the signed app bundle)")
+    return ProbeResult(True, True, f"{backend} (not called)")
+
+
 def probe_service(timeout: float = PROBE_TIMEOUT) -> ProbeResult:
     """Ask the session bus for the notification service; never raises."""
     if not sys.platform.startswith("linux"):
-        return ProbeResult(True, True, f"the {sys.platform} notification centre (not probed)")
+        return _other_platform()
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(_run, timeout).result()
