@@ -35,9 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_app_args(args_list)
     if args.self_check:
         from qoder_desktop.diagnostics.self_check import run_self_check
+        from qoder_desktop.notifications.probe import probe_service
         from qoder_desktop.ui.probe import describe_tray
 
-        return run_self_check(tray_probe=describe_tray)
+        return run_self_check(tray_probe=describe_tray, notification_probe=probe_service)
     from qoder_desktop.ui.app import run_gui
 
     return run_gui(args)

@@ -3,9 +3,10 @@
 Each check prints one line: ``OK``, ``WARN`` or ``FAIL``, what it found, and for a WARN
 or FAIL what to do about it (after ``->``). The exit code is 0 when nothing FAILs, 1
 otherwise. Checks: the app itself, the keyring backend (and whether it is trusted),
-``keyrings.alt``, the system tray, the agent CLIs (found where the SDKs look for them,
-each run with ``--version`` offline and with throw-away config folders) and whether the
-config/data/state/cache folders are writable.
+``keyrings.alt``, the system tray, the desktop's notification service (a D-Bus probe),
+the agent CLIs (found where the SDKs look for them, each run with ``--version`` offline
+and with throw-away config folders) and whether the config/data/state/cache folders are
+writable.
 
 Core module: Qt is only touched through `qoder_desktop.ui.probe`, imported lazily and run
 in a child process on Linux (Qt aborts the process when it cannot open the display).
@@ -26,13 +27,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from qoder_desktop import __version__
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.diagnostics.isolated import has_display, run_isolated
 from qoder_desktop.scripted_model.cli_env import DEAD_PROXY
+
+if TYPE_CHECKING:
+    from qoder_desktop.diagnostics.notification_check import NotificationProbe
 
 CLI_TIMEOUT = 20.0
 """Seconds a CLI gets to answer ``--version``."""
@@ -349,6 +353,7 @@ def check_dir(label: str, folder: Path) -> CheckResult:
 
 def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = None,
                 environ: Mapping[str, str] | None = None, tray_probe: TrayProbe | None = None,
+                notification_probe: NotificationProbe | None = None,
                 clis: Sequence[CliSpec] = CLIS,
                 locations: Mapping[str, CliLocation | str] | None = None,
                 find_spec: Callable[[str], object | None] = importlib.util.find_spec,
@@ -361,6 +366,8 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
         environ: the environment (``os.environ`` when None).
         tray_probe: the Qt tray probe (`qoder_desktop.ui.probe.describe_tray`); None
             skips the tray check with a warning.
+        notification_probe: looks for the desktop's notification service
+            (`qoder_desktop.notifications.probe.probe_service`); None skips it with a warning.
         clis: the CLIs to check.
         locations: known locations by CLI label, instead of looking (tests).
         find_spec: how ``keyrings.alt`` is looked up (tests).
@@ -372,6 +379,9 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
     yield check_keyring(store or SecretStore())
     yield check_keyrings_alt(find_spec)
     yield check_tray(env, tray_probe)
+    from qoder_desktop.diagnostics.notification_check import check_notifications
+
+    yield check_notifications(notification_probe)
     for spec in clis:
         found = (locations or {}).get(spec.label) or locate_cli(spec, env)
         yield check_cli(spec, found, environ=env, timeout=cli_timeout)

@@ -213,6 +213,7 @@ def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: Desk
     from qoder_desktop.gateway.server import ApprovalGateway
     from qoder_desktop.terminal.server import TerminalHookServer
 
+    desktop.start_notifications()
     for folder in sweep_stale_auth_dirs():
         log.info("removed a stale Qoder access-token folder: %s", folder)
     token = gateway_token(desktop.secrets, redactor=redactor)

@@ -6,13 +6,17 @@ active) and what opening a request does. All text it shows is plain and bounded.
 
 from __future__ import annotations
 
+import functools
+import sys
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtDBus import QDBusConnection, QDBusInterface
 from PySide6.QtGui import QAction, QIcon, QImage
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.plain_text import notification_text
 from qoder_desktop.ui.summaries import (
@@ -58,6 +62,40 @@ def format_notification(request: ApprovalRequest) -> Notification:
     detail = input_summary(request.tool_name, request.tool_input)
     return Notification(elide(f"{label} in {session} wants approval", TITLE_LIMIT),
                         elide(detail, BODY_LIMIT))
+
+
+_WATCHER = "org.kde.StatusNotifierWatcher"
+
+
+def status_notifier_host_registered(connection: QDBusConnection | None = None) -> bool:
+    """True when Qt shows tray icons and balloons through D-Bus (StatusNotifierItem).
+
+    This is Qt's own test (`QDBusMenuConnection`): a registered StatusNotifierWatcher
+    with a host. Then a balloon goes to the freedesktop notification server, which reads
+    markup in its body; otherwise Qt draws its own balloon, which shows plain text.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    bus = QDBusConnection.sessionBus() if connection is None else connection
+    interface = bus.interface() if bus.isConnected() else None
+    if interface is None or not interface.isServiceRegistered(_WATCHER).value():
+        return False
+    host = QDBusInterface(_WATCHER, "/StatusNotifierWatcher", _WATCHER, bus)
+    return bool(host.isValid() and host.property("IsStatusNotifierHostRegistered"))
+
+
+@functools.cache
+def _balloon_reads_markup() -> bool:
+    return status_notifier_host_registered()
+
+
+def balloon_text(body: str, *, markup: bool) -> str:
+    """A balloon's body: escaped for a notification server (`markup`), else as it is.
+
+    Qt's own balloon shows plain text: escaping there printed ``&gt;`` and ``&amp;&amp;``
+    in place of the command's ``>`` and ``&&``. Hidden characters become markers either way.
+    """
+    return notification_text(body) if markup else make_visible(body)
 
 
 def tooltip_text(pending: int) -> str:
@@ -142,11 +180,23 @@ class Tray(QObject):
         note = format_notification(request)
         self._last_notified = request.request_id
         if self._icon.isVisible() and QSystemTrayIcon.supportsMessages():
-            self._icon.showMessage(note.title, notification_text(note.body),
-                                   self._icon.icon(), MESSAGE_TIMEOUT_MS)
+            body = balloon_text(note.body, markup=_balloon_reads_markup())
+            self._icon.showMessage(note.title, body, self._icon.icon(), MESSAGE_TIMEOUT_MS)
         if sound:
             QApplication.beep()
         return note
+
+    def withdraw(self, request_id: str) -> None:
+        """The request was answered or withdrawn: hide its balloon if it still shows.
+
+        (Qt hides the balloon it shows when given an empty message.) Clicking a balloon
+        of an answered request then opens nothing.
+        """
+        if self._last_notified != request_id:
+            return
+        self._last_notified = None
+        if self._icon.isVisible() and QSystemTrayIcon.supportsMessages():
+            self._icon.showMessage("", "", QIcon(), 0)
 
     # -- queries (tests, wiring) -------------------------------------------------------
 

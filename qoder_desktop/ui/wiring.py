@@ -32,6 +32,7 @@ from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gatewa
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.dialogs import PlanDialog
+from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.windows.main_window import MainWindow
@@ -71,7 +72,9 @@ class DesktopApp:
         self.terminal_hooks: TerminalHookServer | None = None
         self._views_pending: list[ApprovalRequest] | None = None
         self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
+        self.notifier = RequestNotifier(self.window)
         self._connect_signals()
+        self._connect_notifications()
         self.window.set_tray_available(self.tray_available)
         self.window.set_new_session_defaults(SessionOptions(
             backend=settings.default_backend, permission_mode=settings.default_permission_mode,
@@ -108,6 +111,37 @@ class DesktopApp:
         tray.activate_window.connect(window.bring_to_front)
         tray.toggle_window.connect(self._toggle_window)
         tray.quit_requested.connect(self.quit)
+
+    # -- desktop notifications with buttons (issue 12): the whole block ----------------
+
+    def _connect_notifications(self) -> None:
+        """Notification buttons answer through the dialogs' path; answers close them."""
+        notifier, bridge = self.notifier, self.bridge
+        notifier.decided.connect(self._on_decided)
+        notifier.open_request.connect(self._open_from_tray)
+        notifier.fall_back.connect(self._balloon)
+        notifier.ignored.connect(self.window.show_status)
+        bridge.request_answered.connect(lambda request, _d: self._notification_done(request))
+        bridge.request_withdrawn.connect(self._notification_done)
+
+    def start_notifications(self) -> None:
+        """Look for the desktop's notification service (the tray balloon until found)."""
+        async def start() -> None:
+            status = await self.notifier.start()
+            log.info("desktop notifications: %s", status.detail if status.available
+                     else f"none, using the tray balloon ({status.detail})")
+
+        self._spawn(start(), "looking for the notification service")
+
+    def _balloon(self, request: ApprovalRequest) -> None:
+        if self.tray_available:
+            self.tray.notify(request, sound=self.settings.notifications.sound)
+
+    def _notification_done(self, request: ApprovalRequest) -> None:
+        self.notifier.withdraw(request.request_id)
+        self.tray.withdraw(request.request_id)
+
+    # -- end of the notifications block ------------------------------------------------
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
         """Run `coroutine` as a task whose reference is kept; failures reach the user."""
@@ -148,8 +182,10 @@ class DesktopApp:
         app = QApplication.instance()
         inactive = app is None or QApplication.activeWindow() is None
         prefs = self.settings.notifications
-        if self.tray_available and prefs.enabled and (inactive or not prefs.only_when_inactive):
-            self.tray.notify(request, sound=prefs.sound)
+        if prefs.enabled and (inactive or not prefs.only_when_inactive):
+            self.notifier.announce(request)  # the tray balloon when there is no service
+            if prefs.sound and self.notifier.available:
+                QApplication.beep()
 
     def _on_request_answered(self, request: ApprovalRequest, decision: Decision) -> None:
         if decision.kind is DecisionKind.ALLOW_SESSION:
@@ -335,6 +371,7 @@ class DesktopApp:
 
     async def _shutdown(self) -> None:
         self.dialogs.close_all()
+        await self.notifier.close_all()
         if self.gateway is not None and self.gateway.running:
             await self.gateway.stop()
         if self.terminal_hooks is not None:

@@ -32,6 +32,7 @@ from qoder_desktop.diagnostics.self_check import (
     run_self_check,
     run_version,
 )
+from qoder_desktop.notifications.probe import ProbeResult
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="fake CLIs are shell scripts")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland")
@@ -74,6 +75,7 @@ def test_everything_fine_gives_ok_lines_and_exit_code_0(good_clis: dict, app_pat
                                                         ) -> None:
     code, lines = _report(store=_trusted_store(), paths=app_paths, environ=DISPLAY_ENV,
                           tray_probe=lambda: (True, "Qt test"), locations=good_clis,
+                          notification_probe=lambda: ProbeResult(True, True, "test 1.0"),
                           find_spec=lambda name: None)
     assert code == 0
     assert lines[0].startswith("Qoder Desktop self-check")
@@ -81,7 +83,8 @@ def test_everything_fine_gives_ok_lines_and_exit_code_0(good_clis: dict, app_pat
     assert [line.split()[0] for line in checks] == ["OK"] * len(checks)
     assert {line.split()[1] for line in checks} >= {"app", "keyring", "keyrings.alt", "tray",
                                                     "claude", "qoder", "config", "data",
-                                                    "state", "cache"}
+                                                    "state", "cache",
+                                                    "notification"}
     assert "9.9.9 (Claude Code), bundled at" in _line(lines, "claude CLI")
     assert "claude-agent-sdk 0.2.189" in _line(lines, "claude CLI")
     assert "qoder-agent-sdk 1.0.16" in _line(lines, "qoder CLI")

@@ -15,7 +15,14 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from qoder_desktop.domain.models import ApprovalRequest, Backend, utc_now
 from qoder_desktop.ui import icons
-from qoder_desktop.ui.tray import BODY_LIMIT, TITLE_LIMIT, Tray, format_notification
+from qoder_desktop.ui.tray import (
+    BODY_LIMIT,
+    TITLE_LIMIT,
+    Tray,
+    balloon_text,
+    format_notification,
+    status_notifier_host_registered,
+)
 
 
 def make_request(tool: str = "Bash", session: str = "webshop", minutes_ago: int = 0,
@@ -161,3 +168,33 @@ def test_runtime_resources_load_from_the_package_and_match_the_artwork() -> None
     assert icons.app_icon().availableSizes()
     desktop = (root / "resources" / "qoder-desktop.desktop").read_text()
     assert "Icon=io.qoder.Desktop" in desktop and "Exec=qoder-desktop" in desktop
+
+
+def test_balloon_text_is_escaped_only_for_a_notification_server() -> None:
+    command = "sleep 2 && echo finished > slow.txt\u202e"
+    assert balloon_text(command, markup=False) == (
+        "sleep 2 && echo finished > slow.txt⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩")
+    assert balloon_text(command, markup=True) == (
+        "sleep 2 &amp;&amp; echo finished &gt; slow.txt⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩")
+
+
+def test_a_long_command_is_cut_on_the_right_keeping_its_start() -> None:
+    command = "echo finished > " + "/very/long/path" * 30
+    note = format_notification(make_request(command=command))
+    assert note.body.startswith("echo finished > /very/long/path")
+    assert note.body.endswith("…") and len(note.body) == BODY_LIMIT
+
+
+def test_without_a_status_notifier_watcher_qt_draws_its_own_balloon(tmp_path: Path) -> None:
+    from helpers.notification_server import dbus_daemon, private_bus
+    from PySide6.QtDBus import QDBusConnection
+
+    if dbus_daemon() is None:
+        pytest.skip("needs dbus-daemon")
+    with private_bus(tmp_path / "bus") as address:
+        connection = QDBusConnection.connectToBus(address, "tray-test")
+        try:
+            assert connection.isConnected()
+            assert status_notifier_host_registered(connection) is False
+        finally:
+            QDBusConnection.disconnectFromBus("tray-test")

@@ -1,0 +1,234 @@
+"""The desktop's notification service, through `desktop-notifier`, on the app's loop.
+
+A notification carries plain data only: a title, a body (already made safe for the
+server by the caller) and action buttons, each a key and a label. When the person
+presses a button (the freedesktop ``ActionInvoked`` signal) or clicks the body (the
+``default`` action), `on_action(key, action)` runs on the event loop; the caller decides
+what it means. Nothing here answers a request.
+
+`start()` asks the service what it can do; while it has not answered, or when there is
+no service, `available` is False and callers fall back (the tray balloon). `show()`
+returns False when the service did not take the notification, so a caller can fall back
+for that one too. `desktop-notifier` logs and swallows send errors; success is read from
+its list of current notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ACTION = "default"
+"""The action key of a click on the notification's body."""
+START_TIMEOUT = 5.0
+"""Seconds the service gets to say what it can do."""
+CALL_TIMEOUT = 5.0
+"""Seconds a Notify or CloseNotification call gets."""
+
+
+@dataclass(frozen=True)
+class NoteAction:
+    """One button of a notification: the key reported back and its label."""
+
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class NoteSpec:
+    """What one notification shows.
+
+    Attributes:
+        key: the caller's id for it (a request id); actions are reported with it.
+        title: the summary line (plain text).
+        body: the body, already safe for the server (see `ui.plain_text.notification_text`).
+        actions: the buttons, in order.
+    """
+
+    key: str
+    title: str
+    body: str
+    actions: tuple[NoteAction, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    """What `start()` found.
+
+    Attributes:
+        available: a notification service answered.
+        buttons: it shows action buttons (the ``actions`` capability).
+        detail: what was found, or why there is none (for logs and the status line).
+    """
+
+    available: bool
+    buttons: bool = False
+    detail: str = ""
+
+
+NotifierFactory = Callable[[str], Any]
+"""Builds the `desktop_notifier.DesktopNotifier` for an app name (tests may swap it)."""
+
+
+def _bus_of(notifier: Any) -> Any:
+    """The dbus-fast `MessageBus` desktop-notifier opened, if any (6.2: `_backend.bus`)."""
+    return getattr(getattr(notifier, "_backend", None), "bus", None)
+
+
+def _default_factory(app_name: str) -> Any:
+    from desktop_notifier import DesktopNotifier
+
+    return DesktopNotifier(app_name=app_name, app_icon=None)
+
+
+@dataclass
+class _Shown:
+    notification_id: str
+    actions: dict[str, str] = field(default_factory=dict)
+
+
+class DesktopNotifications:
+    """Shows, and closes, notifications with buttons through the desktop's service.
+
+    Args:
+        app_name: the name the service shows as the sender.
+        on_action: called with (key, action key) when a button or the body is clicked.
+        factory: builds the `DesktopNotifier` (the real one by default).
+    """
+
+    def __init__(self, app_name: str, on_action: Callable[[str, str], None], *,
+                 factory: NotifierFactory = _default_factory) -> None:
+        self._app_name = app_name
+        self._on_action = on_action
+        self._factory = factory
+        self._notifier: Any = None
+        self._status = ServiceStatus(False, detail="not started")
+        self._shown: dict[str, _Shown] = {}
+        self._watcher: asyncio.Task[None] | None = None
+
+    @property
+    def available(self) -> bool:
+        """True once `start()` found a notification service."""
+        return self._status.available
+
+    @property
+    def status(self) -> ServiceStatus:
+        """What `start()` found (``not started`` before it ran)."""
+        return self._status
+
+    async def start(self, timeout: float = START_TIMEOUT) -> ServiceStatus:
+        """Connect to the service and ask what it can do; never raises."""
+        notifier: Any = None
+        try:
+            from desktop_notifier import Capability
+
+            notifier = self._factory(self._app_name)
+            if type(getattr(notifier, "_backend", None)).__name__ == "DummyNotificationCenter":
+                raise RuntimeError("desktop-notifier has no backend here (on macOS it "
+                                   "needs the signed app bundle)")
+            capabilities = await asyncio.wait_for(notifier.get_capabilities(), timeout)
+        except Exception as exc:  # no bus, no service, a broken service: fall back
+            self._disconnect(notifier)
+            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self._status = ServiceStatus(False, detail=detail)
+            log.info("no desktop notification service (%s)", detail)
+            return self._status
+        self._notifier = notifier
+        bus = _bus_of(notifier)
+        if bus is not None:
+            self._watcher = asyncio.ensure_future(self._watch(bus))
+        buttons = Capability.BUTTONS in capabilities
+        self._status = ServiceStatus(True, buttons, "buttons" if buttons else "no buttons")
+        log.info("desktop notification service found (%s)", self._status.detail)
+        return self._status
+
+    async def show(self, spec: NoteSpec) -> bool:
+        """Show `spec` (replacing an earlier one with its key); False when it failed."""
+        from desktop_notifier import Button, Notification
+
+        if self._notifier is None:
+            return False
+        await self.close(spec.key)
+        buttons = tuple(
+            Button(title=action.label, identifier=action.key,
+                   on_pressed=functools.partial(self._action, spec.key, action.key))
+            for action in spec.actions) if self._status.buttons else ()
+        note = Notification(title=spec.title, message=spec.body, buttons=buttons,
+                            on_clicked=functools.partial(self._action, spec.key, DEFAULT_ACTION))
+        try:
+            await asyncio.wait_for(self._notifier.send_notification(note), CALL_TIMEOUT)
+            current = await self._notifier.get_current_notifications()
+        except Exception as exc:
+            log.warning("the notification service did not take a notification: %s", exc)
+            return False
+        if note.identifier not in current:  # desktop-notifier logged why
+            return False
+        self._shown[spec.key] = _Shown(note.identifier,
+                                       {action.key: action.label for action in spec.actions})
+        return True
+
+    def is_shown(self, key: str) -> bool:
+        """True while the notification for `key` is up (shown, not closed or clicked)."""
+        return key in self._shown
+
+    async def close(self, key: str) -> None:
+        """Close the notification for `key` (``CloseNotification``); never raises."""
+        shown = self._shown.pop(key, None)
+        if shown is None or self._notifier is None:
+            return
+        try:
+            await asyncio.wait_for(self._notifier.clear(shown.notification_id), CALL_TIMEOUT)
+        except KeyError:
+            pass  # desktop-notifier forgot it already: the server closed it on a click
+        except Exception as exc:
+            log.warning("could not close a notification: %s", exc)
+
+    async def close_all(self) -> None:
+        """Close every notification this app shows (the app is quitting)."""
+        for key in list(self._shown):
+            await self.close(key)
+
+    async def stop(self) -> None:
+        """Close every notification and leave the bus."""
+        await self.close_all()
+        notifier, self._notifier = self._notifier, None
+        self._status = ServiceStatus(False, detail="stopped")
+        self._disconnect(notifier)
+        if self._watcher is not None:
+            await asyncio.gather(self._watcher, return_exceptions=True)
+
+    async def _watch(self, bus: Any) -> None:
+        """When the bus goes away (the session ends), fall back from then on."""
+        try:
+            await bus.wait_for_disconnect()
+            reason = "the session bus closed the connection"
+        except Exception as exc:
+            reason = f"the session bus went away ({type(exc).__name__})"
+        if self._notifier is not None:
+            log.info("desktop notifications stopped: %s", reason)
+            self._notifier = None
+            self._status = ServiceStatus(False, detail=reason)
+            self._shown.clear()
+
+    @staticmethod
+    def _disconnect(notifier: Any) -> None:
+        bus = _bus_of(notifier)
+        if bus is not None:
+            try:
+                bus.disconnect()
+            except Exception as exc:  # already gone
+                log.debug("leaving the session bus: %s", exc)
+
+    def _action(self, key: str, action: str) -> None:
+        if self._shown.pop(key, None) is None:
+            return  # closed already: a late click does nothing
+        try:
+            self._on_action(key, action)
+        except Exception:  # a callback error must not kill the D-Bus reader
+            log.exception("handling the notification action %r failed", action)

@@ -1,0 +1,108 @@
+"""The real app answers from a desktop notification: ``qoder-desktop --demo`` under Xvfb
+with a private session bus and the test notification server on it; the demo's Bash call
+is allowed by pressing the notification's "Allow once", and the command really runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from helpers.notification_server import NotifyCall, ServerThread, dbus_daemon, private_bus
+
+T = TypeVar("T")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.e2e,
+    pytest.mark.skipif(dbus_daemon() is None or shutil.which("Xvfb") is None,
+                       reason="needs Xvfb and dbus-daemon (see .ci/run)"),
+]
+
+
+def _wait_for(check: Callable[[], T], timeout: float, what: str) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def display() -> Iterator[dict[str, str]]:
+    """A private Xvfb display (no window manager, no tray)."""
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1366x768x24",
+                             "-nolisten", "tcp"], pass_fds=(write_fd,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        number = pipe.readline().strip()
+    try:
+        yield dict(os.environ, DISPLAY=f":{number}", QT_QPA_PLATFORM="xcb")
+    finally:
+        xvfb.terminate()
+        try:
+            xvfb.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            xvfb.kill()
+
+
+def test_the_demo_request_is_allowed_from_its_notification(display: dict[str, str],
+                                                           tmp_path: Path) -> None:
+    home = tmp_path / "app-home"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.json").write_text(
+        json.dumps({"notifications": {"only_when_inactive": False}}), encoding="utf-8")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    with private_bus(tmp_path / "bus") as address:
+        notifications = ServerThread(address)
+        env = dict(display, QODER_DESKTOP_HOME=str(home), TMPDIR=str(scratch),
+                   HOME=str(tmp_path / "home"), DBUS_SESSION_BUS_ADDRESS=address)
+        log_file = tmp_path / "app-output.txt"
+        with log_file.open("w") as output:
+            app = subprocess.Popen([sys.executable, "-m", "qoder_desktop", "--demo",
+                                    "--scenario", "bash"], env=env, stdout=output,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            def approval() -> NotifyCall | None:
+                calls = [c for c in notifications.server.notified
+                         if c.summary.endswith("wants approval")]
+                return calls[0] if calls else None
+
+            call = _wait_for(approval, 90, "the demo's approval notification")
+            assert call.app_name == "Qoder Desktop"
+            assert call.body == "echo hello &gt; hello.txt"
+            assert ("allow", "Allow once") in call.action_pairs()
+            time.sleep(2.0)  # well past the 400 ms arming delay
+            notifications.call(notifications.server.click, call.notification_id, "allow")
+            [workspace] = _wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
+                                    30, "the demo workspace")
+            hello = workspace / "hello.txt"
+            _wait_for(hello.exists, 60, "the allowed command to run")
+            assert hello.read_text() == "hello\n"
+            with sqlite3.connect(home / "data" / "qoder-desktop.sqlite3") as db:
+                rows = db.execute("SELECT tool_name, outcome, decided_by FROM approvals "
+                                  "ORDER BY seq").fetchall()
+            assert rows[0] == ("Bash", "allow_once", "user")
+        finally:
+            os.killpg(app.pid, signal.SIGTERM)
+            try:
+                app.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(app.pid, signal.SIGKILL)
+                app.wait()
+            notifications.stop()
+    text = log_file.read_text(errors="replace")
+    assert "Traceback" not in text, text

@@ -1,0 +1,203 @@
+"""A private D-Bus session bus and a small freedesktop notification server for tests.
+
+`private_bus(folder)` starts ``dbus-daemon`` with a minimal session config (no service
+activation, so nothing else on the machine can answer) and yields its address.
+`NotificationServer` implements ``org.freedesktop.Notifications`` with ``dbus-fast``:
+``Notify`` records its arguments and returns ids, ``CloseNotification`` records the id,
+and the test emits ``ActionInvoked`` as a person's click would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from dbus_fast.aio import MessageBus
+from dbus_fast.annotations import DBusSignature
+from dbus_fast.service import ServiceInterface, dbus_method, dbus_signal
+
+BUS_NAME = "org.freedesktop.Notifications"
+OBJECT_PATH = "/org/freedesktop/Notifications"
+
+_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir={folder}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+def dbus_daemon() -> str | None:
+    """The dbus-daemon executable, if installed."""
+    return shutil.which("dbus-daemon")
+
+
+@contextmanager
+def private_bus(folder: Path) -> Iterator[str]:
+    """Run a private session bus for the block; yields its address."""
+    daemon = dbus_daemon()
+    if daemon is None:
+        raise RuntimeError("dbus-daemon is not installed (Debian: apt-get install dbus)")
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "session.conf"
+    config.write_text(_CONFIG.format(folder=folder), encoding="utf-8")
+    process = subprocess.Popen([daemon, f"--config-file={config}", "--print-address=1",
+                                "--nofork", "--nopidfile"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env=dict(os.environ))
+    try:
+        assert process.stdout is not None
+        address = process.stdout.readline().strip()
+        if not address:
+            raise RuntimeError("dbus-daemon printed no address")
+        yield address
+    finally:
+        process.terminate()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@dataclass(frozen=True)
+class NotifyCall:
+    """One recorded ``Notify`` call."""
+
+    notification_id: int
+    app_name: str
+    replaces_id: int
+    summary: str
+    body: str
+    actions: list[str]
+    hints: dict[str, Any]
+    expire_timeout: int
+
+    def action_pairs(self) -> list[tuple[str, str]]:
+        """The actions as (key, label) pairs."""
+        return list(zip(self.actions[::2], self.actions[1::2], strict=True))
+
+
+class _Interface(ServiceInterface):
+    def __init__(self, server: NotificationServer) -> None:
+        super().__init__(BUS_NAME)
+        self._server = server
+
+    @dbus_method()
+    def GetCapabilities(self) -> Annotated[list[str], DBusSignature("as")]:
+        return list(self._server.capabilities)
+
+    @dbus_method()
+    def GetServerInformation(
+            self) -> Annotated[tuple[str, str, str, str], DBusSignature("ssss")]:
+        return ("test-notifications", "qoder-tests", "1.0", "1.2")
+
+    @dbus_method()
+    def Notify(self, app_name: Annotated[str, DBusSignature("s")],
+               replaces_id: Annotated[int, DBusSignature("u")],
+               app_icon: Annotated[str, DBusSignature("s")],
+               summary: Annotated[str, DBusSignature("s")],
+               body: Annotated[str, DBusSignature("s")],
+               actions: Annotated[list[str], DBusSignature("as")],
+               hints: Annotated[dict[str, Any], DBusSignature("a{sv}")],
+               expire_timeout: Annotated[int, DBusSignature("i")],
+               ) -> Annotated[int, DBusSignature("u")]:
+        return self._server.record_notify(app_name, replaces_id, summary, body, actions,
+                                          hints, expire_timeout)
+
+    @dbus_method()
+    def CloseNotification(  # type: ignore[no-untyped-def]
+            self, notification_id: Annotated[int, DBusSignature("u")]):
+        self._server.closed.append(notification_id)
+        self.NotificationClosed(notification_id, 3)
+
+    @dbus_signal()
+    def ActionInvoked(self, notification_id: int,
+                      action_key: str) -> Annotated[tuple[int, str], DBusSignature("us")]:
+        return (notification_id, action_key)
+
+    @dbus_signal()
+    def NotificationClosed(self, notification_id: int,
+                           reason: int) -> Annotated[tuple[int, int], DBusSignature("uu")]:
+        return (notification_id, reason)
+
+
+class NotificationServer:
+    """A notification server on a bus: records calls, emits clicks on request.
+
+    Args:
+        capabilities: what ``GetCapabilities`` answers (``actions`` means buttons).
+    """
+
+    def __init__(self, capabilities: tuple[str, ...] = ("actions", "body")) -> None:
+        self.capabilities = capabilities
+        self.notified: list[NotifyCall] = []
+        self.closed: list[int] = []
+        self._next_id = 1
+        self._bus: MessageBus | None = None
+        self._interface = _Interface(self)
+
+    async def start(self, address: str) -> None:
+        """Connect to the bus at `address` and own the notification service name."""
+        self._bus = await MessageBus(bus_address=address).connect()
+        self._bus.export(OBJECT_PATH, self._interface)
+        await self._bus.request_name(BUS_NAME)
+
+    def stop(self) -> None:
+        """Leave the bus."""
+        if self._bus is not None:
+            self._bus.disconnect()
+            self._bus = None
+
+    def record_notify(self, app_name: str, replaces_id: int, summary: str, body: str,
+                      actions: list[str], hints: dict[str, Any], expire_timeout: int) -> int:
+        """Record one ``Notify`` and return its id."""
+        notification_id = replaces_id or self._next_id
+        self._next_id += 1
+        self.notified.append(NotifyCall(notification_id, app_name, replaces_id, summary, body,
+                                        list(actions), dict(hints), expire_timeout))
+        return notification_id
+
+    def click(self, notification_id: int, action_key: str) -> None:
+        """Emit ``ActionInvoked`` as the server does when a person presses a button."""
+        self._interface.ActionInvoked(notification_id, action_key)
+
+    def last(self) -> NotifyCall:
+        """The most recent ``Notify``."""
+        return self.notified[-1]
+
+
+class ServerThread:
+    """A `NotificationServer` on its own loop and thread (for callers that block)."""
+
+    def __init__(self, address: str,
+                 capabilities: tuple[str, ...] = ("actions", "body")) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.server = NotificationServer(capabilities)
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(address), self.loop).result(10)
+
+    def stop(self) -> None:
+        """Leave the bus and end the thread."""
+        self.loop.call_soon_threadsafe(self.server.stop)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()
+
+    def call(self, function: Any, *args: Any) -> None:
+        """Run `function(*args)` on the server's loop (e.g. `server.click`)."""
+        self.loop.call_soon_threadsafe(function, *args)
