@@ -16,10 +16,16 @@ import keyring
 import keyring.core
 import pytest
 from helpers.memory_keyring import MemoryKeyring
+from hypothesis import settings as hypothesis_settings
 
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.store.database import Database
+
+# Tests never assert wall-clock times: Hypothesis' per-example deadline is one, and it
+# fails property tests on a loaded machine. Examples stay bounded by `max_examples`.
+hypothesis_settings.register_profile("no-deadline", deadline=None)
+hypothesis_settings.load_profile("no-deadline")
 
 _SECRET_ENV_VARS = ("QODER_PERSONAL_ACCESS_TOKEN", "ANTHROPIC_API_KEY")
 
