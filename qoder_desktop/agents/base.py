@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT, ToolCallPairing
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.domain.models import (
@@ -122,6 +123,8 @@ class AgentSession(ABC):
         self._reader: asyncio.Task[None] | None = None
         self._stopping = False
         self._last_text = ""
+        self._pairing = ToolCallPairing()
+        self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
@@ -198,7 +201,7 @@ class AgentSession(ABC):
 
     def _emit(self, kind: TranscriptKind, text: str = "", **fields: Any) -> None:
         line = TranscriptEvent(session_id=self.session_id, kind=kind, text=text, **fields)
-        self._sink.add_transcript_line(line)
+        self._sink.add_transcript_line(self._pairing.pair(line))
 
     def _set_state(self, state: SessionState, error: str | None = None) -> None:
         self.info = self.info.model_copy(update={"state": state, "error": error})
@@ -227,12 +230,14 @@ class AgentSession(ABC):
     async def send(self, prompt: str) -> None:
         """Send a (follow-up) prompt; a new turn lets session rules answer again."""
         self._broker.resume_rules(self.session_id)
+        self._ended_by = None
         self._emit(TranscriptKind.USER_PROMPT, prompt)
         self._set_state(SessionState.RUNNING)
         await self._client.query(prompt)
 
     async def interrupt(self) -> None:
         """Stop the current turn; pending requests are withdrawn by the CLI's cancel."""
+        self._ended_by = self._ended_by or INTERRUPTED_TEXT
         await self._client.interrupt()
 
     async def set_mode(self, mode: PermissionMode, *, confirmed: bool = False) -> None:
@@ -304,7 +309,7 @@ class AgentSession(ABC):
         kind = type(message).__name__
         extra = self._sdk_extra_transcript(message)
         if extra is not None:
-            self._sink.add_transcript_line(extra)
+            self._sink.add_transcript_line(self._pairing.pair(extra))
         elif kind == "AssistantMessage":
             for block in message.content:
                 block_kind = type(block).__name__
@@ -320,6 +325,13 @@ class AgentSession(ABC):
                     self._emit(TranscriptKind.TOOL_RESULT, result_text(block.content),
                                tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
         elif kind == "ResultMessage":
+            ended_by, self._ended_by = self._ended_by, None
+            if ended_by is not None and message.is_error:
+                # The CLI reports a turn a person ended as an error with a diagnostic
+                # ("[ede_diagnostic] result_type=user ..."): say what happened instead.
+                self._emit(TranscriptKind.SYSTEM, ended_by)
+                self._set_state(SessionState.IDLE)
+                return
             failed = bool(message.is_error)
             text = message.result or ("; ".join(message.errors or []) if failed else "")
             if not failed and (not text or text == self._last_text):
@@ -405,6 +417,8 @@ class AgentSession(ABC):
                 self._removals_to_send = []
             return self._sdk_allow(dict(decision.final_input), updates)
         self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)
+        if decision.interrupt:
+            self._ended_by = STOPPED_TEXT
         return self._sdk_deny(decision.message, decision.interrupt)
 
     # -- hooks -------------------------------------------------------------------------
