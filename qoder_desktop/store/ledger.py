@@ -3,7 +3,9 @@
 `Ledger` writes into the `storage.Database`. A request is written as *pending* the
 moment it arrives, so a crash while a person is still deciding leaves a visible trace;
 its decision is written (and synced) before the answer goes back to the agent. Tool
-calls that never needed a decision are seen through hooks and written as tool events.
+calls that never needed a decision are seen through hooks and written as tool events;
+one the agent's CLI allowed under a session grant it holds also gets an approval row
+(decided by that session rule), so the ledger shows why it ran.
 
 `export_ledger` writes the ledger as CSV or JSON Lines; `ledger_export_main` is the
 command line ``qoder-desktop ledger export``.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
 import sys
@@ -174,7 +177,8 @@ class Ledger:
         values = (*_request_values(request), decision.kind.value, decision.decided_by.value,
                   None if decision.final_input is None else encode_json(decision.final_input),
                   decision.message or None, int(decision.interrupt),
-                  None if latency_ms is None else float(latency_ms), decision.rule,
+                  None if latency_ms is None else float(latency_ms),
+                  decision.rule or request.covered_by_rule,
                   encode_json([u.to_wire() for u in decision.updates]),
                   None if labels is None else encode_json(labels),
                   encode_time(decision.decided_at))
@@ -190,6 +194,26 @@ class Ledger:
         if cursor.rowcount == 0:
             raise LedgerError(f"Request {request.request_id} already has a decision in the "
                               "ledger; a request is answered exactly once.")
+
+    def record_rule_allowed(self, request: ApprovalRequest, rule: str) -> None:
+        """Write an approval row for a call the agent's CLI allowed under session rule `rule`.
+
+        The CLI holds the session grants and decides matching calls without asking us,
+        so such a call is seen only through its hooks; this row records that it ran,
+        decided by that rule.
+        """
+        decision = Decision.allow_once(dict(request.tool_input), by=DecidedBy.SESSION_RULE,
+                                       rule=rule)
+        decision = decision.model_copy(update={
+            "message": f"Allowed by the session rule {rule} (the agent's CLI holds it)."})
+        self.record_decision(request, decision)
+
+    def has_request(self, session_id: str, tool_use_id: str) -> bool:
+        """True when an approval row exists for this tool call of this session."""
+        row = self.db.fetchall(
+            "SELECT 1 FROM approvals WHERE session_id = ? AND tool_use_id = ? LIMIT 1",
+            (session_id, tool_use_id))
+        return bool(row)
 
     def record_tool_event(self, session_id: str, tool_use_id: str | None, tool_name: str,
                           tool_input: dict[str, Any] | None, phase: ToolEventPhase | str, *,
@@ -219,7 +243,11 @@ class Ledger:
         rows = self.db.fetchall(f"SELECT * FROM approvals {where}", params)
         result = [_approval(row) for row in rows]
         if include_tool_events:
-            rows = self.db.fetchall(f"SELECT * FROM tool_events {where}", params)
+            # The session's name comes from the sessions table (one place for it).
+            rows = self.db.fetchall(
+                "SELECT tool_events.*, sessions.name AS session_name FROM tool_events "
+                "LEFT JOIN sessions USING (session_id) "
+                f"{where.replace('session_id', 'tool_events.session_id')}", params)
             result.extend(_tool_event(row) for row in rows)
         result.sort(key=lambda e: (e.recorded_at, e.entry_type == "tool_event"))
         return result
@@ -259,6 +287,7 @@ def _approval(row: Any) -> LedgerEntry:
 def _tool_event(row: Any) -> LedgerEntry:
     return LedgerEntry(
         entry_type="tool_event", entry_id=f"event-{row['seq']}", session_id=row["session_id"],
+        session_name=row["session_name"],
         phase=ToolEventPhase(row["phase"]), tool_name=row["tool_name"],
         tool_use_id=row["tool_use_id"], original_input=decode_json(row["input_json"]),
         recorded_at=decode_time(row["recorded_at"]), detail=row["detail"])
@@ -328,8 +357,9 @@ def ledger_export_main(argv: Sequence[str] | None = None) -> int:
             skipped too); ``sys.argv[1:]`` when None.
 
     Returns:
-        The exit status: 0 on success, 1 when the database cannot be read, 2 when there
-        is no database.
+        The exit status: 0 on success (an empty export when nothing was recorded yet,
+        not even a database file), 1 when the database cannot be read or the output
+        cannot be written.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     for word in ("ledger", "export"):
@@ -337,10 +367,11 @@ def ledger_export_main(argv: Sequence[str] | None = None) -> int:
             args_list.pop(0)
     args = _export_parser().parse_args(args_list)
     path = Path(args.database) if args.database else AppPaths.default().database
-    if not path.is_file():
-        print(f"qoder-desktop: no ledger database at {path} (nothing has been recorded "
-              "yet, or QODER_DESKTOP_HOME points elsewhere).", file=sys.stderr)
-        return 2
+    if not path.exists():
+        # A fresh install: nothing was recorded yet, so the ledger is empty.
+        print(f"qoder-desktop: nothing recorded yet (no ledger database at {path}); "
+              "the export is empty.", file=sys.stderr)
+        return _export_empty(args.format, args.output)
     try:
         with Database.open(path) as db:
             if args.output:
@@ -354,6 +385,26 @@ def ledger_export_main(argv: Sequence[str] | None = None) -> int:
         return 1
     if args.output:
         print(f"Wrote {count} ledger entries to {args.output}.", file=sys.stderr)
+    return 0
+
+
+def _export_empty(fmt: ExportFormat, output: str | None) -> int:
+    """Write an empty export (the CSV header only; nothing for JSON Lines)."""
+    text = io.StringIO()
+    if fmt == "csv":
+        csv.writer(text).writerow(EXPORT_COLUMNS)
+    try:
+        if output:
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with open(fd, "w", encoding="utf-8", newline="") as out:
+                out.write(text.getvalue())
+            print(f"Wrote 0 ledger entries to {output}.", file=sys.stderr)
+        else:
+            sys.stdout.write(text.getvalue())
+            sys.stdout.flush()
+    except OSError as exc:
+        print(f"qoder-desktop: ledger export failed: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
