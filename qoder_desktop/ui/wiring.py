@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is sho
 
 log = logging.getLogger(__name__)
 
+QUIT_DENY_MESSAGE = "Qoder Desktop was quit while this request waited for an answer; denied."
+
 
 class DesktopApp:
     """The running desktop app: views, bridge and core, wired together once."""
@@ -107,7 +109,7 @@ class DesktopApp:
         tray.open_request.connect(self._open_from_tray)
         tray.activate_window.connect(window.bring_to_front)
         tray.toggle_window.connect(self._toggle_window)
-        tray.quit_requested.connect(self.quit)
+        tray.quit_requested.connect(window.request_quit)  # asks first while requests wait
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
         """Run `coroutine` as a task whose reference is kept; failures reach the user."""
@@ -334,6 +336,12 @@ class DesktopApp:
         self._spawn(self._shutdown(), "quitting")
 
     async def _shutdown(self) -> None:
+        # Fail closed: what still waits is denied, with a message the agent sees. A
+        # terminal agent's request is withdrawn instead (its own prompt takes over).
+        for request in self.broker.pending():
+            if request.backend is not Backend.TERMINAL:
+                self.bridge.answer(request.request_id, Decision.deny(QUIT_DENY_MESSAGE))
+        await asyncio.sleep(0)
         self.dialogs.close_all()
         if self.gateway is not None and self.gateway.running:
             await self.gateway.stop()
