@@ -111,3 +111,18 @@ async def test_the_terminal_follower_pairs_parallel_results_in_the_cli_transcrip
         assert content in result.text
         if seen[seen.index(result) - 1] is not call:
             assert result.text.startswith(f"{RESULT_LABEL}Read {call.text}\n")
+
+
+async def test_interrupting_a_slow_model_turn_says_interrupted(harness: Harness) -> None:
+    """Interrupted while the model still streams (no request pending)."""
+    seen = len(harness.model.server.requests)
+    session_id = await harness.start("slow")
+    for _ in range(200):  # the turn reached the model, which is now "thinking"
+        if any(r.scenario == "slow" for r in harness.model.server.requests[seen:]):
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    await harness.hub.interrupt(session_id)
+    await harness.wait_idle()
+    assert _after_prompt(harness, session_id)[-1].text == INTERRUPTED_TEXT
+    _no_diagnostic(harness, session_id)
