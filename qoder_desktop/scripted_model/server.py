@@ -154,6 +154,11 @@ class ScriptedModelServer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        except Exception:
+            # It is stopped either way. (Seen under heavy load with qasync: a timer of the
+            # server's main loop fired while Qt processed events outside the running
+            # loop, so its asyncio.sleep found no running loop.)
+            log.warning("the scripted model server stopped with an error", exc_info=True)
         self._server = None
         self._task = None
 

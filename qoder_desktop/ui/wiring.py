@@ -338,10 +338,10 @@ class DesktopApp:
     async def _shutdown(self) -> None:
         # Fail closed: what still waits is denied, with a message the agent sees. A
         # terminal agent's request is withdrawn instead (its own prompt takes over).
-        for request in self.broker.pending():
-            if request.backend is not Backend.TERMINAL:
-                self.bridge.answer(request.request_id, Decision.deny(QUIT_DENY_MESSAGE))
-        await asyncio.sleep(0)
+        denied = [self.bridge.answer(request.request_id, Decision.deny(QUIT_DENY_MESSAGE))
+                  for request in self.broker.pending() if request.backend is not Backend.TERMINAL]
+        if denied:
+            await asyncio.sleep(0)  # the answers go out before the sessions stop
         self.dialogs.close_all()
         if self.gateway is not None and self.gateway.running:
             await self.gateway.stop()
