@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["ledger"]:
-        from qoder_desktop.store.ledger import ledger_main
+        from qoder_desktop.store.ledger_export import ledger_main
 
         return ledger_main(args_list[1:])
     if args_list[:1] == ["hook"]:  # runs for every terminal prompt: stdlib only

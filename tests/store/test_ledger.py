@@ -28,13 +28,15 @@ from qoder_desktop.domain.models import (
 )
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import (
-    EXPORT_COLUMNS,
     Ledger,
     LedgerEntry,
     LedgerError,
     ToolEventPhase,
-    export_ledger,
     ledger_entries,
+)
+from qoder_desktop.store.ledger_export import (
+    EXPORT_COLUMNS,
+    export_ledger,
     ledger_export_main,
     ledger_main,
 )
