@@ -18,7 +18,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT, ToolCallPairing
+from qoder_desktop.agents.transcript import (
+    INTERRUPTED_TEXT,
+    STOPPED_TEXT,
+    ToolCallPairing,
+    result_text,
+    summarize_input,
+)
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.domain.models import (
@@ -44,7 +50,6 @@ from qoder_desktop.rules import matcher as rules
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_LINES = 40
-SUMMARY_LIMIT = 2_000
 
 
 class SessionSink(Protocol):
@@ -66,43 +71,6 @@ class SessionSink(Protocol):
 
 class SessionStartError(RuntimeError):
     """The agent CLI could not be started; the message says why."""
-
-
-def summarize_input(tool_input: dict[str, Any]) -> str:
-    """A plain-text summary of a tool call's input for the transcript (the tool name apart).
-
-    Long inputs say how much was left out; nothing is cut silently.
-    """
-    questions = tool_input.get("questions")
-    if isinstance(questions, list) and questions:
-        texts = [str(q.get("question", "")) for q in questions if isinstance(q, dict)]
-        text = " / ".join(t for t in texts if t) or json.dumps(questions, ensure_ascii=False)
-    else:
-        for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
-    if len(text) > SUMMARY_LIMIT:
-        text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
-    return text
-
-
-def result_text(content: Any) -> str:
-    """The text of a tool result's content (text blocks as text, anything else as JSON)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for item in content if isinstance(content, list) else [content]:
-        if isinstance(item, dict) and item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        else:
-            parts.append(json.dumps(item, ensure_ascii=False, default=str))
-    return "\n".join(parts)
 
 
 class AgentSession(ABC):

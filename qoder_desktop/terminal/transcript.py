@@ -19,8 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.agents.base import result_text, summarize_input
-from qoder_desktop.agents.transcript import ToolCallPairing
+from qoder_desktop.agents.transcript import ToolCallPairing, result_text, summarize_input
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 
 log = logging.getLogger(__name__)
