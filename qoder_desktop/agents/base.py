@@ -18,6 +18,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from qoder_desktop.agents.transcript import (
+    INTERRUPTED_TEXT,
+    STOPPED_TEXT,
+    ToolCallPairing,
+    result_text,
+    summarize_input,
+)
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.domain.models import (
@@ -43,7 +50,6 @@ from qoder_desktop.rules import matcher as rules
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_LINES = 40
-SUMMARY_LIMIT = 2_000
 
 
 class SessionSink(Protocol):
@@ -67,43 +73,6 @@ class SessionStartError(RuntimeError):
     """The agent CLI could not be started; the message says why."""
 
 
-def summarize_input(tool_input: dict[str, Any]) -> str:
-    """A plain-text summary of a tool call's input for the transcript (the tool name apart).
-
-    Long inputs say how much was left out; nothing is cut silently.
-    """
-    questions = tool_input.get("questions")
-    if isinstance(questions, list) and questions:
-        texts = [str(q.get("question", "")) for q in questions if isinstance(q, dict)]
-        text = " / ".join(t for t in texts if t) or json.dumps(questions, ensure_ascii=False)
-    else:
-        for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
-    if len(text) > SUMMARY_LIMIT:
-        text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
-    return text
-
-
-def result_text(content: Any) -> str:
-    """The text of a tool result's content (text blocks as text, anything else as JSON)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for item in content if isinstance(content, list) else [content]:
-        if isinstance(item, dict) and item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        else:
-            parts.append(json.dumps(item, ensure_ascii=False, default=str))
-    return "\n".join(parts)
-
-
 class AgentSession(ABC):
     """One running agent session through one SDK.
 
@@ -122,6 +91,8 @@ class AgentSession(ABC):
         self._reader: asyncio.Task[None] | None = None
         self._stopping = False
         self._last_text = ""
+        self._pairing = ToolCallPairing()
+        self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
@@ -198,7 +169,7 @@ class AgentSession(ABC):
 
     def _emit(self, kind: TranscriptKind, text: str = "", **fields: Any) -> None:
         line = TranscriptEvent(session_id=self.session_id, kind=kind, text=text, **fields)
-        self._sink.add_transcript_line(line)
+        self._sink.add_transcript_line(self._pairing.pair(line))
 
     def _set_state(self, state: SessionState, error: str | None = None) -> None:
         self.info = self.info.model_copy(update={"state": state, "error": error})
@@ -227,12 +198,14 @@ class AgentSession(ABC):
     async def send(self, prompt: str) -> None:
         """Send a (follow-up) prompt; a new turn lets session rules answer again."""
         self._broker.resume_rules(self.session_id)
+        self._ended_by = None
         self._emit(TranscriptKind.USER_PROMPT, prompt)
         self._set_state(SessionState.RUNNING)
         await self._client.query(prompt)
 
     async def interrupt(self) -> None:
         """Stop the current turn; pending requests are withdrawn by the CLI's cancel."""
+        self._ended_by = self._ended_by or INTERRUPTED_TEXT
         await self._client.interrupt()
 
     async def set_mode(self, mode: PermissionMode, *, confirmed: bool = False) -> None:
@@ -304,7 +277,7 @@ class AgentSession(ABC):
         kind = type(message).__name__
         extra = self._sdk_extra_transcript(message)
         if extra is not None:
-            self._sink.add_transcript_line(extra)
+            self._sink.add_transcript_line(self._pairing.pair(extra))
         elif kind == "AssistantMessage":
             for block in message.content:
                 block_kind = type(block).__name__
@@ -320,6 +293,13 @@ class AgentSession(ABC):
                     self._emit(TranscriptKind.TOOL_RESULT, result_text(block.content),
                                tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
         elif kind == "ResultMessage":
+            ended_by, self._ended_by = self._ended_by, None
+            if ended_by is not None and message.is_error:
+                # The CLI reports a turn a person ended as an error with a diagnostic
+                # ("[ede_diagnostic] result_type=user ..."): say what happened instead.
+                self._emit(TranscriptKind.SYSTEM, ended_by)
+                self._set_state(SessionState.IDLE)
+                return
             failed = bool(message.is_error)
             text = message.result or ("; ".join(message.errors or []) if failed else "")
             if not failed and (not text or text == self._last_text):
@@ -405,6 +385,8 @@ class AgentSession(ABC):
                 self._removals_to_send = []
             return self._sdk_allow(dict(decision.final_input), updates)
         self._emit(TranscriptKind.DENIAL, decision.message, is_error=True, tool_name=tool_name)
+        if decision.interrupt:
+            self._ended_by = STOPPED_TEXT
         return self._sdk_deny(decision.message, decision.interrupt)
 
     # -- hooks -------------------------------------------------------------------------

@@ -18,13 +18,16 @@ from qoder_desktop.agents.base import AgentSession, SessionSink
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import (
+    ApprovalRequest,
     Backend,
     PermissionMode,
+    RuleBehavior,
     SessionInfo,
     SessionRule,
     SessionState,
 )
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+from qoder_desktop.rules import matcher as rules
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger, ToolEventPhase
 
@@ -151,8 +154,29 @@ class SessionHub(SessionSink):
         try:
             self._ledger.record_tool_event(session_id, tool_use_id, tool_name, tool_input,
                                            ToolEventPhase(phase))
+            if phase in (ToolEventPhase.POST_TOOL_USE, ToolEventPhase.POST_TOOL_USE_FAILURE):
+                self._record_rule_allowed(session_id, tool_use_id, tool_name, tool_input)
         except Exception:
             log.exception("could not record a %s event", phase)
+
+    def _record_rule_allowed(self, session_id: str, tool_use_id: str | None, tool_name: str,
+                             tool_input: dict[str, Any]) -> None:
+        """A call that ran without asking us, under a session grant: its approval row."""
+        session = self._sessions.get(session_id)
+        if session is None or not tool_use_id or self._ledger.has_request(session_id,
+                                                                          tool_use_id):
+            return
+        allow = [rule for rule in self._db.active_rules(session_id)
+                 if rule.behavior is RuleBehavior.ALLOW]
+        verdict = rules.evaluate(allow, tool_name, tool_input, session.options.cwd,
+                                 add_dirs=tuple(session.options.add_dirs)) if allow else None
+        if verdict is None or verdict.behavior is not RuleBehavior.ALLOW:
+            return
+        self._ledger.record_rule_allowed(ApprovalRequest(
+            session_id=session_id, session_name=session.info.name, backend=session.info.backend,
+            tool_name=tool_name, tool_input=tool_input, tool_use_id=tool_use_id,
+            cwd=session.options.cwd, add_dirs=tuple(session.options.add_dirs)),
+            str(verdict.rule.rule))
 
     # -- commands ----------------------------------------------------------------------
 

@@ -38,6 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCENARIO_MARKER_RE = re.compile(r"\[scenario:([A-Za-z0-9_\-]+)\]")
+# The ids the scripted model gives its tool calls: "toolu_scripted" + step index (two or
+# more digits) + the call's place in the step (one digit) + "_" + random hex (see wire.py).
+STEP_ID_RE = re.compile(r"^toolu_scripted(\d{2,})(\d)_")
 CWD_RE = re.compile(r"Primary working directory:\s*(\S[^\n]*)")
 # Claude Code's plan-mode reminder: "No plan file exists yet. You should create your plan at
 # PATH using the Write tool." / "A plan file already exists at PATH. You can read it ..."
@@ -78,6 +81,16 @@ class RequestInfo:
     model: str | None
     tool_names: list[str] = field(default_factory=list)
     tool_results: list[ToolResultRecord] = field(default_factory=list)
+    last_step_index: int | None = None
+    """The scenario step the turn's latest tool calls came from (None: no call yet)."""
+    last_step_results: list[ToolResultRecord] = field(default_factory=list)
+    """The results the CLI sent back for that step's calls."""
+
+
+def step_index_of(tool_use_id: str) -> int | None:
+    """The scenario step a scripted tool call came from, from its id (None: not ours)."""
+    match = STEP_ID_RE.match(tool_use_id)
+    return int(match.group(1)) if match else None
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -214,6 +227,7 @@ def analyse_request(body: dict[str, Any], headers: dict[str, str]) -> RequestInf
 
     tool_uses_in_turn = 0
     tool_use_names: dict[str, str] = {}
+    turn_calls: list[str] = []
     for index, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
@@ -222,6 +236,9 @@ def analyse_request(body: dict[str, Any], headers: dict[str, str]) -> RequestInf
                 tool_use_names[str(block.get("id"))] = str(block.get("name"))
                 if index > turn_start:
                     tool_uses_in_turn += 1
+                    turn_calls.append(str(block.get("id")))
+    last_step = step_index_of(turn_calls[-1]) if turn_calls else None
+    last_step_ids = {call for call in turn_calls if step_index_of(call) == last_step}
 
     results: list[ToolResultRecord] = []
     for message in messages:
@@ -241,6 +258,7 @@ def analyse_request(body: dict[str, Any], headers: dict[str, str]) -> RequestInf
                     )
                 )
 
+    last_results = [r for r in results if last_step is not None and r.tool_use_id in last_step_ids]
     return RequestInfo(
         is_side_request=side_reason is not None,
         side_reason=side_reason,
@@ -253,6 +271,8 @@ def analyse_request(body: dict[str, Any], headers: dict[str, str]) -> RequestInf
         model=body.get("model") if isinstance(body.get("model"), str) else None,
         tool_names=tool_names,
         tool_results=results,
+        last_step_index=last_step,
+        last_step_results=last_results,
     )
 
 

@@ -9,6 +9,16 @@ A scenario is what the scripted model "says", one model turn at a time:
   with ``stop_reason: "end_turn"``. When the last step is a tool step, ``closing_text`` is
   used as the closing message instead.
 
+A tool step may say how the model reacts to what the person decided about its calls
+(read from the results the CLI sends back, see :mod:`.outcome`): ``on_deny``,
+``on_edit`` (a Write/Edit whose input the person changed), ``on_answer`` (an answered
+question) and ``on_fail`` (the tool itself failed). Each is a *reaction*: a ``text``, and
+``then``: ``"stop"`` (the default: the text closes the turn) or ``"next"`` (the text comes
+first, then the scenario goes on, skipping ``skip`` steps). In a reaction's text,
+``{answers}`` is replaced by the answers given and ``{reason}`` by what the denied or failed
+call said back. A step without a reaction for an outcome goes on as if it was allowed, so
+scenario files written before reactions play as they did.
+
 Any step may carry ``delay_seconds``: the server streams ``message_start`` (and the text, if
 any), then waits that long before sending the rest, so a user can interrupt a "slow" model.
 
@@ -24,7 +34,7 @@ import json
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -46,6 +56,17 @@ class ToolCall(BaseModel):
     input: dict[str, Any] = Field(default_factory=dict, description="The tool input.")
 
 
+class Reaction(BaseModel):
+    """What the model says (and does next) after a person decided about a step's calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, description="What the model says; {answers}/{reason} filled.")
+    then: Literal["stop", "next"] = Field(
+        default="stop", description="'stop': the text ends the turn; 'next': go on after it.")
+    skip: int = Field(default=0, ge=0, description="With 'next': how many steps to leave out.")
+
+
 class ScenarioStep(BaseModel):
     """One model turn: optional text, then a tool call (or parallel calls), or only text."""
 
@@ -58,6 +79,10 @@ class ScenarioStep(BaseModel):
         default=None, min_length=1, description="Several tool calls sent in the same model turn."
     )
     delay_seconds: float = Field(default=0.0, ge=0.0, le=600.0)
+    on_deny: Reaction | None = None
+    on_edit: Reaction | None = None
+    on_answer: Reaction | None = None
+    on_fail: Reaction | None = None
 
     @model_validator(mode="after")
     def _check_shape(self) -> ScenarioStep:
@@ -67,7 +92,16 @@ class ScenarioStep(BaseModel):
             raise ValueError("'input' given without 'tool'")
         if self.tool is None and self.calls is None and not self.text:
             raise ValueError("a step needs a 'tool', 'calls' or a non-empty 'text'")
+        if self.tool is None and self.calls is None and self.reactions:
+            raise ValueError("a text-only step has no calls to react to")
         return self
+
+    @property
+    def reactions(self) -> dict[str, Reaction]:
+        """This step's reactions by outcome name ("denied", "edited", "answered", "failed")."""
+        found = {"denied": self.on_deny, "edited": self.on_edit, "answered": self.on_answer,
+                 "failed": self.on_fail}
+        return {outcome: reaction for outcome, reaction in found.items() if reaction is not None}
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -127,6 +161,29 @@ class Scenario(BaseModel):
                 return index, step
             seen += len(step.tool_calls)
         return len(self.tool_steps), self.closing_step
+
+    def step_after(self, last_index: int, outcome: str | None,
+                   fills: dict[str, str]) -> tuple[int, ScenarioStep]:
+        """The step that follows tool step ``last_index``, given how its calls ended.
+
+        ``outcome`` is an :class:`~.outcome.Outcome` value (or None); ``fills`` the values
+        of ``{answers}`` and ``{reason}``. Returns ``(index, step)`` like
+        :meth:`step_for_tool_count`; a reaction that stops gives the closing index and a
+        text-only step with the reaction's text.
+        """
+        steps = self.tool_steps
+        closing = len(steps)
+        reaction = steps[last_index].reactions.get(outcome or "") if last_index < closing else None
+        if reaction is None:
+            index = min(last_index + 1, closing)
+            return index, steps[index] if index < closing else self.closing_step
+        text = substitute(reaction.text, fills)
+        if reaction.then == "stop":
+            return closing, ScenarioStep(text=text)
+        index = min(last_index + 1 + reaction.skip, closing)
+        step = steps[index] if index < closing else self.closing_step
+        joined = f"{text}\n\n{step.text}" if step.text else text
+        return index, step.model_copy(update={"text": joined})
 
     @property
     def total_tool_calls(self) -> int:

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .outcome import answers_text, reason_text, step_outcome
 from .request_info import RequestInfo, ToolResultRecord, analyse_request, estimate_tokens
 from .scenario import CWD_PLACEHOLDER, PLAN_FILE_PLACEHOLDER, Scenario, ScenarioLibrary, substitute
 from .wire import ScriptedReply, error_body, stream_reply, text_block, tool_use_block
@@ -153,6 +154,11 @@ class ScriptedModelServer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        except Exception:
+            # It is stopped either way. (Seen under heavy load with qasync: a timer of the
+            # server's main loop fired while Qt processed events outside the running
+            # loop, so its asyncio.sleep found no running loop.)
+            log.warning("the scripted model server stopped with an error", exc_info=True)
         self._server = None
         self._task = None
 
@@ -278,7 +284,12 @@ class ScriptedModelServer:
             text = f"[scripted model] unknown scenario {name!r}.{listing}"
             return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None
 
-        index, step = scenario.step_for_tool_count(info.tool_uses_in_turn)
+        if info.last_step_index is None:
+            index, step = scenario.step_for_tool_count(info.tool_uses_in_turn)
+        else:
+            records = info.last_step_results
+            fills = {"{answers}": answers_text(records), "{reason}": reason_text(records)}
+            index, step = scenario.step_after(info.last_step_index, step_outcome(records), fills)
         content: list[dict[str, Any]] = []
         if step.text:
             content.append(text_block(step.text))

@@ -3,28 +3,22 @@
 `Ledger` writes into the `storage.Database`. A request is written as *pending* the
 moment it arrives, so a crash while a person is still deciding leaves a visible trace;
 its decision is written (and synced) before the answer goes back to the agent. Tool
-calls that never needed a decision are seen through hooks and written as tool events.
+calls that never needed a decision are seen through hooks and written as tool events;
+one the agent's CLI allowed under a session grant it holds also gets an approval row
+(decided by that session rule), so the ledger shows why it ran.
 
-`export_ledger` writes the ledger as CSV or JSON Lines; `ledger_export_main` is the
-command line ``qoder-desktop ledger export``.
+Exporting it (CSV, JSON Lines, the ``qoder-desktop ledger export`` command) lives in
+`store.ledger_export`.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
-import json
-import os
-import sys
-from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
 
-from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -43,8 +37,6 @@ from qoder_desktop.store.database import (
     encode_json,
     encode_time,
 )
-
-ExportFormat = Literal["csv", "jsonl"]
 
 _LABELS = TypeAdapter(dict[str, list[str]])
 
@@ -174,7 +166,8 @@ class Ledger:
         values = (*_request_values(request), decision.kind.value, decision.decided_by.value,
                   None if decision.final_input is None else encode_json(decision.final_input),
                   decision.message or None, int(decision.interrupt),
-                  None if latency_ms is None else float(latency_ms), decision.rule,
+                  None if latency_ms is None else float(latency_ms),
+                  decision.rule or request.covered_by_rule,
                   encode_json([u.to_wire() for u in decision.updates]),
                   None if labels is None else encode_json(labels),
                   encode_time(decision.decided_at))
@@ -190,6 +183,26 @@ class Ledger:
         if cursor.rowcount == 0:
             raise LedgerError(f"Request {request.request_id} already has a decision in the "
                               "ledger; a request is answered exactly once.")
+
+    def record_rule_allowed(self, request: ApprovalRequest, rule: str) -> None:
+        """Write an approval row for a call the agent's CLI allowed under session rule `rule`.
+
+        The CLI holds the session grants and decides matching calls without asking us,
+        so such a call is seen only through its hooks; this row records that it ran,
+        decided by that rule.
+        """
+        decision = Decision.allow_once(dict(request.tool_input), by=DecidedBy.SESSION_RULE,
+                                       rule=rule)
+        decision = decision.model_copy(update={
+            "message": f"Allowed by the session rule {rule} (the agent's CLI holds it)."})
+        self.record_decision(request, decision)
+
+    def has_request(self, session_id: str, tool_use_id: str) -> bool:
+        """True when an approval row exists for this tool call of this session."""
+        row = self.db.fetchall(
+            "SELECT 1 FROM approvals WHERE session_id = ? AND tool_use_id = ? LIMIT 1",
+            (session_id, tool_use_id))
+        return bool(row)
 
     def record_tool_event(self, session_id: str, tool_use_id: str | None, tool_name: str,
                           tool_input: dict[str, Any] | None, phase: ToolEventPhase | str, *,
@@ -219,7 +232,11 @@ class Ledger:
         rows = self.db.fetchall(f"SELECT * FROM approvals {where}", params)
         result = [_approval(row) for row in rows]
         if include_tool_events:
-            rows = self.db.fetchall(f"SELECT * FROM tool_events {where}", params)
+            # The session's name comes from the sessions table (one place for it).
+            rows = self.db.fetchall(
+                "SELECT tool_events.*, sessions.name AS session_name FROM tool_events "
+                "LEFT JOIN sessions USING (session_id) "
+                f"{where.replace('session_id', 'tool_events.session_id')}", params)
             result.extend(_tool_event(row) for row in rows)
         result.sort(key=lambda e: (e.recorded_at, e.entry_type == "tool_event"))
         return result
@@ -259,123 +276,7 @@ def _approval(row: Any) -> LedgerEntry:
 def _tool_event(row: Any) -> LedgerEntry:
     return LedgerEntry(
         entry_type="tool_event", entry_id=f"event-{row['seq']}", session_id=row["session_id"],
+        session_name=row["session_name"],
         phase=ToolEventPhase(row["phase"]), tool_name=row["tool_name"],
         tool_use_id=row["tool_use_id"], original_input=decode_json(row["input_json"]),
         recorded_at=decode_time(row["recorded_at"]), detail=row["detail"])
-
-
-# -- export ------------------------------------------------------------------------------
-
-EXPORT_COLUMNS: tuple[str, ...] = (*LedgerEntry.model_fields, "status")
-"""CSV header, in order."""
-
-
-def _csv_cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return encode_json(value)
-    return str(value)
-
-
-def export_ledger(db: Database, out: TextIO, fmt: ExportFormat,
-                  session_id: str | None = None) -> int:
-    """Write the ledger to `out` as CSV (header + one row per entry) or JSON Lines.
-
-    JSON-valued fields are JSON strings in CSV and nested values in JSONL.
-
-    Returns:
-        The number of entries written.
-
-    Raises:
-        ValueError: `fmt` is neither "csv" nor "jsonl".
-    """
-    if fmt not in ("csv", "jsonl"):
-        raise ValueError(f"unknown export format {fmt!r} (use csv or jsonl)")
-    entries = ledger_entries(db, session_id)
-    if fmt == "csv":
-        writer = csv.writer(out)
-        writer.writerow(EXPORT_COLUMNS)
-        for entry in entries:
-            data = entry.model_dump(mode="json")
-            writer.writerow([_csv_cell(data[column]) for column in EXPORT_COLUMNS])
-    else:
-        for entry in entries:
-            out.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n")
-    out.flush()
-    return len(entries)
-
-
-def _export_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="qoder-desktop ledger export",
-        description="Write the decision ledger as CSV or JSON Lines.")
-    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv",
-                        help="output format (default: csv)")
-    parser.add_argument("--session", metavar="ID", help="only this session's entries")
-    parser.add_argument("--output", metavar="FILE", help="write here instead of stdout")
-    parser.add_argument("--database", metavar="FILE", help=argparse.SUPPRESS)
-    return parser
-
-
-def ledger_export_main(argv: Sequence[str] | None = None) -> int:
-    """``qoder-desktop ledger export --format csv|jsonl [--session ID] [--output FILE]``.
-
-    Args:
-        argv: the arguments after ``ledger export`` (a leading ``ledger``/``export`` is
-            skipped too); ``sys.argv[1:]`` when None.
-
-    Returns:
-        The exit status: 0 on success, 1 when the database cannot be read, 2 when there
-        is no database.
-    """
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    for word in ("ledger", "export"):
-        if args_list and args_list[0] == word:
-            args_list.pop(0)
-    args = _export_parser().parse_args(args_list)
-    path = Path(args.database) if args.database else AppPaths.default().database
-    if not path.is_file():
-        print(f"qoder-desktop: no ledger database at {path} (nothing has been recorded "
-              "yet, or QODER_DESKTOP_HOME points elsewhere).", file=sys.stderr)
-        return 2
-    try:
-        with Database.open(path) as db:
-            if args.output:
-                fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with open(fd, "w", encoding="utf-8", newline="") as out:
-                    count = export_ledger(db, out, args.format, args.session)
-            else:
-                count = export_ledger(db, sys.stdout, args.format, args.session)
-    except (StorageError, OSError) as exc:
-        print(f"qoder-desktop: ledger export failed: {exc}", file=sys.stderr)
-        return 1
-    if args.output:
-        print(f"Wrote {count} ledger entries to {args.output}.", file=sys.stderr)
-    return 0
-
-
-_LEDGER_USAGE = ("usage: qoder-desktop ledger export --format csv|jsonl [--session ID] "
-                 "[--output FILE]")
-
-
-def ledger_main(argv: Sequence[str]) -> int:
-    """``qoder-desktop ledger <command> ...``; the one command is ``export``.
-
-    Args:
-        argv: the arguments after ``ledger``.
-
-    Returns:
-        The exit status (2 for an unknown or missing command).
-    """
-    args = list(argv)
-    if args[:1] == ["export"]:
-        return ledger_export_main(args[1:])
-    if args[:1] in (["-h"], ["--help"]):
-        print(_LEDGER_USAGE)
-        return 0
-    what = f"unknown ledger command {args[0]!r}" if args else "missing ledger command"
-    print(f"qoder-desktop: {what}.\n{_LEDGER_USAGE}", file=sys.stderr)
-    return 2

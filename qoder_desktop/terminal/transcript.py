@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.agents.base import result_text, summarize_input
+from qoder_desktop.agents.transcript import ToolCallPairing, result_text, summarize_input
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ class TranscriptFollower:
         self._offset: int | None = None
         self._partial = b""
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._pairing = ToolCallPairing()
         self._task: asyncio.Task[None] | None = None
 
     # -- reading -------------------------------------------------------------------------
@@ -142,8 +143,8 @@ class TranscriptFollower:
 
     def _emit(self, kind: TranscriptKind, text: str, **fields: Any) -> None:
         try:
-            self._on_event(TranscriptEvent(session_id=self.session_id, kind=kind, text=text,
-                                           **fields))
+            self._on_event(self._pairing.pair(TranscriptEvent(
+                session_id=self.session_id, kind=kind, text=text, **fields)))
         except Exception:
             log.exception("a transcript line could not be passed on")
 

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import traceback
 from types import TracebackType
 from typing import Any
@@ -95,7 +96,13 @@ class ErrorReporter:
         box.open()
 
 
+DEMO_PROMPT = "Show me what Qoder Desktop can do."
+
+
 def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
+    if args.demo:
+        return {"action": "demo", "scenario": args.scenario or DEMO_SCENARIO,
+                "prompt": args.prompt or ""}
     if args.backend and args.prompt:
         return {"action": "start", "argv": sys.argv[1:], "cwd": os.getcwd()}
     return {"action": "show"}
@@ -104,12 +111,33 @@ def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
 def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
                      desktop: DesktopApp) -> None:
     if demo is not None:
-        scenario = args.scenario or DEMO_SCENARIO
-        desktop.start_session(SessionOptions(
-            prompt=args.prompt or "Show me what Qoder Desktop can do.",
-            cwd=str(demo.workspace), scenario=scenario, name=f"Demo ({scenario})"))
+        start_demo(desktop, demo, args.scenario or DEMO_SCENARIO, args.prompt or "",
+                   str(demo.workspace))
     elif args.backend:
         start_from_args(args, desktop)
+
+
+def scratch_workspace(demo: DemoModel) -> str:
+    """A fresh, empty scratch folder for one more demo session (removed with the demo's)."""
+    demo.root.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkdtemp(prefix="workspace-", dir=demo.root)
+
+
+def start_demo(desktop: DesktopApp, demo: DemoModel | None, scenario: str, prompt: str,
+               cwd: str | None = None) -> None:
+    """Start a scripted demo session (in a fresh scratch folder unless `cwd` is given).
+
+    Without a scripted model (the app runs without --demo) nothing starts: the person is
+    told why, since a demo session there would talk to the real model service.
+    """
+    if demo is None:
+        desktop.window.show_status(
+            "A demo was asked for, but this Qoder Desktop runs without --demo: quit it, "
+            "then run qoder-desktop --demo.")
+        return
+    desktop.start_session(SessionOptions(
+        prompt=prompt or DEMO_PROMPT, cwd=cwd or scratch_workspace(demo), scenario=scenario,
+        name=f"Demo ({scenario})"))
 
 
 def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
@@ -147,8 +175,9 @@ def run_gui(args: argparse.Namespace) -> int:
     app.setDesktopFileName("io.qoder.Desktop")
     app.setQuitOnLastWindowClosed(False)
     name = server_name(str(paths.data_dir))
-    if not args.demo and hand_over(name, _handover_message(args)):
-        print("Qoder Desktop is already running; the request went to that window.")
+    if hand_over(name, _handover_message(args)):
+        what = "the demo" if args.demo else "the request"
+        print(f"Qoder Desktop is already running; {what} went to that window.")
         return 0
     redactor = _setup_logging(paths)
     reporter = ErrorReporter()
@@ -183,7 +212,9 @@ def run_gui(args: argparse.Namespace) -> int:
     desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
                          demo_scenarios=builtin_scenario_names() if demo else None)
     instance = InstanceServer(name)
-    instance.message_received.connect(lambda message: _on_handover(message, desktop))
+    instance.message_received.connect(lambda message: _on_handover(message, desktop, demo))
+    if demo is not None:
+        desktop.window.set_scratch_folder(lambda: scratch_workspace(demo))
     desktop.window.restore_state(paths.window_state_file)
     desktop.show()
     wake_up = _quit_on_signals(desktop)
@@ -238,9 +269,13 @@ def _quit_on_signals(desktop: DesktopApp) -> QTimer:
     return timer
 
 
-def _on_handover(message: dict[str, Any], desktop: DesktopApp) -> None:
+def _on_handover(message: dict[str, Any], desktop: DesktopApp,
+                 demo: DemoModel | None = None) -> None:
     desktop.window.bring_to_front()
-    if message.get("action") == "start":
+    if message.get("action") == "demo":
+        start_demo(desktop, demo, str(message.get("scenario") or DEMO_SCENARIO),
+                   str(message.get("prompt") or ""))
+    elif message.get("action") == "start":
         from qoder_desktop.cli import parse_app_args
 
         try:

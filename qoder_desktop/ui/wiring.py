@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is sho
 
 log = logging.getLogger(__name__)
 
+QUIT_DENY_MESSAGE = "Qoder Desktop was quit while this request waited for an answer; denied."
+
 
 class DesktopApp:
     """The running desktop app: views, bridge and core, wired together once."""
@@ -110,7 +112,7 @@ class DesktopApp:
         tray.open_request.connect(self._open_from_tray)
         tray.activate_window.connect(window.bring_to_front)
         tray.toggle_window.connect(self._toggle_window)
-        tray.quit_requested.connect(self.quit)
+        tray.quit_requested.connect(window.request_quit)  # asks first while requests wait
 
     # -- desktop notifications with buttons (issue 12): the whole block ----------------
 
@@ -370,6 +372,12 @@ class DesktopApp:
         self._spawn(self._shutdown(), "quitting")
 
     async def _shutdown(self) -> None:
+        # Fail closed: what still waits is denied, with a message the agent sees. A
+        # terminal agent's request is withdrawn instead (its own prompt takes over).
+        denied = [self.bridge.answer(request.request_id, Decision.deny(QUIT_DENY_MESSAGE))
+                  for request in self.broker.pending() if request.backend is not Backend.TERMINAL]
+        if denied:
+            await asyncio.sleep(0)  # the answers go out before the sessions stop
         self.dialogs.close_all()
         await self.notifier.close_all()
         if self.gateway is not None and self.gateway.running:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qoder_desktop.agents.base import SUMMARY_LIMIT, summarize_input
+from qoder_desktop.agents.transcript import SUMMARY_LIMIT, summarize_input
 
 
 def test_a_command_or_a_path_is_the_summary() -> None:

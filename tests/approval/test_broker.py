@@ -148,7 +148,9 @@ async def test_a_call_the_agent_asks_about_despite_a_granted_rule_goes_to_a_pers
     broker.answer(request.request_id, Decision.deny("not this time"))
     decision = await task
     assert decision.kind is DecisionKind.DENY and decision.decided_by is DecidedBy.USER
-    assert ledger.entries(SESSION)[0].outcome is DecisionKind.DENY
+    [entry] = ledger.entries(SESSION)
+    assert entry.outcome is DecisionKind.DENY
+    assert entry.matched_rule == "Bash(make *)"  # the rule that covers it, in the ledger
 
 
 async def test_a_grant_answers_the_requests_already_pending_in_its_session(

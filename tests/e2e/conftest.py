@@ -16,6 +16,7 @@ from helpers.claude_harness import Harness
 from qoder_desktop.agents.base import AgentSession, SessionSink
 from qoder_desktop.agents.claude import ClaudeSession
 from qoder_desktop.agents.hub import HubEvent, SessionHub
+from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import SessionInfo
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
@@ -51,8 +52,9 @@ async def harness(tmp_path: Path, scripted_model: ThreadedScriptedModel) -> Asyn
     harness = Harness(hub, broker, db, ledger, workspace, scripted_model)
 
     def on_hub(event: HubEvent) -> None:
-        if event.line is not None and event.line.kind in (TranscriptKind.RESULT,
-                                                          TranscriptKind.ERROR):
+        line = event.line
+        if line is not None and (line.kind in (TranscriptKind.RESULT, TranscriptKind.ERROR)
+                                 or line.text in (INTERRUPTED_TEXT, STOPPED_TEXT)):
             harness.idle.set()
 
     route_broker_events(broker, harness.requests, harness.finished)

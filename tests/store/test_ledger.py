@@ -28,13 +28,15 @@ from qoder_desktop.domain.models import (
 )
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import (
-    EXPORT_COLUMNS,
     Ledger,
     LedgerEntry,
     LedgerError,
     ToolEventPhase,
-    export_ledger,
     ledger_entries,
+)
+from qoder_desktop.store.ledger_export import (
+    EXPORT_COLUMNS,
+    export_ledger,
     ledger_export_main,
     ledger_main,
 )
@@ -260,11 +262,31 @@ def test_export_cli_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert len(capsys.readouterr().out.splitlines()) == 1  # only the header
 
 
-def test_export_cli_without_a_database(capsys: pytest.CaptureFixture[str]) -> None:
-    assert ledger_export_main(["--format", "csv"]) == 2
-    err = capsys.readouterr().err
-    assert "no ledger database" in err and str(AppPaths.default().database) in err
-    assert not AppPaths.default().database.exists()
+def test_export_on_a_fresh_install_is_empty_and_succeeds(tmp_path: Path) -> None:
+    """The real `qoder-desktop ledger export` before anything was recorded: exit 0."""
+    home = tmp_path / "fresh-home"
+    env = dict(os.environ, QODER_DESKTOP_HOME=str(home))
+
+    def export(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "qoder_desktop", "ledger", "export", *args],
+                              env=env, capture_output=True, text=True, timeout=60, check=False)
+
+    csv_run = export("--format", "csv")
+    assert csv_run.returncode == 0, csv_run.stderr
+    assert csv_run.stdout.splitlines() == [",".join(EXPORT_COLUMNS)]
+    assert "nothing recorded yet" in csv_run.stderr
+    jsonl_run = export("--format", "jsonl")
+    assert (jsonl_run.returncode, jsonl_run.stdout) == (0, "")
+    target = tmp_path / "out.csv"
+    assert export("--output", str(target)).returncode == 0
+    assert target.read_text(encoding="utf-8").splitlines() == [",".join(EXPORT_COLUMNS)]
+    assert not home.exists()  # exporting creates no database
+
+
+def test_export_to_an_unwritable_file_fails_plainly(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert ledger_export_main(["--output", str(tmp_path / "missing" / "out.csv")]) == 1
+    assert "ledger export failed" in capsys.readouterr().err
 
 
 def test_export_cli_with_a_damaged_database(capsys: pytest.CaptureFixture[str]) -> None:

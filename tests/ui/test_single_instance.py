@@ -80,3 +80,29 @@ def test_a_handed_over_bypass_mode_is_not_started_without_confirmation(
                                       "--permission-mode", "bypassPermissions"]}, desktop)
     assert asked == [PermissionMode.BYPASS]
     assert started == []
+
+
+def test_a_handed_over_demo_starts_in_a_fresh_scratch_folder(tmp_path: Path) -> None:
+    from qoder_desktop.agents.factory import DemoModel
+
+    started: list[SessionOptions] = []
+    desktop: Any = SimpleNamespace(window=_Window(), start_session=started.append)
+    demo = DemoModel("http://127.0.0.1:9", root=tmp_path / "demo")
+    first_workspace = demo.workspace
+    for _ in range(2):
+        app_module._on_handover({"action": "demo", "scenario": "write_edit", "prompt": ""},
+                                desktop, demo)
+    assert [o.scenario for o in started] == ["write_edit", "write_edit"]
+    assert [o.name for o in started] == ["Demo (write_edit)"] * 2
+    folders = {o.cwd for o in started}
+    assert len(folders) == 2 and str(first_workspace) not in folders
+    for folder in folders:
+        assert Path(folder).parent == demo.root and not any(Path(folder).iterdir())
+
+
+def test_a_demo_handed_to_an_app_without_demo_starts_nothing_and_says_why() -> None:
+    started: list[SessionOptions] = []
+    desktop: Any = SimpleNamespace(window=_Window(), start_session=started.append)
+    app_module._on_handover({"action": "demo", "scenario": "bash"}, desktop, None)
+    assert started == []
+    assert "runs without --demo" in desktop.window.status[-1]

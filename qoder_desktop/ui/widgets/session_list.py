@@ -6,7 +6,8 @@ import os
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtWidgets import QHeaderView, QTableView
 
 from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
 from qoder_desktop.text.visible import make_visible
@@ -18,6 +19,11 @@ COLUMNS = ("Session", "Backend", "Folder", "Mode", "State", "Pending")
 COL_NAME, COL_BACKEND, COL_CWD, COL_MODE, COL_STATE, COL_PENDING = range(len(COLUMNS))
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+NAME_WIDTH_MIN = 130
+NAME_WIDTH_MAX = 280
+"""The name column grows with the longest name up to this; longer names are elided in
+the middle (both ends stay readable) and shown whole in the row's tooltip."""
 
 BACKEND_LABELS = {Backend.CLAUDE: "Claude", Backend.QODER: "Qoder", Backend.EXTERNAL: "External",
                   Backend.TERMINAL: "Terminal"}
@@ -190,3 +196,47 @@ class SessionTableModel(QAbstractTableModel):
     def sessions(self) -> list[SessionInfo]:
         """Every session, in row order."""
         return list(self._sessions)
+
+    def name_font(self) -> QFont:
+        """The font the name column is drawn in."""
+        return self._bold
+
+
+def setup_sessions_view(view: QTableView, model: SessionTableModel) -> None:
+    """Show `model` in `view`: no row header, fixed row height, the folder column stretching."""
+    view.setModel(model)
+    view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(28)
+    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setSectionResizeMode(COL_CWD, QHeaderView.ResizeMode.Stretch)
+    for column, width in ((COL_NAME, NAME_WIDTH_MIN), (COL_BACKEND, 78), (COL_MODE, 96),
+                          (COL_STATE, 88), (COL_PENDING, 70)):
+        header.resizeSection(column, width)
+    header.setMinimumSectionSize(40)
+
+
+def session_details(info: SessionInfo, pending: int) -> str:
+    """The line under the session's title: backend, folder, mode, state, pending, error."""
+    parts = [BACKEND_LABELS.get(info.backend, info.backend.value),
+             make_visible(short_path(info.cwd)), f"mode {info.permission_mode.value}",
+             STATE_LABELS.get(info.state, info.state.value)]
+    if pending:
+        parts.append(f"{pending} pending")
+    details = "  ·  ".join(parts)
+    return f"{details}\n{info.error}" if info.error else details
+
+
+def fit_name_column(view: QTableView, model: SessionTableModel) -> None:
+    """Widen the name column for the longest name (within bounds; longer ones are elided)."""
+    font = QFont(view.font())
+    font.setBold(model.name_font().bold())
+    metrics = QFontMetrics(font)
+    widest = max((metrics.horizontalAdvance(make_visible(info.name))
+                  for info in model.sessions()), default=0)
+    wanted = min(NAME_WIDTH_MAX, max(NAME_WIDTH_MIN, widest + 24))
+    header = view.horizontalHeader()
+    if header.sectionSize(COL_NAME) < wanted:
+        header.resizeSection(COL_NAME, wanted)

@@ -8,14 +8,15 @@ signals; it never awaits, never touches storage and never talks to an SDK or the
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, Qt, Signal, SignalInstance
 from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QHeaderView,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QSizePolicy,
     QSplitter,
     QWidget,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from qoder_desktop.domain.models import (
     ApprovalRequest,
+    Backend,
     PermissionMode,
     SessionInfo,
     SessionRule,
@@ -35,15 +37,13 @@ from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.plain_text import set_plain, tooltip
 from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
 from qoder_desktop.ui.widgets.session_list import (
-    BACKEND_LABELS,
-    COL_CWD,
-    COL_NAME,
-    COL_PENDING,
-    STATE_LABELS,
     SessionTableModel,
-    short_path,
+    fit_name_column,
+    session_details,
+    setup_sessions_view,
 )
 from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
+from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 
 APP_TITLE = "Qoder Desktop"
 MAX_EVENTS_PER_SESSION = 5000
@@ -69,7 +69,8 @@ class MainWindow(QMainWindow):
             `set_transcript` / `set_rules`).
         settings_requested(): open the settings.
         connect_agent_requested(): show how to connect an agent started elsewhere.
-        quit_requested(): quit the app.
+        quit_requested(): quit the app (asked first while requests wait; see
+            `request_quit`).
         visibility_changed(bool): the window was shown (True) or hidden (False).
     """
 
@@ -99,6 +100,8 @@ class MainWindow(QMainWindow):
         self._tray_available = True
         self._quitting = False
         self._defaults = SessionOptions()
+        self._scratch_folder: Callable[[], str] | None = None
+        self._quit_box: QMessageBox | None = None
         self._scenarios = scenarios
         self._current: str | None = None
         self.new_session_dialog: NewSessionDialog | None = None
@@ -115,17 +118,7 @@ class MainWindow(QMainWindow):
         for label in (ui.sessionsHeader, ui.queueHeader, ui.rulesHeader):
             label.setProperty("role", "paneHeader")
         ui.sessionTitle.setObjectName("sessionTitle")
-        view = ui.sessionsView
-        view.setModel(self._model)
-        view.verticalHeader().hide()
-        view.verticalHeader().setDefaultSectionSize(28)
-        header = view.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(COL_CWD, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((COL_NAME, 130), (1, 78), (3, 96), (4, 88), (COL_PENDING, 70)):
-            header.resizeSection(column, width)
-        header.setMinimumSectionSize(40)
+        setup_sessions_view(ui.sessionsView, self._model)
         ui.mainSplitter.setStretchFactor(0, 0)
         ui.mainSplitter.setStretchFactor(1, 1)
         ui.mainSplitter.setSizes([560, 840])
@@ -155,7 +148,7 @@ class MainWindow(QMainWindow):
         ui.newSessionAction.triggered.connect(self.open_new_session_form)
         ui.settingsAction.triggered.connect(self.settings_requested)
         ui.connectAgentAction.triggered.connect(self.connect_agent_requested)
-        ui.quitAction.triggered.connect(self.quit_requested)
+        ui.quitAction.triggered.connect(self.request_quit)
         ui.promptAction.triggered.connect(ui.promptEdit.setFocus)
         ui.interruptAction.triggered.connect(lambda: self._emit_for_current(
             self.interrupt_requested))
@@ -183,9 +176,17 @@ class MainWindow(QMainWindow):
             self._set_current(None)
 
     def update_session(self, info: SessionInfo) -> None:
-        """Add or refresh one session's row (selects it when nothing is selected)."""
+        """Add or refresh one session's row.
+
+        A new session started here (Claude or Qoder) is selected; one that arrives by
+        itself (an external or terminal agent) only when nothing is selected.
+        """
+        is_new = self._model.row_of(info.session_id) is None
         self._model.update_session(info)
-        if self._current is None:
+        if is_new:
+            fit_name_column(self.ui.sessionsView, self._model)
+        if self._current is None or (is_new and info.backend in (Backend.CLAUDE,
+                                                                 Backend.QODER)):
             self.select_session(info.session_id)
         elif info.session_id == self._current:
             self._update_session_header()
@@ -224,16 +225,8 @@ class MainWindow(QMainWindow):
             ui.sessionDetails.setText("Start a session with File › New session (Ctrl+N).")
         else:
             set_plain(ui.sessionTitle, make_visible(info.name))
-            parts = [BACKEND_LABELS.get(info.backend, info.backend.value),
-                     make_visible(short_path(info.cwd)), f"mode {info.permission_mode.value}",
-                     STATE_LABELS.get(info.state, info.state.value)]
-            pending = self._model.pending_count(info.session_id)
-            if pending:
-                parts.append(f"{pending} pending")
-            details = "  ·  ".join(parts)
-            if info.error:
-                details += f"\n{info.error}"
-            set_plain(ui.sessionDetails, details)
+            set_plain(ui.sessionDetails,
+                      session_details(info, self._model.pending_count(info.session_id)))
             ui.sessionDetails.setToolTip(tooltip(info.cwd))
         self._update_actions()
 
@@ -339,6 +332,10 @@ class MainWindow(QMainWindow):
         """What the new-session form starts with (from the settings)."""
         self._defaults = defaults
 
+    def set_scratch_folder(self, make_folder: Callable[[], str] | None) -> None:
+        """In demo mode: what makes the fresh scratch folder a new session starts in."""
+        self._scratch_folder = make_folder
+
     def set_demo_scenarios(self, scenarios: list[str] | None) -> None:
         """Scenario names for the scripted model (None hides the scenario field)."""
         self._scenarios = scenarios
@@ -348,7 +345,10 @@ class MainWindow(QMainWindow):
         if self.new_session_dialog is not None and self.new_session_dialog.isVisible():
             self.new_session_dialog.raise_()
             return self.new_session_dialog
-        dialog = NewSessionDialog(self, defaults=self._defaults, scenarios=self._scenarios)
+        defaults = self._defaults
+        if self._scratch_folder is not None:
+            defaults = defaults.model_copy(update={"cwd": self._scratch_folder()})
+        dialog = NewSessionDialog(self, defaults=defaults, scenarios=self._scenarios)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.submitted.connect(self.new_session_requested)
         dialog.destroyed.connect(lambda: setattr(self, "new_session_dialog", None))
@@ -369,6 +369,22 @@ class MainWindow(QMainWindow):
     def restore_state(self, path: Path) -> bool:
         """Restore what `save_state` wrote; False when there was nothing usable."""
         return window_state.restore_window_state(path, self, self._splitters())
+
+    def request_quit(self) -> None:
+        """Quit (emit `quit_requested`); while requests wait, ask first (non-blocking)."""
+        if not self._pending:
+            self.quit_requested.emit()
+            return
+        if self._quit_box is not None:
+            self._quit_box.raise_()
+            return
+        self.bring_to_front()
+
+        def closed() -> None:
+            self._quit_box = None
+
+        self._quit_box = confirm_quit(self, len(self._pending), self.quit_requested.emit)
+        self._quit_box.finished.connect(closed)
 
     def set_quitting(self, quitting: bool = True) -> None:
         """Let the next close really close the window (the app is quitting)."""
@@ -401,5 +417,5 @@ class MainWindow(QMainWindow):
         if self._tray_available:
             self.hide()
         else:
-            self.quit_requested.emit()
+            self.request_quit()
 
