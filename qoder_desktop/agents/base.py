@@ -18,6 +18,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from qoder_desktop.agents.hooks import HookCallbacks
+from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
+from qoder_desktop.agents.transcript_text import SUMMARY_LIMIT as SUMMARY_LIMIT
+from qoder_desktop.agents.transcript_text import result_text as result_text
+from qoder_desktop.agents.transcript_text import summarize_input
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.domain.models import (
@@ -38,12 +43,10 @@ from qoder_desktop.domain.session_options import (
     TranscriptEvent,
     TranscriptKind,
 )
-from qoder_desktop.rules import matcher as rules
 
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_LINES = 40
-SUMMARY_LIMIT = 2_000
 
 
 class SessionSink(Protocol):
@@ -67,44 +70,7 @@ class SessionStartError(RuntimeError):
     """The agent CLI could not be started; the message says why."""
 
 
-def summarize_input(tool_input: dict[str, Any]) -> str:
-    """A plain-text summary of a tool call's input for the transcript (the tool name apart).
-
-    Long inputs say how much was left out; nothing is cut silently.
-    """
-    questions = tool_input.get("questions")
-    if isinstance(questions, list) and questions:
-        texts = [str(q.get("question", "")) for q in questions if isinstance(q, dict)]
-        text = " / ".join(t for t in texts if t) or json.dumps(questions, ensure_ascii=False)
-    else:
-        for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
-    if len(text) > SUMMARY_LIMIT:
-        text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
-    return text
-
-
-def result_text(content: Any) -> str:
-    """The text of a tool result's content (text blocks as text, anything else as JSON)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for item in content if isinstance(content, list) else [content]:
-        if isinstance(item, dict) and item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        else:
-            parts.append(json.dumps(item, ensure_ascii=False, default=str))
-    return "\n".join(parts)
-
-
-class AgentSession(ABC):
+class AgentSession(HookCallbacks, ABC):
     """One running agent session through one SDK.
 
     Subclasses implement the `_sdk_*` hooks; the public coroutines are the same for
@@ -140,6 +106,11 @@ class AgentSession(ABC):
     def _sdk_deny(self, message: str, interrupt: bool) -> Any:
         """The SDK's deny result (message is never empty)."""
 
+    SDK_ALLOW_TYPE: type = type(None)
+    """The SDK's allow result class (a result of another type is refused)."""
+    SDK_DENY_TYPE: type = type(None)
+    """The SDK's deny result class."""
+
     def common_sdk_options(self, options: SessionOptions) -> dict[str, Any]:
         """The option fields both SDKs name alike, with our callback and stderr reader."""
         return {
@@ -157,11 +128,6 @@ class AgentSession(ABC):
             "stderr": self._on_stderr,
             "can_use_tool": self.can_use_tool,
         }
-
-    def hook_callbacks(self) -> dict[str, Any]:
-        """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
-        return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
-                "PostToolUseFailure": self.permission_denied}
 
     PROJECT_SETTINGS_FILE: str = ""
     """The project file where this CLI keeps local rules, relative to the session folder."""
@@ -218,6 +184,7 @@ class AgentSession(ABC):
             message = f"could not start the agent: {exc}" + (f"\n{detail}" if detail else "")
             self._set_state(SessionState.FAILED, message)
             raise SessionStartError(message) from exc
+        track_every_request(self._client)
         self._reader = asyncio.get_running_loop().create_task(
             self._read_messages(), name=f"qoder-desktop reader {self.session_id}")
         self._set_state(SessionState.IDLE)
@@ -388,12 +355,24 @@ class AgentSession(ABC):
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
                 # unretrieved task exception per request.)
                 raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            return self._result_for(decision)
+            return self._checked(self._result_for(decision), request)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("can_use_tool failed in session %s", self.session_id)
             return self._sdk_deny(f"Qoder Desktop failed while asking: {exc}", False)
+
+    def _checked(self, result: Any, request: ApprovalRequest) -> Any:
+        """`result` if it is a well-formed result of this SDK, otherwise a deny (logged)."""
+        problem = result_problem(result, self.SDK_ALLOW_TYPE, self.SDK_DENY_TYPE)
+        if problem is None:
+            return result
+        log.error("session %s: request %s: our answer was %s; denied instead",
+                  self.session_id, request.request_id, problem)
+        message = ("Qoder Desktop denied this call: its answer could not be sent as given "
+                   f"({problem}).")
+        self._emit(TranscriptKind.DENIAL, message, is_error=True)
+        return self._sdk_deny(message, False)
 
     def _result_for(self, decision: Decision) -> Any:
         if decision.kind.allows:
@@ -406,38 +385,3 @@ class AgentSession(ABC):
             return self._sdk_allow(dict(decision.final_input), updates)
         self._emit(TranscriptKind.DENIAL, decision.message, is_error=True)
         return self._sdk_deny(decision.message, decision.interrupt)
-
-    # -- hooks -------------------------------------------------------------------------
-
-    async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None,
-                           context: Any) -> dict[str, Any]:
-        """Record every tool call; send calls matching a revoked grant back to the callback."""
-        tool_name = str(hook_input.get("tool_name", ""))
-        tool_input = hook_input.get("tool_input") or {}
-        self._sink.tool_seen(self.session_id, tool_use_id, tool_name, tool_input, "PreToolUse")
-        if self._revoked:
-            as_deny = [SessionRule(session_id=self.session_id, behavior=RuleBehavior.DENY,
-                                   rule=value) for value in self._revoked]
-            if rules.evaluate(as_deny, tool_name, tool_input, self.options.cwd) is not None:
-                return {"hookSpecificOutput": {
-                    "hookEventName": "PreToolUse", "permissionDecision": "ask",
-                    "permissionDecisionReason": "A session rule for this was revoked in "
-                                                "Qoder Desktop; asking again."}}
-        return {}
-
-    async def post_tool_use(self, hook_input: Any, tool_use_id: str | None,
-                            context: Any) -> dict[str, Any]:
-        """Record that a tool call ran."""
-        self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
-                             hook_input.get("tool_input") or {}, "PostToolUse")
-        return {}
-
-    async def permission_denied(self, hook_input: Any, tool_use_id: str | None,
-                                context: Any) -> dict[str, Any]:
-        """Record a tool call that failed (PostToolUseFailure) or that the CLI denied."""
-        phase = hook_input.get("hook_event_name")
-        if phase not in ("PostToolUseFailure", "PermissionDenied"):
-            phase = "PermissionDenied"
-        self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
-                             hook_input.get("tool_input") or {}, phase)
-        return {}

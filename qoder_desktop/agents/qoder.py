@@ -27,6 +27,8 @@ class QoderSession(AgentSession):
     """
 
     PROJECT_SETTINGS_FILE = os.path.join(".qoder", "settings.local.json")
+    SDK_ALLOW_TYPE = PermissionResultAllow
+    SDK_DENY_TYPE = PermissionResultDeny
     access_token: str | None = None
     transport: Any = None
     """A custom SDK `Transport` (tests use a scripted peer); None runs the real CLI."""
