@@ -16,8 +16,10 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
+from qoder_desktop.agents import private_files
 from qoder_desktop.agents.hooks import HookCallbacks
 from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
 from qoder_desktop.agents.transcript_text import SUMMARY_LIMIT as SUMMARY_LIMIT
@@ -25,6 +27,7 @@ from qoder_desktop.agents.transcript_text import result_text as result_text
 from qoder_desktop.agents.transcript_text import summarize_input
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
+from qoder_desktop.config.secrets import APP_ONLY_ENV
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Decision,
@@ -91,6 +94,7 @@ class AgentSession(HookCallbacks, ABC):
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
+        self._mcp_config: Path | None = None
 
     # -- the SDK-specific part ---------------------------------------------------------
 
@@ -123,11 +127,23 @@ class AgentSession(HookCallbacks, ABC):
             "settings": (json.dumps({"permissions": options.settings_permissions})
                          if options.settings_permissions else None),
             "setting_sources": [source.value for source in options.setting_sources],
-            "mcp_servers": dict(options.mcp_servers),
-            "env": dict(self._env),
+            "mcp_servers": (str(self._mcp_config) if self._mcp_config is not None
+                            else dict(options.mcp_servers)),
+            "env": {**self._env, **self._withheld_env()},
             "stderr": self._on_stderr,
             "can_use_tool": self.can_use_tool,
         }
+
+    def _withheld_env(self) -> dict[str, Any]:
+        """Overrides that keep the app's own secrets out of the CLI's environment.
+
+        The SDKs start the CLI with our whole environment plus `env`; the Claude SDK
+        cannot drop a variable, so it gets an empty one (Qoder's drops it, see there).
+        """
+        return {name: "" for name in APP_ONLY_ENV}
+
+    def _after_connect(self) -> None:
+        """The CLI has started and answered the handshake (it has read its files)."""
 
     PROJECT_SETTINGS_FILE: str = ""
     """The project file where this CLI keeps local rules, relative to the session folder."""
@@ -176,14 +192,20 @@ class AgentSession(HookCallbacks, ABC):
         Raises:
             SessionStartError: the CLI could not be started.
         """
-        self._client = self._sdk_client(self.options)
+        if private_files.file_backed(self.options.mcp_servers):
+            self._mcp_config = private_files.write_mcp_config(dict(self.options.mcp_servers))
         try:
+            self._client = self._sdk_client(self.options)
             await self._client.connect()
         except Exception as exc:
             detail = self.stderr_tail
             message = f"could not start the agent: {exc}" + (f"\n{detail}" if detail else "")
             self._set_state(SessionState.FAILED, message)
             raise SessionStartError(message) from exc
+        finally:
+            # The CLI reads its MCP config at start-up; the file goes at once.
+            private_files.remove_private_file(self._mcp_config)
+        self._after_connect()
         track_every_request(self._client)
         self._reader = asyncio.get_running_loop().create_task(
             self._read_messages(), name=f"qoder-desktop reader {self.session_id}")
