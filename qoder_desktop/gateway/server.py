@@ -75,6 +75,13 @@ from qoder_desktop.gateway.contract import (
     permission_result,
     reveal_token,
 )
+from qoder_desktop.gateway.limits import (
+    HEADER_TIMEOUT,
+    KEEP_ALIVE_TIMEOUT,
+    MAX_CONNECTIONS,
+    ConnectionGuard,
+    RateLimitedLog,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +151,17 @@ class ApprovalGateway:
         session_idle_timeout: seconds an MCP session may go without a request in flight
             before it is closed (`SESSION_IDLE_TIMEOUT`); None keeps sessions until the
             client ends them or the gateway stops.
+        max_connections: open connections at most; at the cap the oldest idle one goes
+            (`gateway.limits`).
+        header_timeout: seconds a connection may take to send a complete request head.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, token: TokenSource, *,
                  host: str = LOOPBACK, port: int = 8765,
                  keepalive_seconds: float = KEEPALIVE_SECONDS,
-                 session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT) -> None:
+                 session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS,
+                 header_timeout: float = HEADER_TIMEOUT) -> None:
         if host != LOOPBACK:
             raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
         if not 0 <= port <= 65535:
@@ -162,6 +174,11 @@ class ApprovalGateway:
         self._keepalive = keepalive_seconds
         self._idle_timeout = session_idle_timeout
         self._port: int | None = None
+        self._max_connections = max_connections
+        self._header_timeout = header_timeout
+        self._log_limit = RateLimitedLog()
+        self.guard = ConnectionGuard(max_connections, header_timeout)
+        """The connection cap and header deadline (renewed at each start)."""
         self._server: _QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._callers: weakref.WeakKeyDictionary[Any, _Caller] = weakref.WeakKeyDictionary()
@@ -217,10 +234,13 @@ class ApprovalGateway:
             raise GatewayError("the approval gateway has no token, so it will not start")
         sock = self._bind()
         self._port = sock.getsockname()[1]
+        self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
         config = uvicorn.Config(self._build_app(), host=self._host, port=self._port,
                                 lifespan="on", log_config=None, access_log=False,
                                 log_level="warning", timeout_graceful_shutdown=2,
-                                server_header=False)
+                                server_header=False, http=self.guard.protocol(),
+                                timeout_keep_alive=KEEP_ALIVE_TIMEOUT)
+        self._log_limit.install()
         self._server = _QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]),
                                          name="qoder-desktop-gateway")
@@ -242,6 +262,7 @@ class ApprovalGateway:
         self._server, self._task = None, None
         if server is None or task is None:
             return
+        self._log_limit.remove()
         server.should_exit = True
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout=5)
