@@ -158,6 +158,11 @@ class SecretStore:
         self._environ = environ
 
     @property
+    def redactor(self) -> RedactSecrets | None:
+        """The log filter that learns this store's secrets (None: none)."""
+        return self._redactor
+
+    @property
     def backend(self) -> KeyringBackend:
         """The keyring backend in use."""
         return self._backend if self._backend is not None else keyring.get_keyring()

@@ -32,11 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import json
 import logging
-import os
-import socket
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -53,7 +50,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import ServerMessageMetadata
 from starlette.applications import Starlette
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
@@ -75,12 +72,23 @@ from qoder_desktop.gateway.contract import (
     permission_result,
     reveal_token,
 )
+from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, port_holder
 from qoder_desktop.gateway.limits import (
     HEADER_TIMEOUT,
     KEEP_ALIVE_TIMEOUT,
     MAX_CONNECTIONS,
     ConnectionGuard,
     RateLimitedLog,
+)
+from qoder_desktop.gateway.serving import (
+    GatewayError as GatewayError,
+)
+from qoder_desktop.gateway.serving import (
+    GatewayPortInUse,
+    GatewayPortSquatted,
+    QuietServer,
+    bind_loopback,
+    mcp_endpoint,
 )
 
 log = logging.getLogger(__name__)
@@ -94,19 +102,6 @@ SESSION_IDLE_TIMEOUT = 24 * 3600.0
 keeps its session open, however long the person takes); see the module docstring."""
 
 
-class GatewayError(RuntimeError):
-    """The gateway could not start."""
-
-
-class GatewayPortInUse(GatewayError):
-    """Something else already listens on the gateway's port."""
-
-    def __init__(self, port: int, host: str = LOOPBACK) -> None:
-        super().__init__(f"Port {port} on {host} is already in use, so the approval gateway "
-                         "could not start. Choose another gateway port in Settings.")
-        self.port = port
-
-
 # -- the gateway ----------------------------------------------------------------------
 
 
@@ -118,24 +113,6 @@ class _Caller:
     cwd: str | None
     session_id: str
     removals_sent: set[str] = field(default_factory=set)
-
-
-class _Endpoint:
-    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
-
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
-        self._manager = manager
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._manager.handle_request(scope, receive, send)
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without signal handling: the host application owns SIGINT/SIGTERM."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Any:
-        yield
 
 
 class ApprovalGateway:
@@ -179,7 +156,7 @@ class ApprovalGateway:
         self._log_limit = RateLimitedLog()
         self.guard = ConnectionGuard(max_connections, header_timeout)
         """The connection cap and header deadline (renewed at each start)."""
-        self._server: _QuietServer | None = None
+        self._server: QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._callers: weakref.WeakKeyDictionary[Any, _Caller] = weakref.WeakKeyDictionary()
         self.refused = 0
@@ -205,22 +182,6 @@ class ApprovalGateway:
 
     # -- life cycle ----------------------------------------------------------------------
 
-    def _bind(self) -> socket.socket:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if os.name == "posix":  # elsewhere SO_REUSEADDR would let us steal a live port
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self._host, self._requested_port))
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            if exc.errno in (errno.EADDRINUSE, errno.EACCES) or getattr(exc, "winerror", 0) in (
-                    10013, 10048):
-                raise GatewayPortInUse(self._requested_port, self._host) from exc
-            raise GatewayError(f"The approval gateway could not listen on {self._host}:"
-                               f"{self._requested_port}: {exc.strerror or exc}") from exc
-        return sock
-
     async def start(self) -> None:
         """Listen on 127.0.0.1 and serve until `stop()`; returns once listening.
 
@@ -232,7 +193,16 @@ class ApprovalGateway:
             raise GatewayError("the approval gateway is already running")
         if not reveal_token(self._token):
             raise GatewayError("the approval gateway has no token, so it will not start")
-        sock = self._bind()
+        try:
+            sock = bind_loopback(self._host, self._requested_port)
+        except GatewayPortInUse as exc:
+            holder = await port_holder(self._host, self._requested_port,
+                                       reveal_token(self._token))
+            if holder is PortHolder.OTHER:
+                log.error("approval gateway: port %d is held by something that is not us",
+                          self._requested_port)
+                raise GatewayPortSquatted(self._requested_port, self._host) from exc
+            raise
         self._port = sock.getsockname()[1]
         self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
         config = uvicorn.Config(self._build_app(), host=self._host, port=self._port,
@@ -241,7 +211,7 @@ class ApprovalGateway:
                                 server_header=False, http=self.guard.protocol(),
                                 timeout_keep_alive=KEEP_ALIVE_TIMEOUT)
         self._log_limit.install()
-        self._server = _QuietServer(config)
+        self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]),
                                          name="qoder-desktop-gateway")
         try:
@@ -317,8 +287,9 @@ class ApprovalGateway:
             async with manager.run():
                 yield
 
-        app = Starlette(routes=[Route(MCP_PATH, endpoint=_Endpoint(manager))], lifespan=lifespan)
-        return BearerAuth(app, self._token, on_refused=self._count_refusal)
+        app = Starlette(routes=[Route(MCP_PATH, endpoint=mcp_endpoint(manager))], lifespan=lifespan)
+        return IdentityRoute(BearerAuth(app, self._token, on_refused=self._count_refusal),
+                             self._token)
 
     def _count_refusal(self) -> None:
         self.refused += 1
