@@ -30,6 +30,11 @@ MAX_CONNECTIONS = 128
 """Open gateway connections at most (agents use a few each)."""
 HEADER_TIMEOUT = 10.0
 """Seconds a connection may take to send a complete request head."""
+ACCEPT_BATCH = 16
+"""Connections the loop accepts per wake-up (uvicorn's ``backlog``; its default 2048 let
+a flood be accepted faster than the cap could close it)."""
+LISTEN_BACKLOG = 128
+"""Connections the kernel queues for accepting (set again once uvicorn listens)."""
 KEEP_ALIVE_TIMEOUT = 5
 """Seconds an idle kept-alive connection stays open (uvicorn's own timeout)."""
 FLOOD_LOGGERS = ("uvicorn.error", "asyncio", "qasync", "qasync._QEventLoop",

@@ -74,8 +74,10 @@ from qoder_desktop.gateway.contract import (
 )
 from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, port_holder
 from qoder_desktop.gateway.limits import (
+    ACCEPT_BATCH,
     HEADER_TIMEOUT,
     KEEP_ALIVE_TIMEOUT,
+    LISTEN_BACKLOG,
     MAX_CONNECTIONS,
     ConnectionGuard,
     RateLimitedLog,
@@ -209,7 +211,7 @@ class ApprovalGateway:
                                 lifespan="on", log_config=None, access_log=False,
                                 log_level="warning", timeout_graceful_shutdown=2,
                                 server_header=False, http=self.guard.protocol(),
-                                timeout_keep_alive=KEEP_ALIVE_TIMEOUT)
+                                timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH)
         self._log_limit.install()
         self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]),
@@ -220,6 +222,8 @@ class ApprovalGateway:
                     self._task.result()
                     raise GatewayError("the approval gateway stopped while starting")
                 await asyncio.sleep(0.01)
+            # asyncio listens with the accept batch as backlog; the kernel may queue more.
+            sock.listen(LISTEN_BACKLOG)
         except BaseException:
             await self.stop()
             sock.close()

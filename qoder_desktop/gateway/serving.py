@@ -13,6 +13,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from qoder_desktop.gateway.contract import LOOPBACK
+from qoder_desktop.gateway.limits import LISTEN_BACKLOG
 
 
 class GatewayError(RuntimeError):
@@ -77,7 +78,7 @@ def bind_loopback(host: str, port: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         if exc.errno in (errno.EADDRINUSE, errno.EACCES) or getattr(exc, "winerror", 0) in (
