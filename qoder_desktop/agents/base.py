@@ -16,8 +16,12 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
+from qoder_desktop.agents import private_files
+from qoder_desktop.agents.hooks import HookCallbacks
+from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
 from qoder_desktop.agents.transcript import (
     INTERRUPTED_TEXT,
     STOPPED_TEXT,
@@ -27,6 +31,7 @@ from qoder_desktop.agents.transcript import (
 )
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
+from qoder_desktop.config.secrets import APP_ONLY_ENV
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Decision,
@@ -45,7 +50,6 @@ from qoder_desktop.domain.session_options import (
     TranscriptEvent,
     TranscriptKind,
 )
-from qoder_desktop.rules import matcher as rules
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,7 @@ class SessionStartError(RuntimeError):
     """The agent CLI could not be started; the message says why."""
 
 
-class AgentSession(ABC):
+class AgentSession(HookCallbacks, ABC):
     """One running agent session through one SDK.
 
     Subclasses implement the `_sdk_*` hooks; the public coroutines are the same for
@@ -96,6 +100,7 @@ class AgentSession(ABC):
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
+        self._mcp_config: Path | None = None
 
     # -- the SDK-specific part ---------------------------------------------------------
 
@@ -111,6 +116,11 @@ class AgentSession(ABC):
     def _sdk_deny(self, message: str, interrupt: bool) -> Any:
         """The SDK's deny result (message is never empty)."""
 
+    SDK_ALLOW_TYPE: type = type(None)
+    """The SDK's allow result class (a result of another type is refused)."""
+    SDK_DENY_TYPE: type = type(None)
+    """The SDK's deny result class."""
+
     def common_sdk_options(self, options: SessionOptions) -> dict[str, Any]:
         """The option fields both SDKs name alike, with our callback and stderr reader."""
         return {
@@ -123,16 +133,23 @@ class AgentSession(ABC):
             "settings": (json.dumps({"permissions": options.settings_permissions})
                          if options.settings_permissions else None),
             "setting_sources": [source.value for source in options.setting_sources],
-            "mcp_servers": dict(options.mcp_servers),
-            "env": dict(self._env),
+            "mcp_servers": (str(self._mcp_config) if self._mcp_config is not None
+                            else dict(options.mcp_servers)),
+            "env": {**self._env, **self._withheld_env()},
             "stderr": self._on_stderr,
             "can_use_tool": self.can_use_tool,
         }
 
-    def hook_callbacks(self) -> dict[str, Any]:
-        """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
-        return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
-                "PostToolUseFailure": self.permission_denied}
+    def _withheld_env(self) -> dict[str, Any]:
+        """Overrides that keep the app's own secrets out of the CLI's environment.
+
+        The SDKs start the CLI with our whole environment plus `env`; the Claude SDK
+        cannot drop a variable, so it gets an empty one (Qoder's drops it, see there).
+        """
+        return {name: "" for name in APP_ONLY_ENV}
+
+    def _after_connect(self) -> None:
+        """The CLI has started and answered the handshake (it has read its files)."""
 
     PROJECT_SETTINGS_FILE: str = ""
     """The project file where this CLI keeps local rules, relative to the session folder."""
@@ -181,14 +198,21 @@ class AgentSession(ABC):
         Raises:
             SessionStartError: the CLI could not be started.
         """
-        self._client = self._sdk_client(self.options)
+        if private_files.file_backed(self.options.mcp_servers):
+            self._mcp_config = private_files.write_mcp_config(dict(self.options.mcp_servers))
         try:
+            self._client = self._sdk_client(self.options)
             await self._client.connect()
         except Exception as exc:
             detail = self.stderr_tail
             message = f"could not start the agent: {exc}" + (f"\n{detail}" if detail else "")
             self._set_state(SessionState.FAILED, message)
             raise SessionStartError(message) from exc
+        finally:
+            # The CLI reads its MCP config at start-up; the file goes at once.
+            private_files.remove_private_file(self._mcp_config)
+        self._after_connect()
+        track_every_request(self._client)
         self._reader = asyncio.get_running_loop().create_task(
             self._read_messages(), name=f"qoder-desktop reader {self.session_id}")
         self._set_state(SessionState.IDLE)
@@ -368,12 +392,24 @@ class AgentSession(ABC):
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
                 # unretrieved task exception per request.)
                 raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            return self._result_for(decision, request.tool_name)
+            return self._checked(self._result_for(decision, request.tool_name), request)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("can_use_tool failed in session %s", self.session_id)
             return self._sdk_deny(f"Qoder Desktop failed while asking: {exc}", False)
+
+    def _checked(self, result: Any, request: ApprovalRequest) -> Any:
+        """`result` if it is a well-formed result of this SDK, otherwise a deny (logged)."""
+        problem = result_problem(result, self.SDK_ALLOW_TYPE, self.SDK_DENY_TYPE)
+        if problem is None:
+            return result
+        log.error("session %s: request %s: our answer was %s; denied instead",
+                  self.session_id, request.request_id, problem)
+        message = ("Qoder Desktop denied this call: its answer could not be sent as given "
+                   f"({problem}).")
+        self._emit(TranscriptKind.DENIAL, message, is_error=True)
+        return self._sdk_deny(message, False)
 
     def _result_for(self, decision: Decision, tool_name: str | None = None) -> Any:
         if decision.kind.allows:
@@ -388,38 +424,3 @@ class AgentSession(ABC):
         if decision.interrupt:
             self._ended_by = STOPPED_TEXT
         return self._sdk_deny(decision.message, decision.interrupt)
-
-    # -- hooks -------------------------------------------------------------------------
-
-    async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None,
-                           context: Any) -> dict[str, Any]:
-        """Record every tool call; send calls matching a revoked grant back to the callback."""
-        tool_name = str(hook_input.get("tool_name", ""))
-        tool_input = hook_input.get("tool_input") or {}
-        self._sink.tool_seen(self.session_id, tool_use_id, tool_name, tool_input, "PreToolUse")
-        if self._revoked:
-            as_deny = [SessionRule(session_id=self.session_id, behavior=RuleBehavior.DENY,
-                                   rule=value) for value in self._revoked]
-            if rules.evaluate(as_deny, tool_name, tool_input, self.options.cwd) is not None:
-                return {"hookSpecificOutput": {
-                    "hookEventName": "PreToolUse", "permissionDecision": "ask",
-                    "permissionDecisionReason": "A session rule for this was revoked in "
-                                                "Qoder Desktop; asking again."}}
-        return {}
-
-    async def post_tool_use(self, hook_input: Any, tool_use_id: str | None,
-                            context: Any) -> dict[str, Any]:
-        """Record that a tool call ran."""
-        self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
-                             hook_input.get("tool_input") or {}, "PostToolUse")
-        return {}
-
-    async def permission_denied(self, hook_input: Any, tool_use_id: str | None,
-                                context: Any) -> dict[str, Any]:
-        """Record a tool call that failed (PostToolUseFailure) or that the CLI denied."""
-        phase = hook_input.get("hook_event_name")
-        if phase not in ("PostToolUseFailure", "PermissionDenied"):
-            phase = "PermissionDenied"
-        self._sink.tool_seen(self.session_id, tool_use_id, str(hook_input.get("tool_name", "")),
-                             hook_input.get("tool_input") or {}, phase)
-        return {}

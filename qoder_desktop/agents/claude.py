@@ -23,6 +23,8 @@ class ClaudeSession(AgentSession):
     """A session run by the Claude Code CLI through `ClaudeSDKClient`."""
 
     PROJECT_SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
+    SDK_ALLOW_TYPE = PermissionResultAllow
+    SDK_DENY_TYPE = PermissionResultDeny
 
     def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
         # The SDK drops every update of an answer when one fails its own conversion.

@@ -8,15 +8,14 @@ otherwise it passes the user's credentials (keyring first, then the environment)
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import stat
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.agents.private_files import AUTH_DIR_PREFIX as AUTH_DIR_PREFIX
+from qoder_desktop.agents.private_files import STALE_AGE_S, sweep_private_dirs
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SecretName, SecretStore, SecretStoreError
 from qoder_desktop.domain.models import Backend, SessionInfo
@@ -104,30 +103,12 @@ class SessionLauncher:
         raise ValueError(f"cannot start a session for backend {options.backend.value}")
 
 
-AUTH_DIR_PREFIX = "qoder-sdk-auth-"
-STALE_AUTH_AGE_S = 24 * 3600
+def sweep_stale_auth_dirs(folder: str | None = None, *, other_instance_running: bool = True,
+                          max_age_s: float = STALE_AGE_S) -> list[Path]:
+    """Remove access-token and MCP config folders left behind by a crash; returns what went.
 
-
-def sweep_stale_auth_dirs(folder: str | None = None, *,
-                          max_age_s: float = STALE_AUTH_AGE_S) -> list[Path]:
-    """Remove Qoder SDK access-token folders left behind by a crash; returns what went.
-
-    The Qoder SDK writes the token to `<tmp>/qoder-sdk-auth-*/payload.json` and removes
-    it when the session closes; a killed app leaves it. Only folders of this user that
-    are older than `max_age_s` are removed, so a running session's file is left alone.
+    At start-up the app passes whether another instance of it runs: when none does,
+    every such folder of this user goes, however young (see `agents.private_files`).
     """
-    root = Path(folder or tempfile.gettempdir())
-    removed: list[Path] = []
-    now = time.time()
-    for candidate in root.glob(f"{AUTH_DIR_PREFIX}*"):
-        try:
-            info = candidate.lstat()
-        except OSError:
-            continue
-        if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
-                or now - info.st_mtime < max_age_s):
-            continue
-        shutil.rmtree(candidate, ignore_errors=True)
-        if not candidate.exists():
-            removed.append(candidate)
-    return removed
+    return sweep_private_dirs(folder, other_instance_running=other_instance_running,
+                              max_age_s=max_age_s)

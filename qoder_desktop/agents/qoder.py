@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from pathlib import Path
 from typing import Any
 
 from qoder_agent_sdk import (
@@ -15,8 +17,11 @@ from qoder_agent_sdk import (
 from qoder_agent_sdk.auth import AccessTokenAuthOptions, QoderCLIAuthOptions
 
 from qoder_desktop.agents.base import AgentSession
+from qoder_desktop.config.secrets import APP_ONLY_ENV
 from qoder_desktop.domain.models import PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
+
+log = logging.getLogger(__name__)
 
 
 class QoderSession(AgentSession):
@@ -27,6 +32,8 @@ class QoderSession(AgentSession):
     """
 
     PROJECT_SETTINGS_FILE = os.path.join(".qoder", "settings.local.json")
+    SDK_ALLOW_TYPE = PermissionResultAllow
+    SDK_DENY_TYPE = PermissionResultDeny
     access_token: str | None = None
     transport: Any = None
     """A custom SDK `Transport` (tests use a scripted peer); None runs the real CLI."""
@@ -49,6 +56,20 @@ class QoderSession(AgentSession):
             auth=auth,
             **self.common_sdk_options(options),
         )
+
+    def _withheld_env(self) -> dict[str, Any]:
+        # The Qoder SDK drops a variable whose value is None from the CLI's environment.
+        return {name: None for name in APP_ONLY_ENV}
+
+    def _after_connect(self) -> None:
+        # qodercli deletes the access-token file once it has read it (at the handshake);
+        # should a CLI not, it goes now rather than when the session closes.
+        path = getattr(getattr(self._client, "_transport", None), "_auth_payload_path", None)
+        if isinstance(path, Path) and path.name == "payload.json":
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("could not remove the Qoder access-token file: %s", exc)
 
     def _sdk_allow(self, final_input: dict[str, Any], updates: list[dict[str, Any]]) -> Any:
         # Raw dicts pass through the Qoder SDK unchecked; ours omit a null ruleContent.

@@ -45,6 +45,14 @@ _HOW_TO_FIX = ("Install and unlock an OS keyring (GNOME Keyring or KWallet on Li
                "Desktop.")
 
 
+GATEWAY_TOKEN_ENV = "QODER_DESKTOP_GATEWAY_TOKEN"
+"""The gateway token's environment fallback (without a keyring); see `gateway.contract`."""
+
+APP_ONLY_ENV = (GATEWAY_TOKEN_ENV,)
+"""Variables the app reads that never go on to an agent's environment: whoever holds
+the gateway token can answer the gateway's permission prompts."""
+
+
 class SecretName(StrEnum):
     """The secrets the app knows; the value is the keyring user name."""
 
@@ -148,6 +156,11 @@ class SecretStore:
         self._extra_allowed = extra_allowed
         self._redactor = redactor
         self._environ = environ
+
+    @property
+    def redactor(self) -> RedactSecrets | None:
+        """The log filter that learns this store's secrets (None: none)."""
+        return self._redactor
 
     @property
     def backend(self) -> KeyringBackend:

@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from qoder_desktop.approval.results import deny_result as deny_result  # re-exported
 from qoder_desktop.approval.results import permission_result as permission_result
 from qoder_desktop.config.secrets import (
+    GATEWAY_TOKEN_ENV,
     SERVICE_NAME,
     RedactSecrets,
     SecretSource,
@@ -61,7 +62,6 @@ HTTP_CLOSED = "qoder_desktop.http_closed"
 GATEWAY_TOKEN_KEY = "gateway-token"
 """The keyring user name of the token (service ``qoder-desktop``)."""
 GATEWAY_TOKEN_LABEL = "qoder-desktop gateway token"
-GATEWAY_TOKEN_ENV = "QODER_DESKTOP_GATEWAY_TOKEN"
 """Where the token comes from when no keyring is usable (else a per-run token)."""
 TOKEN_PLACEHOLDER = "<qoder-desktop-gateway-token>"
 

@@ -32,11 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import json
 import logging
-import os
-import socket
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -53,7 +50,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import ServerMessageMetadata
 from starlette.applications import Starlette
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
@@ -75,6 +72,26 @@ from qoder_desktop.gateway.contract import (
     permission_result,
     reveal_token,
 )
+from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, port_holder
+from qoder_desktop.gateway.limits import (
+    ACCEPT_BATCH,
+    HEADER_TIMEOUT,
+    KEEP_ALIVE_TIMEOUT,
+    LISTEN_BACKLOG,
+    MAX_CONNECTIONS,
+    ConnectionGuard,
+    RateLimitedLog,
+)
+from qoder_desktop.gateway.serving import (
+    GatewayError as GatewayError,
+)
+from qoder_desktop.gateway.serving import (
+    GatewayPortInUse,
+    GatewayPortSquatted,
+    QuietServer,
+    bind_loopback,
+    mcp_endpoint,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,19 +102,6 @@ ROOTS_TIMEOUT = 2.0
 SESSION_IDLE_TIMEOUT = 24 * 3600.0
 """An MCP session with no request in flight for this long is closed (a pending call
 keeps its session open, however long the person takes); see the module docstring."""
-
-
-class GatewayError(RuntimeError):
-    """The gateway could not start."""
-
-
-class GatewayPortInUse(GatewayError):
-    """Something else already listens on the gateway's port."""
-
-    def __init__(self, port: int, host: str = LOOPBACK) -> None:
-        super().__init__(f"Port {port} on {host} is already in use, so the approval gateway "
-                         "could not start. Choose another gateway port in Settings.")
-        self.port = port
 
 
 # -- the gateway ----------------------------------------------------------------------
@@ -113,24 +117,6 @@ class _Caller:
     removals_sent: set[str] = field(default_factory=set)
 
 
-class _Endpoint:
-    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
-
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
-        self._manager = manager
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._manager.handle_request(scope, receive, send)
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without signal handling: the host application owns SIGINT/SIGTERM."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Any:
-        yield
-
-
 class ApprovalGateway:
     """Serves the ``approve`` MCP tool on 127.0.0.1 for agents started elsewhere.
 
@@ -144,12 +130,17 @@ class ApprovalGateway:
         session_idle_timeout: seconds an MCP session may go without a request in flight
             before it is closed (`SESSION_IDLE_TIMEOUT`); None keeps sessions until the
             client ends them or the gateway stops.
+        max_connections: open connections at most; at the cap the oldest idle one goes
+            (`gateway.limits`).
+        header_timeout: seconds a connection may take to send a complete request head.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, token: TokenSource, *,
                  host: str = LOOPBACK, port: int = 8765,
                  keepalive_seconds: float = KEEPALIVE_SECONDS,
-                 session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT) -> None:
+                 session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS,
+                 header_timeout: float = HEADER_TIMEOUT) -> None:
         if host != LOOPBACK:
             raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
         if not 0 <= port <= 65535:
@@ -162,7 +153,12 @@ class ApprovalGateway:
         self._keepalive = keepalive_seconds
         self._idle_timeout = session_idle_timeout
         self._port: int | None = None
-        self._server: _QuietServer | None = None
+        self._max_connections = max_connections
+        self._header_timeout = header_timeout
+        self._log_limit = RateLimitedLog()
+        self.guard = ConnectionGuard(max_connections, header_timeout)
+        """The connection cap and header deadline (renewed at each start)."""
+        self._server: QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._callers: weakref.WeakKeyDictionary[Any, _Caller] = weakref.WeakKeyDictionary()
         self.refused = 0
@@ -188,22 +184,6 @@ class ApprovalGateway:
 
     # -- life cycle ----------------------------------------------------------------------
 
-    def _bind(self) -> socket.socket:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if os.name == "posix":  # elsewhere SO_REUSEADDR would let us steal a live port
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self._host, self._requested_port))
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            if exc.errno in (errno.EADDRINUSE, errno.EACCES) or getattr(exc, "winerror", 0) in (
-                    10013, 10048):
-                raise GatewayPortInUse(self._requested_port, self._host) from exc
-            raise GatewayError(f"The approval gateway could not listen on {self._host}:"
-                               f"{self._requested_port}: {exc.strerror or exc}") from exc
-        return sock
-
     async def start(self) -> None:
         """Listen on 127.0.0.1 and serve until `stop()`; returns once listening.
 
@@ -215,13 +195,25 @@ class ApprovalGateway:
             raise GatewayError("the approval gateway is already running")
         if not reveal_token(self._token):
             raise GatewayError("the approval gateway has no token, so it will not start")
-        sock = self._bind()
+        try:
+            sock = bind_loopback(self._host, self._requested_port)
+        except GatewayPortInUse as exc:
+            holder = await port_holder(self._host, self._requested_port,
+                                       reveal_token(self._token))
+            if holder is PortHolder.OTHER:
+                log.error("approval gateway: port %d is held by something that is not us",
+                          self._requested_port)
+                raise GatewayPortSquatted(self._requested_port, self._host) from exc
+            raise
         self._port = sock.getsockname()[1]
+        self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
         config = uvicorn.Config(self._build_app(), host=self._host, port=self._port,
                                 lifespan="on", log_config=None, access_log=False,
                                 log_level="warning", timeout_graceful_shutdown=2,
-                                server_header=False)
-        self._server = _QuietServer(config)
+                                server_header=False, http=self.guard.protocol(),
+                                timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH)
+        self._log_limit.install()
+        self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]),
                                          name="qoder-desktop-gateway")
         try:
@@ -230,6 +222,8 @@ class ApprovalGateway:
                     self._task.result()
                     raise GatewayError("the approval gateway stopped while starting")
                 await asyncio.sleep(0.01)
+            # asyncio listens with the accept batch as backlog; the kernel may queue more.
+            sock.listen(LISTEN_BACKLOG)
         except BaseException:
             await self.stop()
             sock.close()
@@ -242,6 +236,7 @@ class ApprovalGateway:
         self._server, self._task = None, None
         if server is None or task is None:
             return
+        self._log_limit.remove()
         server.should_exit = True
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout=5)
@@ -296,8 +291,9 @@ class ApprovalGateway:
             async with manager.run():
                 yield
 
-        app = Starlette(routes=[Route(MCP_PATH, endpoint=_Endpoint(manager))], lifespan=lifespan)
-        return BearerAuth(app, self._token, on_refused=self._count_refusal)
+        app = Starlette(routes=[Route(MCP_PATH, endpoint=mcp_endpoint(manager))], lifespan=lifespan)
+        return IdentityRoute(BearerAuth(app, self._token, on_refused=self._count_refusal),
+                             self._token)
 
     def _count_refusal(self) -> None:
         self.refused += 1

@@ -222,7 +222,8 @@ def run_gui(args: argparse.Namespace) -> int:
         desktop.window.show_status(f"Settings: {problem}")
     try:
         with loop:
-            loop.call_soon(_after_shown, args, demo, desktop, redactor)
+            loop.call_soon(_after_shown, args, demo, desktop, redactor,
+                           not instance.listening)
             loop.run_forever()
     finally:
         wake_up.stop()
@@ -237,16 +238,16 @@ def run_gui(args: argparse.Namespace) -> int:
 
 
 def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: DesktopApp,
-                 redactor: RedactSecrets) -> None:
-    """Work that can wait until the window is on screen: the gateway, terminal hooks, the
-    first session."""
+                 redactor: RedactSecrets, other_instance_running: bool = True) -> None:
+    """Work that can wait until the window is on screen: the sweep of secrets a crash
+    left behind, the gateway, terminal hooks, the first session."""
     from qoder_desktop.gateway.contract import gateway_token
     from qoder_desktop.gateway.server import ApprovalGateway
     from qoder_desktop.terminal.server import TerminalHookServer
 
     desktop.start_notifications()
-    for folder in sweep_stale_auth_dirs():
-        log.info("removed a stale Qoder access-token folder: %s", folder)
+    for folder in sweep_stale_auth_dirs(other_instance_running=other_instance_running):
+        log.info("removed a token or MCP config folder a crash left behind: %s", folder)
     token = gateway_token(desktop.secrets, redactor=redactor)
     desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
                                           port=desktop.settings.gateway_port), token)

@@ -61,6 +61,11 @@ class InstanceServer(QObject):
                 log.warning("single-instance server could not listen: %s",
                             self._server.errorString())
 
+    @property
+    def listening(self) -> bool:
+        """True when this instance owns the name; False means another one may run."""
+        return self._server.isListening()
+
     def close(self) -> None:
         """Stop listening."""
         self._server.close()

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
@@ -71,6 +71,8 @@ class DesktopApp:
         self.gateway: ApprovalGateway | None = None
         self.gateway_token: GatewayToken | None = None
         self.gateway_status = "The approval gateway is not running."
+        self.squat_warning: QMessageBox | None = None
+        """The warning shown when something else holds the gateway's port."""
         self.terminal_hooks: TerminalHookServer | None = None
         self._views_pending: list[ApprovalRequest] | None = None
         self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
@@ -260,10 +262,13 @@ class DesktopApp:
         self.gateway, self.gateway_token = gateway, token
 
         async def start() -> None:
-            from qoder_desktop.gateway.server import GatewayError
+            from qoder_desktop.gateway.server import GatewayError, GatewayPortSquatted
 
             try:
                 await gateway.start()
+            except GatewayPortSquatted as exc:
+                await self._after_squatting(str(exc))
+                return
             except (GatewayError, OSError) as exc:
                 self.gateway_status = f"The approval gateway is not running: {exc}"
                 self.window.show_status(self.gateway_status)
@@ -272,6 +277,25 @@ class DesktopApp:
             log.info("approval gateway listening on %s", gateway.url)
 
         self._spawn(start(), "starting the approval gateway")
+
+    async def _after_squatting(self, warning: str) -> None:
+        """Someone else holds the gateway's port: replace the token, warn loudly."""
+        from qoder_desktop.gateway.contract import gateway_token
+
+        try:
+            self.gateway_token = await asyncio.to_thread(
+                gateway_token, self.secrets, redactor=self.secrets.redactor, replace=True)
+        except Exception as exc:  # the warning matters more than the rotation's failure
+            log.exception("could not replace the gateway token")
+            warning += f"\n\nThe token could not be replaced ({type(exc).__name__})."
+        self.gateway_status = warning
+        self.window.show_status(warning.split(". ", 1)[0] + ".")
+        box = QMessageBox(QMessageBox.Icon.Warning, "Qoder Desktop — gateway port taken",
+                          "", parent=self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(warning)
+        self.squat_warning = box
+        box.open()
 
     def start_terminal_hooks(self, server: TerminalHookServer) -> None:
         """Take terminal agents' prompts (their PermissionRequest hook); failures are shown."""

@@ -374,7 +374,7 @@ class QoderHarness:
     workspace: Path
     access_token: str | None = None
     peers: dict[str, ScriptedQoderPeer] = field(default_factory=dict)
-    sessions: dict[str, RecordingQoderSession] = field(default_factory=dict)
+    sessions: dict[str, Any] = field(default_factory=dict)
     requests: asyncio.Queue[ApprovalRequest] = field(default_factory=asyncio.Queue)
     finished: asyncio.Queue[tuple[BrokerEvent, ApprovalRequest, Decision | None]] = field(
         default_factory=asyncio.Queue)
@@ -384,8 +384,13 @@ class QoderHarness:
     next_peer: ScriptedQoderPeer | None = None
 
     @classmethod
-    def open(cls, root: Path, *, access_token: str | None = None) -> QoderHarness:
-        """A fresh database, ledger, broker and hub under `root`, with a workspace."""
+    def open(cls, root: Path, *, access_token: str | None = None,
+             session_type: type[AgentSession] | None = None) -> QoderHarness:
+        """A fresh database, ledger, broker and hub under `root`, with a workspace.
+
+        `session_type` replaces `RecordingQoderSession` (e.g. a Claude session on a peer:
+        it needs a `transport` attribute its SDK client uses).
+        """
         workspace = root / "workspace"
         workspace.mkdir(parents=True, exist_ok=True)
         db = Database.open(root / "ledger.sqlite3")
@@ -398,7 +403,7 @@ class QoderHarness:
             harness = holder[0]
             peer = harness.next_peer or ScriptedQoderPeer(cwd=options.cwd)
             harness.next_peer = None
-            session = RecordingQoderSession(info, options, broker, sink)
+            session: Any = (session_type or RecordingQoderSession)(info, options, broker, sink)
             session.transport = peer
             session.access_token = harness.access_token
             harness.peers[info.session_id] = peer

@@ -30,6 +30,17 @@ def test_hand_over_reaches_the_running_instance(qtbot: QtBot) -> None:
         server.close()
 
 
+def test_the_instance_server_tells_whether_it_owns_the_name(qtbot: QtBot) -> None:
+    """The start-up sweep of leftover secrets removes young folders only when it does."""
+    name = f"qoder-desktop-test-{uuid.uuid4().hex[:8]}"
+    server = InstanceServer(name)
+    try:
+        assert server.listening
+    finally:
+        server.close()
+    assert not server.listening
+
+
 def test_without_a_running_instance_the_launch_goes_ahead() -> None:
     assert hand_over(f"qoder-desktop-nobody-{uuid.uuid4().hex[:8]}", {"action": "show"}) is False
 

@@ -1,0 +1,221 @@
+"""The gateway under abuse: a connection cap, a header timeout, rate-limited logging.
+
+Uvicorn as such waits forever for a request's headers and accepts every connection, so
+a local process that opens a thousand sockets and sends nothing (or half a request)
+used up the app's file descriptors: real agents were locked out, and the loop logged
+each failed ``accept()`` (tens of MB in seconds). Here:
+
+- `ConnectionGuard` keeps at most `MAX_CONNECTIONS` open. At the cap a new connection
+  pushes out the oldest *idle* one (no request in progress: never an agent's pending
+  call or event stream); when every connection is busy, the new one is closed.
+- A connection that has not sent a complete request head within `HEADER_TIMEOUT`
+  seconds (on arrival, or after it started the next request on a kept-alive
+  connection) is closed; uvicorn's keep-alive timeout closes idle kept-alive ones.
+- `RateLimitedLog` lets a burst of like log records through, then one summary line per
+  window ("… N more like this"), on the loggers a flood would fill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger(__name__)
+
+MAX_CONNECTIONS = 128
+"""Open gateway connections at most (agents use a few each)."""
+HEADER_TIMEOUT = 10.0
+"""Seconds a connection may take to send a complete request head."""
+ACCEPT_BATCH = 16
+"""Connections the loop accepts per wake-up (uvicorn's ``backlog``; its default 2048 let
+a flood be accepted faster than the cap could close it)."""
+LISTEN_BACKLOG = 128
+"""Connections the kernel queues for accepting (set again once uvicorn listens)."""
+KEEP_ALIVE_TIMEOUT = 5
+"""Seconds an idle kept-alive connection stays open (uvicorn's own timeout)."""
+FLOOD_LOGGERS = ("uvicorn.error", "asyncio", "qasync", "qasync._QEventLoop",
+                 "qoder_desktop.gateway.server", "qoder_desktop.gateway.contract", __name__)
+"""Loggers that log once per bad connection or failed accept."""
+
+
+def descriptor_budget() -> int:
+    """A quarter of this process's file-descriptor limit (the app needs the rest)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return MAX_CONNECTIONS
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(8, soft // 4)
+
+
+class RateLimitedLog(logging.Filter):
+    """Lets `burst` records of one kind through per `window` seconds, then summarises.
+
+    Records are alike when they come from the same logger with the same message
+    template; the first record after a quiet window says how many were dropped.
+    """
+
+    def __init__(self, burst: int = 10, window: float = 10.0) -> None:
+        super().__init__()
+        self.burst = burst
+        self.window = window
+        self._seen: dict[tuple[str, str], list[float]] = {}
+        """(logger, template) → [window start, count in window, dropped]."""
+        self.dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """True to log `record`; False drops it (counted)."""
+        key = (record.name, str(record.msg))
+        now = time.monotonic()
+        state = self._seen.get(key)
+        if state is None or now - state[0] >= self.window:
+            dropped = int(state[2]) if state is not None else 0
+            self._seen[key] = [now, 1, 0]
+            if len(self._seen) > 1000:  # forget old kinds; a flood has few
+                self._seen = {k: v for k, v in self._seen.items() if now - v[0] < self.window}
+            if dropped:
+                record.msg = f"{record.msg} [{dropped} more like this in the last " \
+                             f"{self.window:.0f} s were not logged]"
+            return True
+        state[1] += 1
+        if state[1] <= self.burst:
+            return True
+        state[2] += 1
+        self.dropped += 1
+        return False
+
+    def install(self) -> None:
+        """Attach to every logger in `FLOOD_LOGGERS`."""
+        for name in FLOOD_LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def remove(self) -> None:
+        """Detach again."""
+        for name in FLOOD_LOGGERS:
+            logging.getLogger(name).removeFilter(self)
+
+
+class ConnectionGuard:
+    """Counts the gateway's connections and decides which one goes at the cap.
+
+    Attributes:
+        evicted: idle connections closed to make room.
+        refused: new connections closed because every open one was busy.
+        timed_out: connections closed for not sending a request head in time.
+    """
+
+    def __init__(self, max_connections: int = MAX_CONNECTIONS,
+                 header_timeout: float = HEADER_TIMEOUT) -> None:
+        self.max_connections = min(max_connections, descriptor_budget())
+        self.header_timeout = header_timeout
+        self._open: dict[GuardedH11Protocol, None] = {}  # insertion order: oldest first
+        self.evicted = 0
+        self.refused = 0
+        self.timed_out = 0
+
+    @property
+    def open_connections(self) -> int:
+        """How many connections are open now."""
+        return len(self._open)
+
+    def opened(self, connection: GuardedH11Protocol) -> bool:
+        """Register a new connection; False when it must be closed at once."""
+        if len(self._open) >= self.max_connections:
+            victim = next((c for c in self._open if c.idle), None)
+            if victim is None:
+                self.refused += 1
+                log.warning("approval gateway: %d connections, all busy; refused one from "
+                            "%s", len(self._open), connection.peer)
+                return False
+            self.evicted += 1
+            log.warning("approval gateway: at %d connections; closed the oldest idle one "
+                        "(from %s)", self.max_connections, victim.peer)
+            self.closed(victim)
+            victim.drop()
+        self._open[connection] = None
+        return True
+
+    def closed(self, connection: GuardedH11Protocol) -> None:
+        """Forget a connection."""
+        self._open.pop(connection, None)
+
+    def protocol(self) -> type[H11Protocol]:
+        """The uvicorn HTTP protocol class bound to this guard (uvicorn's ``http``)."""
+        return type("BoundGuardedH11Protocol", (GuardedH11Protocol,), {"guard": self})
+
+
+class GuardedH11Protocol(H11Protocol):
+    """Uvicorn's h11 protocol with the guard's cap and a deadline for request heads."""
+
+    guard: ConnectionGuard
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._armed_cycle: Any = None
+        self._dropped = False
+
+    @property
+    def idle(self) -> bool:
+        """No request in progress (none yet, or the last one was answered)."""
+        return self.cycle is None or bool(self.cycle.response_complete)
+
+    @property
+    def peer(self) -> str:
+        """The client's address, for log lines."""
+        client = getattr(self, "client", None)
+        return f"{client[0]}:{client[1]}" if client else "?"
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Count the connection (closing it at once if the cap says so); arm the deadline."""
+        super().connection_made(transport)
+        if not self.guard.opened(self):
+            self.drop()
+            return
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        """A new request head on an idle connection must complete in time."""
+        if self._head_timer is None and self.idle and not self._dropped:
+            self._arm()
+        super().data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Forget the connection and its deadline."""
+        self.guard.closed(self)
+        self._disarm()
+        super().connection_lost(exc)
+
+    def drop(self) -> None:
+        """Close the connection now (no response: the client never finished asking)."""
+        self._dropped = True
+        self._disarm()
+        self.transport.close()
+
+    def _arm(self) -> None:
+        self._armed_cycle = self.cycle
+        self._head_timer = self.loop.call_later(self.guard.header_timeout, self._deadline)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _deadline(self) -> None:
+        self._head_timer = None
+        if self._dropped or not self.idle:
+            return  # a request is in progress; the next data on an idle connection re-arms
+        if self.cycle is not self._armed_cycle:
+            self._arm()  # a request came and went in the meantime: a new deadline
+            return
+        self.guard.timed_out += 1
+        log.info("approval gateway: closed a connection from %s that sent no complete "
+                 "request in %.0f s", self.peer, self.guard.header_timeout)
+        self.guard.closed(self)
+        self.drop()

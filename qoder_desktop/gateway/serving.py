@@ -1,0 +1,89 @@
+"""Serving the gateway: its errors, the loopback socket, uvicorn without signal handlers."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import socket
+from typing import Any
+
+import uvicorn
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from qoder_desktop.gateway.contract import LOOPBACK
+from qoder_desktop.gateway.limits import LISTEN_BACKLOG
+
+
+class GatewayError(RuntimeError):
+    """The gateway could not start."""
+
+
+class GatewayPortInUse(GatewayError):
+    """Something else already listens on the gateway's port."""
+
+    def __init__(self, port: int, host: str = LOOPBACK) -> None:
+        super().__init__(f"Port {port} on {host} is already in use, so the approval gateway "
+                         "could not start. Choose another gateway port in Settings.")
+        self.port = port
+
+
+class GatewayPortSquatted(GatewayPortInUse):
+    """The gateway's port is held by something that is not a Qoder Desktop gateway."""
+
+    def __init__(self, port: int, host: str = LOOPBACK) -> None:
+        GatewayError.__init__(
+            self, f"Warning: something that is not Qoder Desktop listens on {host}:{port}, "
+            "the approval gateway's port. Agents set up for the gateway would send it the "
+            "gateway token, and whoever runs it could answer their permission prompts. "
+            "The gateway is not running and its token was replaced, so the old one is "
+            "worthless. Choose another gateway port in Settings, restart Qoder Desktop and "
+            "set up your agents again with the new token; find out what holds the port.")
+        self.port = port
+
+
+class _Endpoint:
+    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self._manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._manager.handle_request(scope, receive, send)
+
+
+class QuietServer(uvicorn.Server):
+    """uvicorn without signal handling: the host application owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+
+def mcp_endpoint(manager: StreamableHTTPSessionManager) -> ASGIApp:
+    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
+    return _Endpoint(manager)
+
+
+def bind_loopback(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host:port`.
+
+    Raises:
+        GatewayPortInUse: the port is taken.
+        GatewayError: another failure.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if os.name == "posix":  # elsewhere SO_REUSEADDR would let us steal a live port
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
+    except OSError as exc:
+        sock.close()
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES) or getattr(exc, "winerror", 0) in (
+                10013, 10048):
+            raise GatewayPortInUse(port, host) from exc
+        raise GatewayError(f"The approval gateway could not listen on {host}:"
+                           f"{port}: {exc.strerror or exc}") from exc
+    return sock

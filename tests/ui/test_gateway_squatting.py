@@ -1,0 +1,85 @@
+"""The person sees a squatted gateway port at once, and the leaked token is replaced."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from helpers.memory_keyring import MemoryKeyring
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.config.secrets import SERVICE_NAME, SecretStore
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.gateway.contract import GATEWAY_TOKEN_KEY, gateway_token
+from qoder_desktop.gateway.server import ApprovalGateway
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
+from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.wiring import DesktopApp
+
+
+async def settle(condition: Any, timeout: float = 10.0) -> None:
+    """Let Qt and asyncio run until `condition()` holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
+
+
+def test_a_squatted_port_warns_loudly_and_replaces_the_token(
+        db: Database, loop: AppEventLoop, memory_keyring: MemoryKeyring, tmp_path: Path) -> None:
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    store = SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,))
+    app = DesktopApp(broker, hub, store, Settings(), tmp_path / "settings.json")
+    received = bytearray()
+
+    async def squat(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.extend(await reader.read(65536))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        writer.close()
+
+    async def scenario() -> str:
+        squatter = await asyncio.start_server(squat, "127.0.0.1", 0)
+        port = squatter.sockets[0].getsockname()[1]
+        try:
+            token = gateway_token(store)
+            app.start_gateway(ApprovalGateway(broker, hub, token, port=port), token)
+            await settle(lambda: app.squat_warning is not None
+                         and app.squat_warning.isVisible())
+        finally:
+            squatter.close()
+            await squatter.wait_closed()
+        return token.reveal()
+
+    try:
+        old = loop.run_until_complete(asyncio.wait_for(scenario(), 20))
+        box = app.squat_warning
+        assert isinstance(box, QMessageBox)
+        assert box.textFormat() is Qt.TextFormat.PlainText
+        assert "not Qoder Desktop" in box.text() and "token was replaced" in box.text()
+        assert "not Qoder Desktop" in app.gateway_status
+        assert "not Qoder Desktop" in app.window.statusBar().currentMessage()
+        new = memory_keyring.get_password(SERVICE_NAME, GATEWAY_TOKEN_KEY)
+        assert new and new != old
+        assert app.gateway_token is not None and app.gateway_token.reveal() == new
+        assert old.encode() not in bytes(received)
+        assert app.gateway is not None and not app.gateway.running
+    finally:
+        if app.squat_warning is not None:
+            app.squat_warning.close()
+        app.dialogs.close_all()
+        app.bridge.unsubscribe()
+        app.tray.dispose()
+        app.window.close()
+        app.window.deleteLater()
