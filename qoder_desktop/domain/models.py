@@ -298,6 +298,8 @@ class Decision(BaseModel):
     decided_by: DecidedBy = DecidedBy.USER
     rule: str | None = None
     answer_labels: dict[str, tuple[str, ...]] | None = None
+    next_mode: PermissionMode | None = None
+    """For an approved plan (ExitPlanMode): the mode the session continues in."""
     decided_at: datetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")
@@ -309,6 +311,10 @@ class Decision(BaseModel):
             raise ValueError("a deny needs a non-empty message")
         if self.updates and self.kind is not DecisionKind.ALLOW_SESSION:
             raise ValueError("permission updates go only with 'allow for this session'")
+        if self.next_mode is not None and not self.kind.allows:
+            raise ValueError("only an allow can choose the mode to continue in")
+        if self.next_mode is not None and self.next_mode.is_dangerous:
+            raise ValueError("an approved plan never continues in a bypass mode")
         return self
 
     @property
@@ -319,10 +325,12 @@ class Decision(BaseModel):
     @classmethod
     def allow_once(cls, final_input: dict[str, Any], *, by: DecidedBy = DecidedBy.USER,
                    rule: str | None = None,
-                   answer_labels: dict[str, tuple[str, ...]] | None = None) -> Decision:
-        """Allow this one call with `final_input` (for a question, also the chosen labels)."""
+                   answer_labels: dict[str, tuple[str, ...]] | None = None,
+                   next_mode: PermissionMode | None = None) -> Decision:
+        """Allow this one call with `final_input` (for a question, also the chosen labels;
+        for an approved plan, the mode the session continues in)."""
         return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule,
-                   answer_labels=answer_labels)
+                   answer_labels=answer_labels, next_mode=next_mode)
 
     @classmethod
     def allow_session(cls, final_input: dict[str, Any],

@@ -1,0 +1,71 @@
+"""Requests waiting for a person: the dialog queue first, then the window's queue, the
+tray and its notifications; the dialogs' answers go back through the bridge."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.ui.bridge import BrokerBridge
+from qoder_desktop.ui.control.settings import CurrentSettings
+from qoder_desktop.ui.dialog_queue import DialogQueue
+from qoder_desktop.ui.tray import Tray
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+
+class ApprovalController:
+    """Shows pending requests and answers them; a late answer is said, not raised."""
+
+    def __init__(self, bridge: BrokerBridge, dialogs: DialogQueue, window: MainWindow,
+                 tray: Tray, current: CurrentSettings, *, tray_available: bool) -> None:
+        self._bridge = bridge
+        self._dialogs = dialogs
+        self._window = window
+        self._tray = tray
+        self._current = current
+        self._tray_available = tray_available
+        self._views_pending: list[ApprovalRequest] | None = None
+
+    def pending_changed(self, pending: list[ApprovalRequest]) -> None:
+        """The dialog first: it is what the person waits for (request → dialog visible).
+
+        The window's queue and the tray follow two loop turns later, with the newest list
+        by then. Two, because Qt runs what is due in the next turn before the
+        window-system events, among them the new dialog's expose.
+        """
+        self._dialogs.set_pending(pending)
+        scheduled = self._views_pending is not None
+        self._views_pending = pending
+        if not scheduled:
+            QTimer.singleShot(0, self._window, lambda: QTimer.singleShot(
+                0, self._window, self._update_pending_views))
+
+    def _update_pending_views(self) -> None:
+        pending, self._views_pending = self._views_pending, None
+        if pending is not None:
+            self._window.set_pending(pending)
+            self._tray.set_pending(pending)
+
+    def request_added(self, request: ApprovalRequest) -> None:
+        """Notify through the tray, if the person wants it (and the app is inactive)."""
+        inactive = QApplication.instance() is None or QApplication.activeWindow() is None
+        prefs = self._current.value.notifications
+        if self._tray_available and prefs.enabled and (inactive or not prefs.only_when_inactive):
+            self._tray.notify(request, sound=prefs.sound)
+
+    def decided(self, request_id: str, decision: Decision) -> None:
+        """A dialog's answer; a late one (answered or withdrawn meanwhile) is only said."""
+        if not self._bridge.answer(request_id, decision):
+            self._window.show_status("That request was already answered or withdrawn.")
+
+    def build_failed(self, request_id: str, message: str) -> None:
+        """A request whose dialog could not be built is denied with the reason (fail closed)."""
+        self._bridge.answer(request_id, Decision.error(message))
+        self._window.show_status(message)
+
+    def open_from_tray(self, request_id: str) -> None:
+        """Bring the window up and open the request's dialog while it still waits."""
+        self._window.bring_to_front()
+        if self._bridge.is_pending(request_id):
+            self._dialogs.open(request_id)
