@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qoder_desktop.domain.tools import PLAN_TOOL, QUESTION_TOOL
+
 
 def utc_now() -> datetime:
     """The current time, timezone-aware in UTC."""
@@ -206,10 +208,6 @@ class RequestKind(StrEnum):
     TOOL = "tool"
     QUESTION = "question"
     PLAN = "plan"
-
-
-QUESTION_TOOL = "AskUserQuestion"
-PLAN_TOOL = "ExitPlanMode"
 
 
 class ApprovalRequest(BaseModel):
