@@ -1,6 +1,7 @@
 """The bridge between the approval broker and Qt: broker events in, answers out.
 
-This is the only UI module that knows the broker. The broker tells its subscribers
+This is the only UI module that knows the broker (the composition root in
+`ui/wiring.py` hands it over). The broker tells its subscribers
 synchronously on the asyncio loop; under qasync that loop runs on the GUI thread, so
 the signals are delivered at once. The bridge must live on the thread the broker
 notifies on (the GUI thread): its turn timer, below, runs there.
@@ -30,8 +31,6 @@ class BrokerBridge(QObject):
 
     Signals:
         request_added(ApprovalRequest): a request waits for a person.
-        request_answered(ApprovalRequest, Decision): a request got its decision.
-        request_withdrawn(ApprovalRequest): the agent or app took a request back.
         pending_changed(list): the requests now waiting (oldest first), after any event;
             at most once more per event-loop turn however many events the turn had (see
             the module docstring), so a listener may skip intermediate states but always
@@ -39,8 +38,6 @@ class BrokerBridge(QObject):
     """
 
     request_added = Signal(object)
-    request_answered = Signal(object, object)
-    request_withdrawn = Signal(object)
     pending_changed = Signal(list)
 
     def __init__(self, broker: ApprovalBroker, parent: QObject | None = None) -> None:
@@ -57,10 +54,6 @@ class BrokerBridge(QObject):
                   decision: Decision | None) -> None:
         if event is BrokerEvent.ADDED:
             self.request_added.emit(request)
-        elif event is BrokerEvent.ANSWERED:
-            self.request_answered.emit(request, decision)
-        elif event is BrokerEvent.WITHDRAWN:
-            self.request_withdrawn.emit(request)
         self._pending_changed()
 
     def _pending_changed(self) -> None:
