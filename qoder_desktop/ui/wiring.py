@@ -85,7 +85,8 @@ class DesktopApp:
     def _connect_signals(self) -> None:
         window, tray, bridge, dialogs = self.window, self.tray, self.bridge, self.dialogs
         sessions, approvals = self.sessions, self.approvals
-        bridge.pending_changed.connect(approvals.pending_changed)
+        bridge.pending_changed.connect(dialogs.set_pending)
+        bridge.views_pending_changed.connect(approvals.show_pending)
         bridge.request_added.connect(approvals.request_added)
         dialogs.decided.connect(approvals.decided)
         dialogs.build_failed.connect(approvals.build_failed)

@@ -393,3 +393,21 @@ def test_a_handed_over_bypass_session_waits_for_the_real_confirmation(
     [session] = desktop.hub.sessions()
     assert session.permission_mode is PermissionMode.BYPASS
     assert session.cwd == str(tmp_path)
+
+
+def test_the_transcript_shown_on_selection_is_the_hubs(desktop: DesktopApp) -> None:
+    from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
+
+    for index in (0, 1):
+        desktop.window.update_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
+                                                  backend=Backend.CLAUDE, cwd="/tmp"))
+    for index, text in ((0, "zero speaks"), (1, "one speaks"), (1, "one again")):
+        desktop.hub.add_transcript_line(TranscriptEvent(
+            session_id=f"s{index}", kind=TranscriptKind.ASSISTANT_TEXT, text=text))
+    shown = desktop.window.ui.transcriptView.toPlainText
+    assert desktop.window.selected_session_id() == "s0"
+    assert "zero speaks" in shown() and "one speaks" not in shown()
+    desktop.window.select_session("s1")
+    assert "one speaks" in shown() and "one again" in shown() and "zero" not in shown()
+    desktop.window.select_session("s0")
+    assert "zero speaks" in shown() and "one" not in shown()

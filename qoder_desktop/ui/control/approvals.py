@@ -1,9 +1,8 @@
-"""Requests waiting for a person: the dialog queue first, then the window's queue, the
-tray and its notifications; the dialogs' answers go back through the bridge."""
+"""Requests waiting for a person in the window's queue, the tray and its notifications;
+the dialogs' answers go back through the bridge."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
@@ -19,33 +18,18 @@ class ApprovalController:
 
     def __init__(self, bridge: BrokerBridge, dialogs: DialogQueue, window: MainWindow,
                  tray: Tray, current: CurrentSettings, *, tray_available: bool) -> None:
+        # the dialog queue hears the bridge's pending_changed directly (wiring.py)
         self._bridge = bridge
         self._dialogs = dialogs
         self._window = window
         self._tray = tray
         self._current = current
         self._tray_available = tray_available
-        self._views_pending: list[ApprovalRequest] | None = None
 
-    def pending_changed(self, pending: list[ApprovalRequest]) -> None:
-        """The dialog first: it is what the person waits for (request → dialog visible).
-
-        The window's queue and the tray follow two loop turns later, with the newest list
-        by then. Two, because Qt runs what is due in the next turn before the
-        window-system events, among them the new dialog's expose.
-        """
-        self._dialogs.set_pending(pending)
-        scheduled = self._views_pending is not None
-        self._views_pending = pending
-        if not scheduled:
-            QTimer.singleShot(0, self._window, lambda: QTimer.singleShot(
-                0, self._window, self._update_pending_views))
-
-    def _update_pending_views(self) -> None:
-        pending, self._views_pending = self._views_pending, None
-        if pending is not None:
-            self._window.set_pending(pending)
-            self._tray.set_pending(pending)
+    def show_pending(self, pending: list[ApprovalRequest]) -> None:
+        """The window's queue and the tray follow the dialog (see `ui/bridge.py`)."""
+        self._window.set_pending(pending)
+        self._tray.set_pending(pending)
 
     def request_added(self, request: ApprovalRequest) -> None:
         """Notify through the tray, if the person wants it (and the app is inactive)."""
