@@ -11,6 +11,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import keyring
 import keyring.core
@@ -20,6 +21,9 @@ from helpers.memory_keyring import MemoryKeyring
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.store.database import Database
+
+if TYPE_CHECKING:
+    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
 
 _SECRET_ENV_VARS = ("QODER_PERSONAL_ACCESS_TOKEN", "ANTHROPIC_API_KEY")
 
@@ -102,3 +106,13 @@ def db(tmp_path: Path) -> Iterator[Database]:
         yield database
     finally:
         database.close()
+
+
+@pytest.fixture(scope="session")
+def scripted_model() -> Iterator[ThreadedScriptedModel]:
+    """One scripted model (loopback) for the whole run, shared by the e2e, gateway,
+    terminal and desktop rigs; tests tell their records apart by session."""
+    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+
+    with ThreadedScriptedModel() as model:
+        yield model

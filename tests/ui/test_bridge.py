@@ -8,10 +8,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from helpers.loop import run, settle
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
@@ -25,8 +26,6 @@ from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.event_loop import AppEventLoop
-
-T = TypeVar("T")
 
 
 @pytest.fixture
@@ -46,16 +45,6 @@ def bridge(broker: ApprovalBroker) -> Iterator[BrokerBridge]:
     item = BrokerBridge(broker)
     yield item
     item.unsubscribe()
-
-
-def run(loop: AppEventLoop, coro: Coroutine[Any, Any, T], timeout: float = 5) -> T:
-    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
-
-
-async def settle(condition: Callable[[], bool]) -> None:
-    """Let Qt and asyncio run until `condition()` holds (`run` bounds the wait)."""
-    while not condition():
-        await asyncio.sleep(0.005)
 
 
 def bash(info: SessionInfo, command: str = "make") -> ApprovalRequest:

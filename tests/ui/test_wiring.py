@@ -8,10 +8,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
 import json
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from helpers.loop import run, settle
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 from pytestqt.qtbot import QtBot
@@ -28,21 +28,6 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
-
-T = TypeVar("T")
-
-
-def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
-    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
-
-
-async def settle(condition: Any, timeout: float = 5.0) -> None:
-    """Let Qt and asyncio run until `condition()` holds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
 
 
 def _bash(session: int, command: str) -> ApprovalRequest:
