@@ -111,9 +111,14 @@ class DesktopApp:
         """Show the settings dialog (non-modal), wired to the keyring and the hooks."""
         dialog = self.settings_control.open()
         if dialog is not None:
+            servers = self.servers
             dialog.settings_saved.connect(self.settings_control.save)
             dialog.secret_entered.connect(self.settings_control.store_secret)
-            self.servers.watch_hooks(dialog)
+            dialog.hook_install_requested.connect(
+                lambda agent: servers.change_hook(dialog, agent, True))
+            dialog.hook_uninstall_requested.connect(
+                lambda agent: servers.change_hook(dialog, agent, False))
+            servers.refresh_hooks(dialog)
 
     def _toggle_window(self) -> None:
         if self.window.isVisible():

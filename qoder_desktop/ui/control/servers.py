@@ -91,13 +91,14 @@ class AgentServers:
 
     # -- the terminal hook, from the settings dialog ------------------------------------
 
-    def watch_hooks(self, dialog: SettingsDialog) -> None:
-        """Show each agent's hook status in `dialog` and act on its install buttons."""
-        dialog.hook_install_requested.connect(lambda agent: self._tasks.spawn(
-            self._change_hook(dialog, agent, True), "installing the terminal hook"))
-        dialog.hook_uninstall_requested.connect(lambda agent: self._tasks.spawn(
-            self._change_hook(dialog, agent, False), "removing the terminal hook"))
+    def refresh_hooks(self, dialog: SettingsDialog) -> None:
+        """Show each agent's hook status in `dialog` (checked off the GUI thread)."""
         self._tasks.spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
+
+    def change_hook(self, dialog: SettingsDialog, agent: str, add: bool) -> None:
+        """Install (`add`) or remove an agent's terminal hook, then show its status."""
+        self._tasks.spawn(self._change_hook(dialog, agent, add),
+                          "installing the terminal hook" if add else "removing the terminal hook")
 
     async def _refresh_hooks(self, dialog: SettingsDialog) -> None:
         from qoder_desktop.terminal.install import Agent, status
