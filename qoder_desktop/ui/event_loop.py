@@ -26,6 +26,11 @@ anyio and both SDKs are full of them) is finalized by the garbage collector, out
 the loop, wherever collection happens to run: its ``finally`` cannot await, errors
 surface in unrelated code, and `shutdown_asyncgens` has nothing to close.
 
+qasync's ``run_until_complete`` lets Qt process its events once more after the loop
+stopped, when asyncio no longer counts the loop as running: a callback that comes due
+in that pass (a server task's sleep timer) ran without a running loop and failed with
+"no running event loop". `AppEventLoop` marks the loop as running for that pass.
+
 Closing it deletes its Qt helper objects (the timer object, the signaller behind
 ``call_soon_threadsafe``) right away, in the loop's thread. qasync leaves them to the
 garbage collector, which may run in any thread: a closed loop collected in a worker
@@ -46,6 +51,7 @@ from typing import Any
 
 import qasync
 import shiboken6
+from PySide6.QtCore import QEventLoop
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +88,32 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
                 self._previous_asyncgen_hooks = None
         finally:
             super()._after_run_forever()
+
+    def run_until_complete(self, future: Any) -> Any:
+        """Run until `future` is done (qasync's, with the last pass on the running loop)."""
+        if self.is_running():
+            raise RuntimeError("Event loop already running")
+        future = asyncio.ensure_future(future, loop=self)
+
+        def stop(_future: Any) -> None:
+            self.stop()
+
+        future.add_done_callback(stop)
+        try:
+            self.run_forever()
+        finally:
+            future.remove_done_callback(stop)
+        # Qt's events once more, as qasync does, but with this loop as the running one
+        previous = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(self)
+        try:
+            self._QEventLoop__app.eventDispatcher().processEvents(
+                QEventLoop.ProcessEventsFlag.AllEvents)
+        finally:
+            asyncio.events._set_running_loop(previous)
+        if not future.done():
+            raise RuntimeError("Event loop stopped before Future completed.")
+        return future.result()
 
     def close(self) -> None:
         """Close the loop and delete its Qt helpers now, in this thread (see above)."""
