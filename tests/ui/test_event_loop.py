@@ -174,3 +174,14 @@ def test_callbacks_in_the_last_pass_of_run_until_complete_see_their_loop(
 
     loop.run_until_complete(main())
     assert seen == [loop]
+
+
+def test_a_callback_qt_runs_between_runs_sees_its_loop(loop: AppEventLoop,
+                                                       qapp: object) -> None:
+    """pytest-qt (and any Qt code) processes events between the loop's runs."""
+    seen: list[object] = []
+    loop.call_soon(lambda: seen.append(asyncio._get_running_loop()))
+    for _ in range(5):
+        qapp.processEvents()  # type: ignore[attr-defined]
+    assert seen == [loop]
+    assert asyncio._get_running_loop() is None
