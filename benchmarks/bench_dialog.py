@@ -1,7 +1,7 @@
 """request → dialog visible, and withdrawn → dialog hidden, through the real app wiring.
 
 Path measured: `broker.request()` → ledger write → rules → `BrokerBridge` →
-`DesktopApp._on_pending_changed` (main window queue, tray, `DialogQueue`) → `dialog_for`
+`BrokerBridge.pending_changed` → `DialogQueue` (main window queue and tray two turns later) → `dialog_for`
 → `show()` → expose; then the agent cancels the awaiting task → broker records
 *withdrawn* → bridge → `DialogQueue.close` → `withdraw()` → hidden. Offscreen, under
 qasync, main window shown, real SQLite store. Each sample starts with an empty queue;

@@ -81,6 +81,7 @@ def build_desktop(base_url: str | None = None, *, show: bool = True, gateway: bo
     from qoder_desktop.config.settings import load_settings
     from qoder_desktop.store.database import Database
     from qoder_desktop.store.ledger import Ledger
+    from qoder_desktop.ui.control.settings import CurrentSettings
     from qoder_desktop.ui.wiring import DesktopApp
 
     paths = AppPaths.default().ensure()
@@ -93,12 +94,9 @@ def build_desktop(base_url: str | None = None, *, show: bool = True, gateway: bo
     secrets = SecretStore(redactor=redactor)
     launcher = SessionLauncher(secrets, demo=demo)
     factory: Any = launcher if wrap_factory is None else wrap_factory(launcher)
-    holder: list[Any] = []
-    hub = SessionHub(db, ledger, broker, factory,
-                     is_trusted=lambda cwd: holder[0].settings.is_trusted(cwd))
-    desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
-                         demo_scenarios=None)
-    holder.append(desktop)
+    settings = CurrentSettings(loaded.settings, paths.settings_file)
+    hub = SessionHub(db, ledger, broker, factory, is_trusted=settings.is_trusted)
+    desktop = DesktopApp(broker, hub, secrets, settings, demo_scenarios=None)
     if gateway:
         from qoder_desktop.gateway.contract import gateway_token
         from qoder_desktop.gateway.server import ApprovalGateway

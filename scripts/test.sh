@@ -8,4 +8,6 @@ python3 -m venv .venv
 .venv/bin/ruff check qoder_desktop tests tools
 .venv/bin/mypy qoder_desktop
 .venv/bin/lint-imports
-QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q "$@"
+# Two workers (pytest-xdist): every server in the tests binds port 0 and every Xvfb
+# picks its display with -displayfd, so the workers never clash.
+QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2 "$@"

@@ -11,6 +11,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import keyring
 import keyring.core
@@ -26,6 +27,9 @@ from qoder_desktop.store.database import Database
 # fails property tests on a loaded machine. Examples stay bounded by `max_examples`.
 hypothesis_settings.register_profile("no-deadline", deadline=None)
 hypothesis_settings.load_profile("no-deadline")
+
+if TYPE_CHECKING:
+    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
 
 _SECRET_ENV_VARS = ("QODER_PERSONAL_ACCESS_TOKEN", "ANTHROPIC_API_KEY")
 
@@ -108,3 +112,13 @@ def db(tmp_path: Path) -> Iterator[Database]:
         yield database
     finally:
         database.close()
+
+
+@pytest.fixture(scope="session")
+def scripted_model() -> Iterator[ThreadedScriptedModel]:
+    """One scripted model (loopback) for the whole run, shared by the e2e, gateway,
+    terminal and desktop rigs; tests tell their records apart by session."""
+    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+
+    with ThreadedScriptedModel() as model:
+        yield model

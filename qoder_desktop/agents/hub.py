@@ -2,24 +2,33 @@
 
 It is the one `SessionSink` every backend adapter reports to, and the one place where
 sessions, the broker, the rule store and the ledger meet. It knows no Qt: the UI
-subscribes to it through the app wiring.
+subscribes to it through the app wiring. Events flow one way: the hub hears the
+broker's answers itself (a session grant publishes the session's rules; an approved
+plan switches the session's mode), and the UI only renders what the hub publishes.
+
+Source of truth for session info: the hub's `sessions()` for this run (an in-app
+session's adapter reports its changes through `state_changed`, and the hub copies
+them); the SQLite `sessions` table is the durable record, written on every change.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from qoder_desktop.agents.base import AgentSession, SessionSink
 from qoder_desktop.agents.workspace_trust import decide_sources
-from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
+    Decision,
+    DecisionKind,
     PermissionMode,
     RuleBehavior,
     SessionInfo,
@@ -46,16 +55,20 @@ class HubEventKind(StrEnum):
     SESSION = "session"
     TRANSCRIPT = "transcript"
     RULES = "rules"
+    NOTICE = "notice"
 
 
 @dataclass(frozen=True)
 class HubEvent:
-    """One change: a session's info, a transcript line, or a session's rules."""
+    """One change: a session's info, a transcript line, a session's rules (all of them,
+    revoked ones included), or a notice for the person (`text`, e.g. a failure)."""
 
     kind: HubEventKind
     session_id: str
     session: SessionInfo | None = None
     line: TranscriptEvent | None = None
+    rules: tuple[SessionRule, ...] = ()
+    text: str = ""
 
 
 def _known_mode(value: str | None) -> PermissionMode | None:
@@ -84,6 +97,9 @@ class SessionHub(SessionSink):
         self._infos: dict[str, SessionInfo] = {}
         self._transcripts: dict[str, list[TranscriptEvent]] = {}
         self._subscribers: list[Callable[[HubEvent], None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._unsubscribe_broker: Callable[[], None] | None = broker.subscribe(
+            self._on_broker_event)
 
     # -- subscribers -------------------------------------------------------------------
 
@@ -98,6 +114,44 @@ class SessionHub(SessionSink):
                 subscriber(event)
             except Exception:
                 log.exception("a hub subscriber failed on %s", event.kind)
+
+    def _publish_rules(self, session_id: str) -> None:
+        self._publish(HubEvent(HubEventKind.RULES, session_id,
+                               rules=tuple(self._db.all_rules(session_id))))
+
+    def _on_broker_event(self, event: BrokerEvent, request: ApprovalRequest,
+                         decision: Decision | None) -> None:
+        """A grant publishes the session's rules; an approved plan switches the mode of
+        an in-app session (a gateway or terminal agent's CLI switches its own)."""
+        if event is not BrokerEvent.ANSWERED or decision is None:
+            return
+        if decision.kind is DecisionKind.ALLOW_SESSION:
+            self._publish_rules(request.session_id)
+        mode = decision.next_mode
+        if (mode is not None and decision.kind.allows and mode is not PermissionMode.PLAN
+                and request.session_id in self._sessions):
+            self._run(request.session_id, self.set_mode(request.session_id, mode),
+                      "Switching the permission mode")
+
+    def _run(self, session_id: str, work: Coroutine[Any, Any, None], what: str) -> None:
+        """Run `work` as a kept task; a failure is logged and published as a notice."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._tasks.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                log.error("%s failed: %s", what, finished.exception())
+                self._publish(HubEvent(HubEventKind.NOTICE, session_id,
+                                       text=f"{what} failed: {finished.exception()}"))
+
+        task.add_done_callback(done)
+
+    def close(self) -> None:
+        """Stop listening to the broker (idempotent)."""
+        if self._unsubscribe_broker is not None:
+            unsubscribe, self._unsubscribe_broker = self._unsubscribe_broker, None
+            unsubscribe()
 
     # -- queries -----------------------------------------------------------------------
 
@@ -257,13 +311,12 @@ class SessionHub(SessionSink):
 
     async def set_mode(self, session_id: str, mode: PermissionMode, *,
                        confirmed: bool = False) -> None:
-        """Switch a running session's permission mode (bypass needs `confirmed`)."""
-        session = self._running(session_id)
-        await session.set_mode(mode, confirmed=confirmed)
-        self._infos[session_id] = self._infos[session_id].model_copy(
-            update={"permission_mode": mode})
-        self._db.upsert_session(self._infos[session_id])
-        self._publish(HubEvent(HubEventKind.SESSION, session_id, session=self._infos[session_id]))
+        """Switch a running session's permission mode (bypass needs `confirmed`).
+
+        The adapter reports the new mode through `state_changed`, which stores and
+        publishes it once.
+        """
+        await self._running(session_id).set_mode(mode, confirmed=confirmed)
 
     async def stop(self, session_id: str) -> None:
         """Stop a session and its CLI."""
@@ -287,9 +340,5 @@ class SessionHub(SessionSink):
         session = self._sessions.get(rule.session_id)
         if session is not None:
             session.revoke([rule])
-        self._publish(HubEvent(HubEventKind.RULES, rule.session_id))
+        self._publish_rules(rule.session_id)
         return self._db.get_rule(rule_id)
-
-    def rules_changed(self, session_id: str) -> None:
-        """Tell subscribers that a session's rules changed (a new grant)."""
-        self._publish(HubEvent(HubEventKind.RULES, session_id))

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
+from qoder_desktop.text.subject import tool_subject
 
 SUMMARY_LIMIT = 2_000
 """Characters of a tool call's input summary kept in the transcript."""
@@ -31,22 +32,16 @@ STOPPED_TEXT = "Stopped by you."
 
 
 def summarize_input(tool_input: dict[str, Any]) -> str:
-    """A plain-text summary of a tool call's input for the transcript (the tool name apart).
+    """A plain-text summary of a tool call's input for the transcript (the tool name apart):
+    its subject (`text.subject.tool_subject`), else the input as JSON.
 
     Long inputs say how much was left out; nothing is cut silently.
     """
-    questions = tool_input.get("questions")
-    if isinstance(questions, list) and questions:
-        texts = [str(q.get("question", "")) for q in questions if isinstance(q, dict)]
-        text = " / ".join(t for t in texts if t) or json.dumps(questions, ensure_ascii=False)
-    else:
-        for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "plan"):
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+    text = tool_subject(tool_input)
+    if not text:
+        questions = tool_input.get("questions")
+        text = json.dumps(questions if isinstance(questions, list) and questions
+                          else tool_input, ensure_ascii=False, sort_keys=True)
     if len(text) > SUMMARY_LIMIT:
         text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
     return text

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qoder_desktop.domain.tools import PLAN_TOOL, QUESTION_TOOL
+
 
 def utc_now() -> datetime:
     """The current time, timezone-aware in UTC."""
@@ -208,10 +210,6 @@ class RequestKind(StrEnum):
     PLAN = "plan"
 
 
-QUESTION_TOOL = "AskUserQuestion"
-PLAN_TOOL = "ExitPlanMode"
-
-
 class ApprovalRequest(BaseModel):
     """One tool call (or question) that an agent asked permission for."""
 
@@ -298,6 +296,8 @@ class Decision(BaseModel):
     decided_by: DecidedBy = DecidedBy.USER
     rule: str | None = None
     answer_labels: dict[str, tuple[str, ...]] | None = None
+    next_mode: PermissionMode | None = None
+    """For an approved plan (ExitPlanMode): the mode the session continues in."""
     decided_at: datetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")
@@ -309,6 +309,10 @@ class Decision(BaseModel):
             raise ValueError("a deny needs a non-empty message")
         if self.updates and self.kind is not DecisionKind.ALLOW_SESSION:
             raise ValueError("permission updates go only with 'allow for this session'")
+        if self.next_mode is not None and not self.kind.allows:
+            raise ValueError("only an allow can choose the mode to continue in")
+        if self.next_mode is not None and self.next_mode.is_dangerous:
+            raise ValueError("an approved plan never continues in a bypass mode")
         return self
 
     @property
@@ -319,10 +323,12 @@ class Decision(BaseModel):
     @classmethod
     def allow_once(cls, final_input: dict[str, Any], *, by: DecidedBy = DecidedBy.USER,
                    rule: str | None = None,
-                   answer_labels: dict[str, tuple[str, ...]] | None = None) -> Decision:
-        """Allow this one call with `final_input` (for a question, also the chosen labels)."""
+                   answer_labels: dict[str, tuple[str, ...]] | None = None,
+                   next_mode: PermissionMode | None = None) -> Decision:
+        """Allow this one call with `final_input` (for a question, also the chosen labels;
+        for an approved plan, the mode the session continues in)."""
         return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule,
-                   answer_labels=answer_labels)
+                   answer_labels=answer_labels, next_mode=next_mode)
 
     @classmethod
     def allow_session(cls, final_input: dict[str, Any],

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from qoder_desktop.domain.models import Backend, PermissionMode, utc_now
+from qoder_desktop.domain.tools import UNATTENDED_RISK_TOOLS
 
 
 class SettingSource(StrEnum):
@@ -20,7 +21,6 @@ class SettingSource(StrEnum):
     LOCAL = "local"
 
 
-UNATTENDED_RISK_TOOLS = frozenset({"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Tools that run commands or change files: a whole-tool allow rule for one needs a
 confirmation."""
 

@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from qoder_desktop.domain.tools import DIFF_TOOLS
 from qoder_desktop.text.visible import json_escape_hidden
 
 MAX_DIFF_FILE_BYTES = 2 * 1024 * 1024
 """Files (and new contents) larger than this are not diffed."""
 
-FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 
 
 class DiffUnavailable(Exception):
@@ -162,7 +162,7 @@ def diff_for_tool(tool_name: str, tool_input: Mapping[str, Any],
         None for other tools; otherwise a `FileDiff` (with `ok=False` and a note when it
         cannot be shown or the edit would fail). Never raises for bad input.
     """
-    if tool_name not in FILE_TOOLS:
+    if tool_name not in DIFF_TOOLS:
         return None
     file_path = tool_input.get("file_path")
     if not isinstance(file_path, str) or not file_path:

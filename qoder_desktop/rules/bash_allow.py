@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from qoder_desktop.domain.models import SessionRule
+from qoder_desktop.domain.tools import BASH_TOOL
 from qoder_desktop.rules import sensitive
 from qoder_desktop.shell import commands as shell_commands
 from qoder_desktop.shell import words as shell_words
@@ -230,7 +231,7 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
     """
     if not isinstance(command, str) or not command.strip():
         return "no command"
-    specific = [r for r in allows if r.rule.tool_name == "Bash" and r.rule.rule_content
+    specific = [r for r in allows if r.rule.tool_name == BASH_TOOL and r.rule.rule_content
                 and r.rule.rule_content.strip() != "*"]
     if not specific:
         return "no Bash allow rule with a specifier matches"

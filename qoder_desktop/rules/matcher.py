@@ -51,11 +51,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from qoder_desktop.domain.models import (
-    PLAN_TOOL,
-    QUESTION_TOOL,
     RuleBehavior,
     RuleValue,
     SessionRule,
+)
+from qoder_desktop.domain.tools import (
+    BASH_TOOL,
+    EDIT_TOOLS,
+    PATH_RULE_TOOLS,
+    PLAN_TOOL,
+    QUESTION_TOOL,
+    READ_TOOLS,
+    SEARCH_TOOLS,
+    WEBFETCH_TOOL,
 )
 from qoder_desktop.rules import paths as rule_paths
 from qoder_desktop.rules import sensitive
@@ -81,12 +89,6 @@ __all__ = [
     "rule_for_request", "session_rules_from_updates", "split_suggestions", "wildcard_match",
 ]
 
-BASH_TOOL = "Bash"
-WEBFETCH_TOOL = "WebFetch"
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-READ_TOOLS = frozenset({"Read", "NotebookRead"})
-SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
-PATH_RULE_TOOLS = EDIT_TOOLS | READ_TOOLS
 #: Tools the CLI still asks about under a whole-tool allow rule: we never allow them
 #: on such a rule ourselves.
 NO_WHOLE_TOOL_ALLOW = frozenset({BASH_TOOL}) | PATH_RULE_TOOLS | SEARCH_TOOLS

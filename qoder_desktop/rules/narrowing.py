@@ -14,11 +14,10 @@ from __future__ import annotations
 import posixpath
 
 from qoder_desktop.domain.models import RuleValue
+from qoder_desktop.domain.tools import BASH_TOOL, PATH_RULE_TOOLS, WEBFETCH_TOOL
 from qoder_desktop.rules.bash_allow import BashSpec, parse_bash_spec, rule_words, wildcard_match
 from qoder_desktop.rules.paths import strict_host
 
-_PATH_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read",
-                         "NotebookRead"})
 _GLOB_CHARS = frozenset("*?[\\")
 _CWD = "/\x00cwd"
 _HOME = "/\x00home"
@@ -26,7 +25,7 @@ _HOME = "/\x00home"
 
 def _is_whole(rule: RuleValue) -> bool:
     content = rule.rule_content
-    return content is None or (content.strip() == "*" and rule.tool_name not in _PATH_TOOLS)
+    return content is None or (content.strip() == "*" and rule.tool_name not in PATH_RULE_TOOLS)
 
 
 def is_narrower(original: RuleValue, edited: RuleValue) -> bool:
@@ -48,11 +47,11 @@ def is_narrower(original: RuleValue, edited: RuleValue) -> bool:
     if _is_whole(edited):
         return False
     old, new = original.rule_content or "", edited.rule_content or ""
-    if original.tool_name == "Bash":
+    if original.tool_name == BASH_TOOL:
         return _bash_narrower(parse_bash_spec(old), parse_bash_spec(new))
-    if original.tool_name in _PATH_TOOLS:
+    if original.tool_name in PATH_RULE_TOOLS:
         return _path_narrower(old, new)
-    if original.tool_name == "WebFetch":
+    if original.tool_name == WEBFETCH_TOOL:
         return _domain_narrower(old, new)
     return False
 

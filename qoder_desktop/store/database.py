@@ -23,13 +23,10 @@ from types import TracebackType
 from typing import Any
 
 from qoder_desktop.domain.models import (
-    Backend,
-    PermissionMode,
     RuleBehavior,
     RuleValue,
     SessionInfo,
     SessionRule,
-    SessionState,
     utc_now,
 )
 
@@ -137,13 +134,6 @@ def encode_json(value: Any) -> str:
 def decode_json(text: str | None) -> Any:
     """The inverse of `encode_json`; None stays None."""
     return None if text is None else json.loads(text)
-
-
-class _Keep:
-    """Marker for "leave this column as it is"."""
-
-
-KEEP = _Keep()
 
 
 class Database:
@@ -275,7 +265,11 @@ class Database:
     # -- sessions ----------------------------------------------------------------------
 
     def upsert_session(self, info: SessionInfo) -> None:
-        """Insert a session, or update everything but its creation time."""
+        """Insert a session, or update everything but its creation time.
+
+        The row is the durable record the rules and the ledger refer to; the app reads
+        sessions from the hub (`SessionHub.sessions`), which writes here on each change.
+        """
         now = encode_time(utc_now())
         self.execute(
             """INSERT INTO sessions (session_id, name, backend, cwd, permission_mode, state,
@@ -289,51 +283,7 @@ class Database:
              encode_time(info.created_at), now),
             what="saving a session")
 
-    def get_session(self, session_id: str) -> SessionInfo | None:
-        """The session with this id, or None."""
-        rows = self.fetchall("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
-        return _session(rows[0]) if rows else None
-
-    def list_sessions(self) -> list[SessionInfo]:
-        """All sessions, oldest first."""
-        rows = self.fetchall("SELECT * FROM sessions ORDER BY created_at, rowid")
-        return [_session(row) for row in rows]
-
-    def update_session(self, session_id: str, *, state: SessionState | None = None,
-                       permission_mode: PermissionMode | None = None,
-                       error: str | _Keep | None = KEEP) -> SessionInfo:
-        """Change a session's state, mode and/or error (pass ``error=None`` to clear).
-
-        Raises:
-            NotFoundError: no session has this id.
-        """
-        with self.transaction("updating a session") as conn:
-            row = conn.execute("SELECT * FROM sessions WHERE session_id = ?",
-                               (session_id,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"No session {session_id!r} in {self.path}.")
-            current = _session(row)
-            new_error = current.error if isinstance(error, _Keep) else error
-            conn.execute(
-                """UPDATE sessions SET state = ?, permission_mode = ?, error = ?,
-                       updated_at = ? WHERE session_id = ?""",
-                ((state or current.state).value,
-                 (permission_mode or current.permission_mode).value,
-                 new_error, encode_time(utc_now()), session_id))
-        updated = self.get_session(session_id)
-        assert updated is not None
-        return updated
-
     # -- session rules -----------------------------------------------------------------
-
-    def add_rule(self, rule: SessionRule) -> None:
-        """Persist one granted rule.
-
-        Raises:
-            NotFoundError: the rule's session was never saved with `upsert_session`.
-            StorageError: a rule with this id exists already.
-        """
-        self.add_rules([rule])
 
     def add_rules(self, new_rules: Iterable[SessionRule]) -> None:
         """Persist several granted rules in one transaction (all or none)."""
@@ -405,21 +355,6 @@ class Database:
                             (rule_id,)).fetchone() is None:
                 raise NotFoundError(f"No session rule {rule_id!r} in {self.path}.")
             return False
-
-    def revoked_by(self, rule_id: str) -> str | None:
-        """Who revoked a rule (None while it is active or unknown)."""
-        rows = self.fetchall("SELECT revoked_by FROM session_rules WHERE rule_id = ?",
-                             (rule_id,))
-        return rows[0]["revoked_by"] if rows else None
-
-
-def _session(row: sqlite3.Row) -> SessionInfo:
-    return SessionInfo(
-        session_id=row["session_id"], name=row["name"], backend=Backend(row["backend"]),
-        cwd=row["cwd"], permission_mode=PermissionMode(row["permission_mode"]),
-        state=SessionState(row["state"]), created_at=decode_time(row["created_at"]),
-        error=row["error"])
-
 
 def _rule(row: sqlite3.Row) -> SessionRule:
     return SessionRule(

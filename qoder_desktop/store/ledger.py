@@ -144,24 +144,23 @@ class Ledger:
             _request_values(request), what="recording a request")
 
     def record_decision(self, request: ApprovalRequest, decision: Decision,
-                        latency_ms: float | None = None, *,
-                        answer_labels: dict[str, list[str]] | None = None) -> None:
+                        latency_ms: float | None = None) -> None:
         """Write a request's outcome (the request row is created if it is missing).
 
         Args:
             request: the request as it arrived.
             decision: its answer.
             latency_ms: time from arrival to answer.
-            answer_labels: for questions, the labels chosen per question text (default:
-                the decision's own `answer_labels`); kept
-                apart from the SDK's ``"a, b"`` encoding so labels containing ", "
-                stay unambiguous.
+
+        For a question, the labels chosen per question text (`Decision.answer_labels`)
+        are kept apart from the SDK's ``"a, b"`` encoding, so labels containing ", "
+        stay unambiguous.
 
         Raises:
             LedgerError: the request already has a decision.
         """
-        if answer_labels is None and decision.answer_labels is not None:
-            answer_labels = {q: list(parts) for q, parts in decision.answer_labels.items()}
+        answer_labels = None if decision.answer_labels is None else {
+            question: list(parts) for question, parts in decision.answer_labels.items()}
         labels = None if answer_labels is None else _LABELS.validate_python(answer_labels)
         values = (*_request_values(request), decision.kind.value, decision.decided_by.value,
                   None if decision.final_input is None else encode_json(decision.final_input),

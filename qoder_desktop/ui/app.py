@@ -39,9 +39,14 @@ from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
-from qoder_desktop.ui.windows.confirm import confirm_dangerous_mode, confirm_risky_options
+from qoder_desktop.ui.windows.confirm import (
+    UserCancelled,
+    dangerous_mode_confirmation,
+    risky_options_confirmation,
+)
 from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
@@ -153,16 +158,21 @@ def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
     if not risks:
         desktop.start_session(confirmed.model_copy(update={"bypass_confirmed": False}))
         return
+    desktop.tasks.spawn(_confirm_then_start(desktop, confirmed, risks),
+                        "confirming the session options")
 
-    def decided(ok: bool) -> None:
-        if ok:
-            desktop.start_session(confirmed)
 
+async def _confirm_then_start(desktop: DesktopApp, confirmed: SessionOptions,
+                              risks: list[str]) -> None:
     mode = confirmed.permission_mode
-    if mode.needs_confirmation and len(risks) == 1:
-        confirm_dangerous_mode(desktop.window, mode, decided)
-    else:
-        confirm_risky_options(desktop.window, risks, decided)
+    box = (dangerous_mode_confirmation(desktop.window, mode)
+           if mode.needs_confirmation and len(risks) == 1 else
+           risky_options_confirmation(desktop.window, risks))
+    try:
+        await box.wait()
+    except UserCancelled:
+        return
+    desktop.start_session(confirmed)
 
 
 def run_gui(args: argparse.Namespace) -> int:
@@ -207,9 +217,9 @@ def run_gui(args: argparse.Namespace) -> int:
     broker = ApprovalBroker(db, ledger)
     launcher = SessionLauncher(secrets, anthropic_base_url=loaded.settings.anthropic_base_url,
                                demo=demo)
-    hub = SessionHub(db, ledger, broker, launcher,
-                     is_trusted=lambda cwd: desktop.settings.is_trusted(cwd))
-    desktop = DesktopApp(broker, hub, secrets, loaded.settings, paths.settings_file,
+    settings = CurrentSettings(loaded.settings, paths.settings_file)
+    hub = SessionHub(db, ledger, broker, launcher, is_trusted=settings.is_trusted)
+    desktop = DesktopApp(broker, hub, secrets, settings,
                          demo_scenarios=builtin_scenario_names() if demo else None)
     instance = InstanceServer(name)
     instance.message_received.connect(lambda message: _on_handover(message, desktop, demo))

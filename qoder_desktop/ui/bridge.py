@@ -1,15 +1,23 @@
 """The bridge between the approval broker and Qt: broker events in, answers out.
 
-This is the only UI module that knows the broker. The broker tells its subscribers
-synchronously on the asyncio loop; under qasync that loop runs on the GUI thread, so
-the signals are delivered at once. The bridge must live on the thread the broker
-notifies on (the GUI thread): its turn timer, below, runs there.
+This is the only UI module that knows the broker (the composition root in
+`ui/wiring.py` hands it over). The broker tells its subscribers synchronously on the
+asyncio loop; under qasync that loop runs on the GUI thread, so the signals are
+delivered at once. The bridge must live on the thread the broker notifies on (the GUI
+thread): its timers, below, run there.
 
-`pending_changed` is throttled to the event loop's turns: the first broker event of a
-turn emits it at once (a lone request reaches its dialog without waiting), further
-events in the same turn — a session stopping with twenty requests pending withdraws
-them all in one turn — are folded into one more emission when the turn ends (a
-single-shot 0 ms timer). Every emission carries the pending list as it is then.
+The pending list is batched here, and only here, by one mechanism (`TurnThrottle`):
+
+- `pending_changed` (for the dialog queue) comes with the first broker event of an
+  event-loop turn (a lone request reaches its dialog without waiting); further events
+  in the same turn — a session stopping with twenty requests pending withdraws them
+  all in one turn — are folded into one more emission when the turn ends.
+- `views_pending_changed` (for the window's queue and the tray) comes two turns after
+  the first event, once for all events until then. Two, because Qt runs what is due
+  in the next turn before the window-system events, among them the new dialog's
+  expose: the dialog the person waits for is painted first.
+
+Every emission carries the pending list as it is then.
 """
 
 from __future__ import annotations
@@ -25,56 +33,95 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision
 log = logging.getLogger(__name__)
 
 
+class TurnThrottle(QObject):
+    """Folds bursts of `notify()` calls into few `fire()` calls, counted in loop turns.
+
+    leading=True: fire at once, then at most once more when `turns` turns have passed
+    (if anything changed meanwhile). leading=False: fire once, `turns` turns after the
+    first change.
+    """
+
+    def __init__(self, fire: Callable[[], None], *, leading: bool, turns: int = 1,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._fire = fire
+        self._leading = leading
+        self._turns = turns
+        self._turns_left = 0
+        self._dirty = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._on_turn)
+
+    def notify(self) -> None:
+        """Something changed."""
+        if self._timer.isActive() or self._turns_left:
+            self._dirty = True
+            return
+        self._turns_left = self._turns
+        self._timer.start()  # before firing: changes the listeners cause are folded in
+        if self._leading:
+            self._fire()
+        else:
+            self._dirty = True
+
+    def _on_turn(self) -> None:
+        self._turns_left -= 1
+        if self._turns_left > 0:
+            self._timer.start()
+            return
+        if self._dirty:
+            self._dirty = False
+            if self._leading:
+                self._turns_left = self._turns
+                self._timer.start()
+            self._fire()
+
+    def stop(self) -> None:
+        """Drop what is held back; nothing fires until the next `notify()`."""
+        self._timer.stop()
+        self._turns_left = 0
+        self._dirty = False
+
+
 class BrokerBridge(QObject):
     """Re-emits an `ApprovalBroker`'s events as Qt signals and forwards answers to it.
 
     Signals:
         request_added(ApprovalRequest): a request waits for a person.
-        request_answered(ApprovalRequest, Decision): a request got its decision.
-        request_withdrawn(ApprovalRequest): the agent or app took a request back.
-        pending_changed(list): the requests now waiting (oldest first), after any event;
-            at most once more per event-loop turn however many events the turn had (see
-            the module docstring), so a listener may skip intermediate states but always
-            sees the last one.
+        request_finished(ApprovalRequest): a request was answered or withdrawn (its
+            notification closes).
+        pending_changed(list): the requests now waiting (oldest first), for the dialog
+            queue: at once, then at most once more per event-loop turn (see the module
+            docstring), so a listener may skip intermediate states but always sees the
+            last one.
+        views_pending_changed(list): the same list for the window and the tray, two
+            turns after a change, once per burst.
     """
 
     request_added = Signal(object)
-    request_answered = Signal(object, object)
-    request_withdrawn = Signal(object)
+    request_finished = Signal(object)
     pending_changed = Signal(list)
+    views_pending_changed = Signal(list)
 
     def __init__(self, broker: ApprovalBroker, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._broker = broker
-        self._turn = QTimer(self)
-        self._turn.setSingleShot(True)
-        self._turn.setInterval(0)
-        self._turn.timeout.connect(self._on_turn_end)
-        self._changed_in_turn = False
+        self._dialogs = TurnThrottle(lambda: self.pending_changed.emit(self.pending()),
+                                     leading=True, parent=self)
+        self._views = TurnThrottle(lambda: self.views_pending_changed.emit(self.pending()),
+                                   leading=False, turns=2, parent=self)
         self._unsubscribe: Callable[[], None] | None = broker.subscribe(self._on_event)
 
     def _on_event(self, event: BrokerEvent, request: ApprovalRequest,
                   decision: Decision | None) -> None:
         if event is BrokerEvent.ADDED:
             self.request_added.emit(request)
-        elif event is BrokerEvent.ANSWERED:
-            self.request_answered.emit(request, decision)
-        elif event is BrokerEvent.WITHDRAWN:
-            self.request_withdrawn.emit(request)
-        self._pending_changed()
-
-    def _pending_changed(self) -> None:
-        if self._turn.isActive():  # already emitted this turn: once more when it ends
-            self._changed_in_turn = True
-            return
-        self._turn.start()  # before emitting: events the listeners cause are folded in
-        self.pending_changed.emit(self.pending())
-
-    def _on_turn_end(self) -> None:
-        if self._changed_in_turn and self._unsubscribe is not None:
-            self._changed_in_turn = False
-            self._turn.start()
-            self.pending_changed.emit(self.pending())
+        else:
+            self.request_finished.emit(request)
+        self._dialogs.notify()
+        self._views.notify()
 
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a person, oldest first."""
@@ -100,8 +147,8 @@ class BrokerBridge(QObject):
 
     def unsubscribe(self) -> None:
         """Stop listening to the broker (idempotent); nothing is emitted after this."""
-        self._turn.stop()
-        self._changed_in_turn = False
+        self._dialogs.stop()
+        self._views.stop()
         if self._unsubscribe is not None:
             unsubscribe, self._unsubscribe = self._unsubscribe, None
             try:

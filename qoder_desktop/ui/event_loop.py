@@ -26,6 +26,13 @@ anyio and both SDKs are full of them) is finalized by the garbage collector, out
 the loop, wherever collection happens to run: its ``finally`` cannot await, errors
 surface in unrelated code, and `shutdown_asyncgens` has nothing to close.
 
+Qt runs the loop's callbacks (one Qt timer each) whenever it processes events, also
+while asyncio does not count the loop as running: in the last pass qasync's
+``run_until_complete`` makes after the loop stopped, and wherever Qt events are
+processed between runs (pytest-qt does after each test phase). A task stepped there
+(a server's sleep timer come due) failed with "no running event loop". `AppEventLoop`
+marks itself as the running loop for such a callback.
+
 Closing it deletes its Qt helper objects (the timer object, the signaller behind
 ``call_soon_threadsafe``) right away, in the loop's thread. qasync leaves them to the
 garbage collector, which may run in any thread: a closed loop collected in a worker
@@ -46,6 +53,7 @@ from typing import Any
 
 import qasync
 import shiboken6
+from PySide6.QtCore import QTimerEvent
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +61,25 @@ MAX_TIMER_MS = 2**31 - 1
 """The longest interval a Qt timer takes (a signed 32-bit count of milliseconds)."""
 MAX_TIMER_SECONDS = MAX_TIMER_MS / 1000
 """`MAX_TIMER_MS` in seconds (about 24.8 days)."""
+
+
+class _LoopTimer(qasync._SimpleTimer):  # type: ignore[misc,name-defined]
+    """qasync's callback timer, running each callback with its loop as the running one."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._loop = loop
+
+    def timerEvent(self, event: QTimerEvent) -> None:
+        """Run the due callback; outside a run, with this loop marked as running."""
+        if asyncio.events._get_running_loop() is not None:
+            super().timerEvent(event)
+            return
+        asyncio.events._set_running_loop(self._loop)
+        try:
+            super().timerEvent(event)
+        finally:
+            asyncio.events._set_running_loop(None)
 
 
 class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
@@ -66,6 +93,9 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
     def __init__(self, app: Any = None, **kwargs: Any) -> None:
         self._previous_asyncgen_hooks: Any = None
         super().__init__(app, **kwargs)
+        plain = self.__dict__["_timer"]  # qasync's, which has no callbacks yet
+        self.__dict__["_timer"] = _LoopTimer(self)
+        shiboken6.delete(plain)
 
     def _before_run_forever(self) -> None:
         """Install the loop's async-generator hooks, as `asyncio` loops do while running."""

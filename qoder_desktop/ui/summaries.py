@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.text.subject import tool_subject
 from qoder_desktop.text.visible import make_visible
-
-_PATH_KEYS = ("file_path", "notebook_path", "path")
-_SUMMARY_KEYS = ("command", *_PATH_KEYS, "url", "pattern", "query", "description", "prompt")
 
 
 def one_line(text: str) -> str:
@@ -41,14 +39,11 @@ def first_question(tool_input: dict[str, Any]) -> str:
 
 
 def input_summary(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """What a tool call acts on: the command, file path, URL or pattern (may be '')."""
-    for key in _SUMMARY_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return one_line(value)
-    edits = tool_input.get("edits")
-    if isinstance(edits, list) and tool_name:
-        return f"{len(edits)} edits"
+    """What a tool call acts on (`tool_subject`), else its first text field, on one
+    line (may be '')."""
+    subject = tool_subject(tool_input)
+    if subject:
+        return one_line(subject)
     for value in tool_input.values():
         if isinstance(value, str) and value.strip():
             return one_line(value)

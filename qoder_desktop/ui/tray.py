@@ -127,6 +127,7 @@ class Tray(QObject):
         self._icon = QSystemTrayIcon(self._icon_for(0), self)
         self._icon.setToolTip(tooltip_text(0))
         self._menu = QMenu()
+        self._disposed = False
         self._menu.setObjectName("trayMenu")
         self._icon.setContextMenu(self._menu)
         self._icon.activated.connect(self._activated)
@@ -147,7 +148,10 @@ class Tray(QObject):
         self._icon.hide()
 
     def dispose(self) -> None:
-        """Hide the icon and free the menu (call before the app quits)."""
+        """Hide the icon and free the menu (call before the app quits); idempotent."""
+        if self._disposed:
+            return
+        self._disposed = True
         self._icon.hide()
         self._icon.setContextMenu(None)  # type: ignore[arg-type]
         self._menu.deleteLater()

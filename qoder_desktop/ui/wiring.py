@@ -1,37 +1,35 @@
-"""The one place that wires the Qt views to the core (qutebrowser's `_connect_signals`).
+"""The composition root: builds the views and their controllers and wires the signals
+in one place (qutebrowser's `_connect_signals`).
 
-`DesktopApp` owns the views (main window, tray, dialogs) and the bridge to the broker,
-subscribes to the session hub, and turns the views' intents into core calls. Long
-work (starting a CLI, keyring calls) runs as asyncio tasks whose references are kept.
+`DesktopApp` owns the views (main window, tray, dialog queue), the bridge to the broker
+and the controllers in `ui/control/` (sessions, approvals, the servers for outside
+agents, settings and keyring). The controllers do the work; this module only connects
+them, and runs the shutdown once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
+from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.config.secrets import SecretName, SecretStore
-from qoder_desktop.config.settings import Settings, save_settings
-from qoder_desktop.diagnostics.memory import settle_memory
-from qoder_desktop.domain.models import (
-    ApprovalRequest,
-    Backend,
-    Decision,
-    DecisionKind,
-    PermissionMode,
-)
+from qoder_desktop.config.secrets import SecretStore
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.domain.models import Backend, Decision
 from qoder_desktop.domain.session_options import SessionOptions
-from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
+from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.ui.bridge import BrokerBridge
+from qoder_desktop.ui.control.approvals import ApprovalController
+from qoder_desktop.ui.control.servers import AgentServers
+from qoder_desktop.ui.control.sessions import SessionController
+from qoder_desktop.ui.control.settings import CurrentSettings, SettingsController
+from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.dialog_queue import DialogQueue
-from qoder_desktop.ui.dialogs import PlanDialog
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
@@ -48,85 +46,78 @@ QUIT_DENY_MESSAGE = "Qoder Desktop was quit while this request waited for an ans
 
 
 class DesktopApp:
-    """The running desktop app: views, bridge and core, wired together once."""
+    """The running desktop app: views, bridge, controllers and core, wired together once.
+
+    `settings` is either the `CurrentSettings` the core already reads (the app's
+    start-up builds it first), or plain `Settings` saved to `settings_path`.
+    """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, secrets: SecretStore,
-                 settings: Settings, settings_path: Any, *,
-                 demo_scenarios: list[str] | None = None) -> None:
+                 settings: Settings | CurrentSettings, settings_path: Path | str | None = None,
+                 *, demo_scenarios: list[str] | None = None) -> None:
+        if isinstance(settings, Settings):
+            if settings_path is None:
+                raise ValueError("plain Settings need the file they are saved to")
+            settings = CurrentSettings(settings, settings_path)
         self.broker = broker
         self.hub = hub
         self.secrets = secrets
-        self.settings = settings
-        self._settings_path = settings_path
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._plan_modes: dict[str, str] = {}
+        self.current_settings = settings
         self.window = MainWindow(scenarios=demo_scenarios)
+        self.tasks = Tasks(self.window.show_status)
         self.bridge = BrokerBridge(broker)
         self.dialogs = DialogQueue(None)
         self.tray = Tray(self.window)
         self.tray_available = Tray.is_available()
         log.info("system tray available: %s", self.tray_available)
-        self.settings_dialog: SettingsDialog | None = None
-        self.connect_dialog: ConnectAgentDialog | None = None
-        self.gateway: ApprovalGateway | None = None
-        self.gateway_token: GatewayToken | None = None
-        self.gateway_status = "The approval gateway is not running."
-        self.squat_warning: QMessageBox | None = None
-        """The warning shown when something else holds the gateway's port."""
-        self.terminal_hooks: TerminalHookServer | None = None
-        self._views_pending: list[ApprovalRequest] | None = None
-        self._unsubscribe_hub = hub.subscribe(self._on_hub_event)
         self.notifier = RequestNotifier(self.window)
+        self.sessions = SessionController(hub, self.window, self.tasks)
+        self.approvals = ApprovalController(self.bridge, self.dialogs, self.window, self.tray,
+                                            self.notifier, settings,
+                                            tray_available=self.tray_available)
+        self.servers = AgentServers(settings, self.window, self.tasks, secrets)
+        self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
+        self._shutdown_task: asyncio.Task[Any] | None = None
         self._connect_signals()
-        self._connect_notifications()
+        current = settings.value
         self.window.set_tray_available(self.tray_available)
         self.window.set_new_session_defaults(SessionOptions(
-            backend=settings.default_backend, permission_mode=settings.default_permission_mode,
-            model=settings.default_model, allowed_tools=list(settings.default_allowed_tools),
-            disallowed_tools=list(settings.default_disallowed_tools)))
+            backend=current.default_backend, permission_mode=current.default_permission_mode,
+            model=current.default_model, allowed_tools=list(current.default_allowed_tools),
+            disallowed_tools=list(current.default_disallowed_tools)))
         if self.tray_available:
             self.tray.show()
 
-    # -- wiring ----------------------------------------------------------------------
-
     def _connect_signals(self) -> None:
         window, tray, bridge, dialogs = self.window, self.tray, self.bridge, self.dialogs
-        bridge.pending_changed.connect(self._on_pending_changed)
-        bridge.request_added.connect(self._on_request_added)
-        bridge.request_answered.connect(self._on_request_answered)
-        dialogs.decided.connect(self._on_decided)
-        dialogs.build_failed.connect(self._on_build_failed)
-        dialogs.dialog_opened.connect(self._on_dialog_opened)
-        window.new_session_requested.connect(self.start_session)
-        window.prompt_requested.connect(
-            lambda sid, text: self._spawn(self.hub.send(sid, text), "sending the prompt"))
-        window.interrupt_requested.connect(
-            lambda sid: self._spawn(self.hub.interrupt(sid), "interrupting"))
-        window.stop_requested.connect(lambda sid: self._spawn(self.hub.stop(sid), "stopping"))
-        window.mode_change_requested.connect(self._on_mode_change)
-        window.revoke_requested.connect(self.hub.revoke_rule)
+        sessions, approvals = self.sessions, self.approvals
+        bridge.pending_changed.connect(dialogs.set_pending)
+        bridge.views_pending_changed.connect(approvals.show_pending)
+        bridge.request_added.connect(approvals.request_added)
+        bridge.request_finished.connect(approvals.request_finished)
+        dialogs.decided.connect(approvals.decided)
+        dialogs.build_failed.connect(approvals.build_failed)
+        window.new_session_requested.connect(sessions.start)
+        window.prompt_requested.connect(sessions.send)
+        window.interrupt_requested.connect(sessions.interrupt)
+        window.stop_requested.connect(sessions.stop)
+        window.mode_change_requested.connect(sessions.change_mode)
+        window.revoke_requested.connect(sessions.revoke)
         window.open_request_requested.connect(dialogs.open)
-        window.session_selected.connect(self._show_session)
+        window.session_selected.connect(sessions.show_session)
         window.settings_requested.connect(self.open_settings)
-        window.connect_agent_requested.connect(self.open_connect_dialog)
+        window.connect_agent_requested.connect(self.servers.open_connect_dialog)
         window.quit_requested.connect(self.quit)
         window.visibility_changed.connect(tray.set_window_visible)
-        tray.open_request.connect(self._open_from_tray)
+        tray.open_request.connect(approvals.open_from_tray)
         tray.activate_window.connect(window.bring_to_front)
         tray.toggle_window.connect(self._toggle_window)
         tray.quit_requested.connect(window.request_quit)  # asks first while requests wait
-
-    # -- desktop notifications with buttons (issue 12): the whole block ----------------
-
-    def _connect_notifications(self) -> None:
-        """Notification buttons answer through the dialogs' path; answers close them."""
-        notifier, bridge = self.notifier, self.bridge
-        notifier.decided.connect(self._on_decided)
-        notifier.open_request.connect(self._open_from_tray)
-        notifier.fall_back.connect(self._balloon)
-        notifier.ignored.connect(self.window.show_status)
-        bridge.request_answered.connect(lambda request, _d: self._notification_done(request))
-        bridge.request_withdrawn.connect(self._notification_done)
+        notifier = self.notifier  # notification buttons answer through the dialogs' path
+        notifier.decided.connect(approvals.decided)
+        notifier.open_request.connect(approvals.open_from_tray)
+        notifier.fall_back.connect(approvals.balloon)
+        notifier.ignored.connect(window.show_status)
 
     def start_notifications(self) -> None:
         """Look for the desktop's notification service (the tray balloon until found)."""
@@ -135,90 +126,20 @@ class DesktopApp:
             log.info("desktop notifications: %s", status.detail if status.available
                      else f"none, using the tray balloon ({status.detail})")
 
-        self._spawn(start(), "looking for the notification service")
+        self.tasks.spawn(start(), "looking for the notification service")
 
-    def _balloon(self, request: ApprovalRequest) -> None:
-        if self.tray_available:
-            self.tray.notify(request, sound=self.settings.notifications.sound)
-
-    def _notification_done(self, request: ApprovalRequest) -> None:
-        self.notifier.withdraw(request.request_id)
-        self.tray.withdraw(request.request_id)
-
-    # -- end of the notifications block ------------------------------------------------
-
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
-        """Run `coroutine` as a task whose reference is kept; failures reach the user."""
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-
-        def done(finished: asyncio.Task[Any]) -> None:
-            self._tasks.discard(finished)
-            if not finished.cancelled() and finished.exception() is not None:
-                error = finished.exception()
-                log.error("%s failed: %s", what, error)
-                self.window.show_status(f"{what.capitalize()} failed: {error}")
-
-        task.add_done_callback(done)
-        return task
-
-    # -- broker side -----------------------------------------------------------------
-
-    def _on_pending_changed(self, pending: list[ApprovalRequest]) -> None:
-        # The dialog first: it is what the person waits for (request → dialog visible).
-        self.dialogs.set_pending(pending)
-        # The window's queue and the tray follow two loop turns later, with the newest
-        # list by then. Two, because Qt runs what is due in the next turn before the
-        # window-system events, among them the new dialog's expose.
-        scheduled = self._views_pending is not None
-        self._views_pending = pending
-        if not scheduled:
-            QTimer.singleShot(0, self.window, lambda: QTimer.singleShot(
-                0, self.window, self._update_pending_views))
-
-    def _update_pending_views(self) -> None:
-        pending, self._views_pending = self._views_pending, None
-        if pending is not None:
-            self.window.set_pending(pending)
-            self.tray.set_pending(pending)
-
-    def _on_request_added(self, request: ApprovalRequest) -> None:
-        app = QApplication.instance()
-        inactive = app is None or QApplication.activeWindow() is None
-        prefs = self.settings.notifications
-        if prefs.enabled and (inactive or not prefs.only_when_inactive):
-            self.notifier.announce(request)  # the tray balloon when there is no service
-            if prefs.sound and self.notifier.available:
-                QApplication.beep()
-
-    def _on_request_answered(self, request: ApprovalRequest, decision: Decision) -> None:
-        if decision.kind is DecisionKind.ALLOW_SESSION:
-            self.hub.rules_changed(request.session_id)
-        mode = self._plan_modes.pop(request.request_id, None)
-        if request.backend is Backend.TERMINAL:
-            mode = None  # a terminal CLI switches its own mode; we cannot reach it
-        if mode and decision.kind.allows and mode != PermissionMode.PLAN.value:
-            self._spawn(self.hub.set_mode(request.session_id, PermissionMode(mode)),
-                        "switching the permission mode")
-
-    def _on_dialog_opened(self, dialog: object) -> None:
-        if isinstance(dialog, PlanDialog):
-            request_id = dialog.request.request_id
-            dialog.continue_mode.connect(
-                lambda mode, rid=request_id: self._plan_modes.__setitem__(rid, mode))
-
-    def _on_decided(self, request_id: str, decision: Decision) -> None:
-        if not self.bridge.answer(request_id, decision):
-            self.window.show_status("That request was already answered or withdrawn.")
-
-    def _on_build_failed(self, request_id: str, message: str) -> None:
-        self.bridge.answer(request_id, Decision.error(message))
-        self.window.show_status(message)
-
-    def _open_from_tray(self, request_id: str) -> None:
-        self.window.bring_to_front()
-        if self.bridge.is_pending(request_id):
-            self.dialogs.open(request_id)
+    def open_settings(self) -> None:
+        """Show the settings dialog (non-modal), wired to the keyring and the hooks."""
+        dialog = self.settings_control.open()
+        if dialog is not None:
+            servers = self.servers
+            dialog.settings_saved.connect(self.settings_control.save)
+            dialog.secret_entered.connect(self.settings_control.store_secret)
+            dialog.hook_install_requested.connect(
+                lambda agent: servers.change_hook(dialog, agent, True))
+            dialog.hook_uninstall_requested.connect(
+                lambda agent: servers.change_hook(dialog, agent, False))
+            servers.refresh_hooks(dialog)
 
     def _toggle_window(self) -> None:
         if self.window.isVisible():
@@ -226,164 +147,47 @@ class DesktopApp:
         else:
             self.window.bring_to_front()
 
-    # -- hub side --------------------------------------------------------------------
+    # -- what the entry point and the tests call ---------------------------------------
 
-    def _on_hub_event(self, event: HubEvent) -> None:
-        if event.kind is HubEventKind.SESSION and event.session is not None:
-            self.window.update_session(event.session)
-        elif event.kind is HubEventKind.TRANSCRIPT and event.line is not None:
-            self.window.append_transcript(event.line)
-        elif event.kind is HubEventKind.RULES:
-            self.window.set_rules(event.session_id, self.hub.rules(event.session_id))
+    @property
+    def settings(self) -> Settings:
+        """The settings in force."""
+        return self.current_settings.value
 
-    def _show_session(self, session_id: str) -> None:
-        self.window.set_transcript(session_id, self.hub.transcript(session_id))
-        self.window.set_rules(session_id, self.hub.rules(session_id))
+    @property
+    def settings_dialog(self) -> SettingsDialog | None:
+        """The open settings dialog, if any."""
+        return self.settings_control.dialog
+
+    @property
+    def connect_dialog(self) -> ConnectAgentDialog | None:
+        """The open "Connect an Agent" dialog, if any."""
+        return self.servers.connect_dialog
+
+    @property
+    def gateway_token(self) -> GatewayToken | None:
+        """The approval gateway's token, once the gateway was started."""
+        return self.servers.gateway_token
+
+    @gateway_token.setter
+    def gateway_token(self, token: GatewayToken | None) -> None:
+        self.servers.gateway_token = token
 
     def start_session(self, options: SessionOptions) -> asyncio.Task[Any]:
-        """Start a session in the background; the window shows it at once.
-
-        The first session loads its SDK; what that import leaves behind is long-lived,
-        so it is kept out of later garbage collections (see `runtime_memory.settle_memory`).
-        """
-        task = self._spawn(self.hub.start_session(options), "starting the session")
-        task.add_done_callback(lambda _task: settle_memory(collect=False))
-        return task
-
-    def _on_mode_change(self, session_id: str, mode: PermissionMode) -> None:
-        # The window emits bypass modes only after the person confirmed the risk.
-        self._spawn(self.hub.set_mode(session_id, mode, confirmed=mode.needs_confirmation),
-                    "switching the permission mode")
-
-    # -- the approval gateway for agents started elsewhere ----------------------------
+        """Start a session in the background (see `SessionController.start`)."""
+        return self.sessions.start(options)
 
     def start_gateway(self, gateway: ApprovalGateway, token: GatewayToken) -> None:
         """Start the MCP approval gateway; a failure is shown, the app keeps running."""
-        self.gateway, self.gateway_token = gateway, token
-
-        async def start() -> None:
-            from qoder_desktop.gateway.server import GatewayError, GatewayPortSquatted
-
-            try:
-                await gateway.start()
-            except GatewayPortSquatted as exc:
-                await self._after_squatting(str(exc))
-                return
-            except (GatewayError, OSError) as exc:
-                self.gateway_status = f"The approval gateway is not running: {exc}"
-                self.window.show_status(self.gateway_status)
-                return
-            self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
-            log.info("approval gateway listening on %s", gateway.url)
-
-        self._spawn(start(), "starting the approval gateway")
-
-    async def _after_squatting(self, warning: str) -> None:
-        """Someone else holds the gateway's port: replace the token, warn loudly."""
-        from qoder_desktop.gateway.contract import gateway_token
-
-        try:
-            self.gateway_token = await asyncio.to_thread(
-                gateway_token, self.secrets, redactor=self.secrets.redactor, replace=True)
-        except Exception as exc:  # the warning matters more than the rotation's failure
-            log.exception("could not replace the gateway token")
-            warning += f"\n\nThe token could not be replaced ({type(exc).__name__})."
-        self.gateway_status = warning
-        self.window.show_status(warning.split(". ", 1)[0] + ".")
-        box = QMessageBox(QMessageBox.Icon.Warning, "Qoder Desktop — gateway port taken",
-                          "", parent=self.window)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText(warning)
-        self.squat_warning = box
-        box.open()
+        self.servers.start_gateway(gateway, token)
 
     def start_terminal_hooks(self, server: TerminalHookServer) -> None:
         """Take terminal agents' prompts (their PermissionRequest hook); failures are shown."""
-        self.terminal_hooks = server
-
-        async def start() -> None:
-            from qoder_desktop.terminal.server import TerminalServerError
-
-            try:
-                await server.start()
-            except TerminalServerError as exc:
-                self.window.show_status(str(exc))
-
-        self._spawn(start(), "taking terminal prompts")
-
-    async def _refresh_hooks(self, dialog: SettingsDialog) -> None:
-        from qoder_desktop.terminal.install import Agent, status
-
-        for agent in Agent:
-            found = await asyncio.to_thread(status, agent)
-            dialog.set_hook_status(agent.value, found.describe(), found.installed)
-
-    async def _change_hook(self, dialog: SettingsDialog, agent_name: str, add: bool) -> None:
-        from qoder_desktop.terminal.install import Agent, InstallError, install, uninstall
-
-        agent = Agent(agent_name)
-        try:
-            await asyncio.to_thread(install if add else uninstall, agent)
-        except InstallError as exc:
-            self.window.show_status(f"{agent.label}: {exc}")
-            dialog.set_hook_error(agent.value, str(exc))
-            return
-        self.window.show_status(f"{agent.label}: the terminal hook is "
-                                f"{'installed' if add else 'removed'}.")
-        await self._refresh_hooks(dialog)
+        self.servers.start_terminal_hooks(server)
 
     def open_connect_dialog(self) -> None:
         """Show the flags and MCP config that send a terminal agent's approvals here."""
-        if self.connect_dialog is not None:
-            self.connect_dialog.raise_()
-            return
-        gateway, token = self.gateway, self.gateway_token
-        url = gateway.url if gateway is not None and gateway.running else gateway_url(
-            self.settings.gateway_port)
-        dialog = ConnectAgentDialog(self.gateway_status, client_snippets(url),
-                                    lambda: client_snippets(url, token), self.window)
-        dialog.finished.connect(lambda _code: setattr(self, "connect_dialog", None))
-        self.connect_dialog = dialog
-        dialog.show()
-
-    # -- settings --------------------------------------------------------------------
-
-    def open_settings(self) -> None:
-        """Show the settings dialog (non-modal); keyring checks run off the GUI thread."""
-        if self.settings_dialog is not None:
-            self.settings_dialog.raise_()
-            return
-        dialog = SettingsDialog(self.settings, self.window)
-        dialog.settings_saved.connect(self._save_settings)
-        dialog.secret_entered.connect(
-            lambda name, value: self._spawn(self._store_secret(name, value), "saving the secret"))
-        dialog.hook_install_requested.connect(lambda agent: self._spawn(
-            self._change_hook(dialog, agent, True), "installing the terminal hook"))
-        dialog.hook_uninstall_requested.connect(lambda agent: self._spawn(
-            self._change_hook(dialog, agent, False), "removing the terminal hook"))
-        dialog.finished.connect(lambda _code: setattr(self, "settings_dialog", None))
-        self.settings_dialog = dialog
-        dialog.open()
-        self._spawn(self._refresh_keyring(dialog), "checking the keyring")
-        self._spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
-
-    async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
-        status = await asyncio.to_thread(self.secrets.check_backend)
-        dialog.set_keyring_status(status)
-        for name in SecretName:
-            stored = await asyncio.to_thread(self.secrets.get, name)
-            dialog.set_secret_stored(name, stored is not None)
-
-    async def _store_secret(self, name: str, value: str) -> None:
-        await asyncio.to_thread(self.secrets.set, SecretName(name), value)
-        if self.settings_dialog is not None:
-            self.settings_dialog.set_secret_stored(name, True)
-        self.window.show_status(f"{SecretName(name).label} saved in the keyring.")
-
-    def _save_settings(self, settings: Settings) -> None:
-        save_settings(settings, self._settings_path)
-        self.settings = settings
-        self.window.show_status("Settings saved.")
+        self.servers.open_connect_dialog()
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -391,9 +195,12 @@ class DesktopApp:
         """Show the main window."""
         self.window.show()
 
-    def quit(self) -> None:
-        """Stop every session, close the views and stop the event loop."""
-        self._spawn(self._shutdown(), "quitting")
+    def quit(self) -> asyncio.Task[Any]:
+        """Stop every session, close the views and stop the event loop; calling it again
+        while (or after) it runs returns the same shutdown."""
+        if self._shutdown_task is None:
+            self._shutdown_task = self.tasks.spawn(self._shutdown(), "quitting")
+        return self._shutdown_task
 
     async def _shutdown(self) -> None:
         # Fail closed: what still waits is denied, with a message the agent sees. A
@@ -404,12 +211,9 @@ class DesktopApp:
             await asyncio.sleep(0)  # the answers go out before the sessions stop
         self.dialogs.close_all()
         await self.notifier.close_all()
-        if self.gateway is not None and self.gateway.running:
-            await self.gateway.stop()
-        if self.terminal_hooks is not None:
-            await self.terminal_hooks.stop()
-        await self.hub.stop_all()
-        self._unsubscribe_hub()
+        await self.servers.stop()
+        await self.sessions.stop_all()
+        self.hub.close()
         self.bridge.unsubscribe()
         self.tray.dispose()
         self.window.set_quitting()

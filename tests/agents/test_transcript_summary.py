@@ -21,3 +21,13 @@ def test_other_inputs_show_their_json_and_long_ones_say_what_was_left_out() -> N
     long = summarize_input({"command": "y" * (SUMMARY_LIMIT + 10)})
     assert long.endswith("… (10 more characters)")
     assert long.startswith("y" * SUMMARY_LIMIT)
+
+
+def test_the_transcript_and_the_queue_name_the_same_subject() -> None:
+    from qoder_desktop.ui.summaries import input_summary
+
+    for tool_input in ({"command": "make test", "description": "Run"},
+                       {"query": "qasync nested loop", "allowed_domains": []},
+                       {"description": "Find the flaky test", "prompt": "Look at CI"},
+                       {"file_path": "/w/a.py", "edits": [{}, {}]}):
+        assert summarize_input(tool_input) == input_summary("Tool", tool_input)

@@ -173,11 +173,6 @@ def _read(home: Path) -> str:
         return ""
 
 
-@pytest.fixture(scope="module")
-def scripted_model() -> Iterator[ThreadedScriptedModel]:
-    with ThreadedScriptedModel() as model:
-        yield model
-
 
 @dataclass
 class Terminal:

@@ -5,10 +5,9 @@ No GUI: a test answers requests through the broker, as the dialogs would.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import pytest_asyncio
 from helpers.broker_events import route_broker_events
 from helpers.claude_harness import Harness
@@ -24,13 +23,6 @@ from qoder_desktop.scripted_model.cli_env import build_cli_env
 from qoder_desktop.scripted_model.server import ThreadedScriptedModel
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
-
-
-@pytest.fixture(scope="session")
-def scripted_model() -> Iterator[ThreadedScriptedModel]:
-    """One scripted model for the whole run; tests tell their records apart by session."""
-    with ThreadedScriptedModel() as model:
-        yield model
 
 
 @pytest_asyncio.fixture

@@ -11,22 +11,20 @@ import json
 import logging
 import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from datetime import timedelta
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
+from helpers import gateway_client
 from helpers.broker_events import route_broker_events
 from helpers.memory_keyring import MemoryKeyring
 from keyring.backends import fail
 from mcp import types
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
-from pydantic import FileUrl
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
@@ -98,30 +96,10 @@ async def gw(db: Database) -> AsyncIterator[Fixture]:
         await gateway.stop()
 
 
-@asynccontextmanager
-async def mcp_client(url: str, *, token: str = TOKEN, name: str = "test-agent",
-                     version: str = "1.0", terminate_on_close: bool = True,
-                     roots: list[str] | None = None) -> AsyncIterator[ClientSession]:
-    """An initialized MCP client session against the gateway.
-
-    Every request times out (a failure, not a hang) if the gateway never answers, e.g.
-    because its MCP session died on the loop.
-    """
-
-    async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(
-            roots=[types.Root(uri=FileUrl(f"file://{root}")) for root in roots or ()])
-
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                 timeout=httpx.Timeout(10, read=2.0)) as http, \
-            streamable_http_client(url, http_client=http,
-                                   terminate_on_close=terminate_on_close) as (read, write, _), \
-            ClientSession(read, write, timedelta(seconds=3 * WAIT),
-                          client_info=types.Implementation(name=name, version=version),
-                          list_roots_callback=list_roots if roots is not None else None
-                          ) as session:
-        await session.initialize()
-        yield session
+def mcp_client(url: str, *, token: str = TOKEN, **options: Any
+               ) -> AbstractAsyncContextManager[ClientSession]:
+    """An initialized MCP client session against the gateway (`helpers.gateway_client`)."""
+    return gateway_client.mcp_client(url, token, **options)
 
 
 def _result(call: types.CallToolResult) -> dict[str, Any]:

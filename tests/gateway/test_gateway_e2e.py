@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import claude_agent_sdk
 import pytest
 import pytest_asyncio
 from helpers.broker_events import route_broker_events
-from helpers.cli_processes import cli_processes_for
+from helpers.cli_processes import assert_no_cli_left
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
@@ -106,11 +106,6 @@ def _kill(process: asyncio.subprocess.Process) -> None:
 
 
 
-@pytest.fixture(scope="module")
-def scripted_model() -> Iterator[ThreadedScriptedModel]:
-    with ThreadedScriptedModel() as model:
-        yield model
-
 
 @pytest_asyncio.fixture
 async def rig(tmp_path: Path, db: Database,
@@ -130,12 +125,7 @@ async def rig(tmp_path: Path, db: Database,
         yield rig
     finally:
         await gateway.stop()
-        if Path("/proc/self/environ").exists():
-            for _ in range(50):
-                if not cli_processes_for(config_dir):
-                    break
-                await asyncio.sleep(0.1)
-            assert cli_processes_for(config_dir) == [], "a CLI process outlived its test"
+        await assert_no_cli_left(config_dir)
 
 
 def _results_for(model: ThreadedScriptedModel, tool_use_id: str | None) -> list[str]:

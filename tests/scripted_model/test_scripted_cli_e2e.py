@@ -28,7 +28,7 @@ from claude_agent_sdk import (
     TextBlock,
 )
 from claude_agent_sdk.types import PermissionRuleValue, ToolPermissionContext
-from helpers.cli_processes import cli_processes_for
+from helpers.cli_processes import assert_no_cli_left
 
 from qoder_desktop.scripted_model import ScriptedModelServer, build_cli_env
 
@@ -109,12 +109,7 @@ async def run(tmp_path: Path) -> AsyncIterator[Run]:
     config_dir = tmp_path / "claude-config"
     async with ScriptedModelServer() as server:
         yield Run(server, workspace, config_dir)
-    if Path("/proc/self/environ").exists():
-        for _ in range(50):
-            if not cli_processes_for(config_dir):
-                break
-            await asyncio.sleep(0.1)
-        assert cli_processes_for(config_dir) == [], "the CLI process outlived its session"
+    await assert_no_cli_left(config_dir, "the CLI process outlived its session")
 
 
 @pytest.mark.asyncio

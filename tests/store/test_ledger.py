@@ -70,8 +70,8 @@ def _answer_question(ledger: Ledger) -> tuple[ApprovalRequest, Decision]:
     req = _question_request()
     ledger.record_request(req)
     final = {**req.tool_input, "answers": {QUESTION: ", ".join(LABELS)}}
-    decision = Decision.allow_once(final)
-    ledger.record_decision(req, decision, 1234.5, answer_labels={QUESTION: LABELS})
+    decision = Decision.allow_once(final, answer_labels={QUESTION: tuple(LABELS)})
+    ledger.record_decision(req, decision, 1234.5)
     return req, decision
 
 

@@ -66,7 +66,8 @@ def test_reopen_does_not_migrate_again(tmp_path: Path) -> None:
     with Database.open(tmp_path / "x.sqlite3") as first:
         first.upsert_session(_session())
     with Database.open(tmp_path / "x.sqlite3") as second:
-        assert len(second.list_sessions()) == 1
+        assert second.schema_version == len(MIGRATIONS)
+        assert len(second.fetchall("SELECT * FROM sessions")) == 1
 
 
 def test_corrupt_file_gives_a_clear_error_naming_the_file(tmp_path: Path) -> None:
@@ -92,32 +93,28 @@ def test_closed_database_says_so(tmp_path: Path) -> None:
     db.close()
     db.close()
     with pytest.raises(StorageError, match="closed"):
-        db.list_sessions()
+        db.all_rules("any")
 
 
-def test_session_upsert_get_list_update(db: Database) -> None:
+def _session_row(db: Database, session_id: str) -> tuple[object, ...] | None:
+    rows = db.fetchall("SELECT name, state, permission_mode, error, created_at FROM sessions"
+                       " WHERE session_id = ?", (session_id,))
+    return tuple(rows[0]) if rows else None
+
+
+def test_an_upsert_writes_the_session_and_keeps_its_creation_time(db: Database) -> None:
     first = _session("one")
-    second = _session("two")
     db.upsert_session(first)
-    db.upsert_session(second)
-    assert db.get_session(first.session_id) == first
-    assert [s.name for s in db.list_sessions()] == ["one", "two"]
-
-    renamed = first.model_copy(update={"name": "uno", "state": SessionState.RUNNING})
-    db.upsert_session(renamed)
-    assert db.get_session(first.session_id) == renamed
-
-    updated = db.update_session(first.session_id, state=SessionState.FAILED,
-                                permission_mode=PermissionMode.PLAN, error="CLI died")
-    assert (updated.state, updated.permission_mode, updated.error) == (
-        SessionState.FAILED, PermissionMode.PLAN, "CLI died")
-    kept = db.update_session(first.session_id, state=SessionState.STOPPED)
-    assert kept.error == "CLI died"
-    cleared = db.update_session(first.session_id, error=None)
-    assert cleared.error is None and cleared.state is SessionState.STOPPED
-    assert db.get_session("nope") is None
-    with pytest.raises(NotFoundError):
-        db.update_session("nope", state=SessionState.IDLE)
+    db.upsert_session(_session("two"))
+    created = _session_row(db, first.session_id)
+    assert created is not None and created[:4] == ("one", "starting", "default", None)
+    changed = first.model_copy(update={"name": "uno", "state": SessionState.FAILED,
+                                       "permission_mode": PermissionMode.PLAN,
+                                       "error": "CLI died"})
+    db.upsert_session(changed)
+    assert _session_row(db, first.session_id) == ("uno", "failed", "plan", "CLI died",
+                                                  created[4])
+    assert len(db.fetchall("SELECT * FROM sessions")) == 2
 
 
 def test_rules_add_list_revoke(db: Database) -> None:
@@ -132,7 +129,9 @@ def test_rules_add_list_revoke(db: Database) -> None:
     when = datetime(2030, 1, 2, 3, 4, 5, 600000, tzinfo=UTC)
     assert db.revoke_rule(bash.rule_id, revoked_by="tray", at=when) is True
     assert db.revoke_rule(bash.rule_id, revoked_by="someone else") is False
-    assert db.revoked_by(bash.rule_id) == "tray"
+    [(revoked_by,)] = db.fetchall("SELECT revoked_by FROM session_rules WHERE rule_id = ?",
+                                  (bash.rule_id,))
+    assert revoked_by == "tray"
     assert db.active_rules(session.session_id) == [read]
     everything = db.all_rules(session.session_id)
     assert [r.rule_id for r in everything] == [bash.rule_id, read.rule_id]
@@ -156,9 +155,9 @@ def test_duplicate_rule_id_is_a_storage_error(db: Database) -> None:
     session = _session()
     db.upsert_session(session)
     rule = _rule(session.session_id)
-    db.add_rule(rule)
+    db.add_rules([rule])
     with pytest.raises(StorageError, match="refused"):
-        db.add_rule(rule)
+        db.add_rules([rule])
 
 
 def test_writes_from_many_threads(db: Database) -> None:
@@ -169,7 +168,7 @@ def test_writes_from_many_threads(db: Database) -> None:
     def grant(n: int) -> None:
         try:
             for i in range(20):
-                db.add_rule(_rule(session.session_id, f"Bash(cmd{n}-{i}:*)"))
+                db.add_rules([_rule(session.session_id, f"Bash(cmd{n}-{i}:*)")])
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -204,7 +203,7 @@ def test_active_rules_follow_every_grant_and_revocation_at_once(db: Database) ->
     assert [r.rule_id for r in db.active_rules("cache")] == [first.rule_id]
     second = SessionRule(session_id="cache", behavior=RuleBehavior.ALLOW,
                          rule=RuleValue.parse("Bash(make test)"))
-    db.add_rule(second)
+    db.add_rules([second])
     assert len(db.active_rules("cache")) == 2
     db.revoke_rule(first.rule_id)
     assert [r.rule_id for r in db.active_rules("cache")] == [second.rule_id]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from helpers.broker_events import route_broker_events
-from helpers.cli_processes import cli_processes_for
+from helpers.cli_processes import assert_no_cli_left
 from helpers.terminal_rig import TerminalRig, install_hook
 
 from qoder_desktop.agents.hub import SessionHub
@@ -18,12 +17,6 @@ from qoder_desktop.scripted_model import ThreadedScriptedModel
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal.server import TerminalHookServer
-
-
-@pytest.fixture(scope="module")
-def scripted_model() -> Iterator[ThreadedScriptedModel]:
-    with ThreadedScriptedModel() as model:
-        yield model
 
 
 @pytest.fixture
@@ -50,9 +43,4 @@ async def rig(tmp_path: Path, db: Database, scripted_model: ThreadedScriptedMode
         yield rig
     finally:
         await server.stop()
-        if Path("/proc/self/environ").exists():
-            for _ in range(50):
-                if not cli_processes_for(config_dir):
-                    break
-                await asyncio.sleep(0.1)
-            assert cli_processes_for(config_dir) == [], "a CLI process outlived its test"
+        await assert_no_cli_left(config_dir)

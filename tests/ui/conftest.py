@@ -9,14 +9,23 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
 
-from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.config.secrets import SecretStore
+from qoder_desktop.config.settings import Settings
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, SessionInfo
+from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.dialogs import arming
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.wiring import DesktopApp
 
 _HERE = Path(__file__).resolve().parent
 OFFSCREEN_NOISE = r"^This plugin does not support (propagateSizeHints|raise)\(\)$"
@@ -115,3 +124,27 @@ def open_dialog(qtbot) -> Callable:  # type: ignore[no-untyped-def]
         return dialog, decisions
 
     return _open
+
+
+@pytest.fixture
+def desktop(db: Database, loop: AppEventLoop, qtbot: QtBot,
+            tmp_path: Path) -> Iterator[DesktopApp]:
+    """The whole desktop wiring on a real broker, hub and SQLite file; three sessions
+    (s0, s1, s2) are in the database, and starting an agent fails the test."""
+    for index in range(3):
+        db.upsert_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
+                                      backend=Backend.CLAUDE, cwd=str(tmp_path)))
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+
+    def no_sessions(*_args: Any) -> Any:
+        raise AssertionError("these tests start no agent")
+
+    hub = SessionHub(db, ledger, broker, no_sessions)
+    app = DesktopApp(broker, hub, SecretStore(), Settings(), tmp_path / "settings.json")
+    qtbot.addWidget(app.window)
+    yield app
+    app.dialogs.close_all()
+    app.bridge.unsubscribe()
+    app.hub.close()
+    app.tray.dispose()

@@ -157,3 +157,31 @@ def test_closing_deletes_the_qt_helpers_in_the_loops_thread(qapp: object) -> Non
     own.close()
     assert own.is_closed() and not shiboken6.isValid(timer)
     own.close()  # a second close is harmless
+
+
+def test_callbacks_in_the_last_pass_of_run_until_complete_see_their_loop(
+        loop: AppEventLoop) -> None:
+    """qasync runs Qt's events once more after the loop stopped; a task stepped there
+    (a server's sleep timer that comes due) must still find its running loop."""
+    seen: list[object] = []
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        # runs after run_until_complete's own done-callback has stopped the loop
+        task.add_done_callback(lambda _task: loop.call_soon(
+            lambda: seen.append(asyncio._get_running_loop())))
+
+    loop.run_until_complete(main())
+    assert seen == [loop]
+
+
+def test_a_callback_qt_runs_between_runs_sees_its_loop(loop: AppEventLoop,
+                                                       qapp: object) -> None:
+    """pytest-qt (and any Qt code) processes events between the loop's runs."""
+    seen: list[object] = []
+    loop.call_soon(lambda: seen.append(asyncio._get_running_loop()))
+    for _ in range(5):
+        qapp.processEvents()  # type: ignore[attr-defined]
+    assert seen == [loop]
+    assert asyncio._get_running_loop() is None

@@ -55,8 +55,8 @@ def test_a_squatted_port_warns_loudly_and_replaces_the_token(
         try:
             token = gateway_token(store)
             app.start_gateway(ApprovalGateway(broker, hub, token, port=port), token)
-            await settle(lambda: app.squat_warning is not None
-                         and app.squat_warning.isVisible())
+            await settle(lambda: app.servers.squat_warning is not None
+                         and app.servers.squat_warning.isVisible())
         finally:
             squatter.close()
             await squatter.wait_closed()
@@ -64,11 +64,11 @@ def test_a_squatted_port_warns_loudly_and_replaces_the_token(
 
     try:
         old = loop.run_until_complete(asyncio.wait_for(scenario(), 20))
-        box = app.squat_warning
+        box = app.servers.squat_warning
         assert isinstance(box, QMessageBox)
         assert box.textFormat() is Qt.TextFormat.PlainText
         assert "not Qoder Desktop" in box.text() and "token was replaced" in box.text()
-        assert "not Qoder Desktop" in app.gateway_status
+        assert "not Qoder Desktop" in app.servers.gateway_status
         assert "not Qoder Desktop" in app.window.statusBar().currentMessage()
         new = memory_keyring.get_password(SERVICE_NAME, GATEWAY_TOKEN_KEY)
         assert new and new != old
@@ -76,8 +76,8 @@ def test_a_squatted_port_warns_loudly_and_replaces_the_token(
         assert old.encode() not in bytes(received)
         assert app.gateway is not None and not app.gateway.running
     finally:
-        if app.squat_warning is not None:
-            app.squat_warning.close()
+        if app.servers.squat_warning is not None:
+            app.servers.squat_warning.close()
         app.dialogs.close_all()
         app.bridge.unsubscribe()
         app.tray.dispose()

@@ -114,9 +114,12 @@ def test_clicking_a_session_selects_it_and_shows_its_transcript(window: MainWind
                                                                 qtbot) -> None:  # type: ignore[no-untyped-def]
     a, b = session("a"), session("b")
     window.set_sessions([a, b])
-    window.set_transcript(b.session_id, [TranscriptEvent(session_id=b.session_id,
-                                                         kind=TranscriptKind.USER_PROMPT,
-                                                         text="hello from b")])
+    held = {b.session_id: [TranscriptEvent(session_id=b.session_id,
+                                           kind=TranscriptKind.USER_PROMPT, text="hello from b")]}
+    window.session_selected.connect(  # as the app does, from the hub's copy
+        lambda sid: window.set_transcript(sid, held.get(sid, [])))
+    window.set_transcript(b.session_id, held[b.session_id])
+    assert "hello from b" not in window.ui.transcriptView.toPlainText()  # b is not selected
     view = window.ui.sessionsView
     rect = view.visualRect(view.model().index(1, 0))
     with qtbot.waitSignal(window.session_selected) as blocker:

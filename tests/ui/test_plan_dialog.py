@@ -7,7 +7,7 @@ from helpers.keys import press
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
-from qoder_desktop.domain.models import DecisionKind
+from qoder_desktop.domain.models import DecisionKind, PermissionMode
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 from qoder_desktop.ui.dialogs import PlanDialog, dialog_for
 from qoder_desktop.ui.dialogs.plan import KEEP_PLANNING
@@ -50,17 +50,15 @@ def test_focus_starts_on_feedback(open_dialog, plan):
     assert QApplication.focusWidget() is dialog.ui.feedbackEdit
 
 
-def test_approve_emits_mode_then_decision(open_dialog, plan):
+def test_approve_carries_the_chosen_mode_in_its_one_decision(open_dialog, plan):
     dialog, decisions = open_dialog(PlanDialog(plan()))
-    order: list[object] = []
-    dialog.continue_mode.connect(lambda mode: order.append(("mode", mode)))
-    dialog.decided.connect(lambda d: order.append(("decided", d.kind)))
     dialog.ui.modeCombo.setFocus()
     press(dialog.ui.modeCombo, Qt.Key.Key_Down)
-    assert dialog.chosen_mode() == "acceptEdits"
+    assert dialog.chosen_mode() is PermissionMode.ACCEPT_EDITS
     press(dialog, Qt.Key.Key_Return, CTRL)
     press(dialog, Qt.Key.Key_Return, CTRL)
-    assert order == [("mode", "acceptEdits"), ("decided", DecisionKind.ALLOW_ONCE)]
+    assert [(d.kind, d.next_mode) for d in decisions] == [
+        (DecisionKind.ALLOW_ONCE, PermissionMode.ACCEPT_EDITS)]
     assert decisions[0].final_input == {"plan": PLAN}
 
 
@@ -94,13 +92,11 @@ def test_missing_plan_text(open_dialog, plan):
 
 def test_withdraw(open_dialog, plan):
     dialog, decisions = open_dialog(PlanDialog(plan()))
-    modes: list[str] = []
-    dialog.continue_mode.connect(modes.append)
     dialog.withdraw()
     dialog.ui.approveButton.click()
     dialog.approve()
     press(dialog, Qt.Key.Key_Return, CTRL)
-    assert decisions == [] and modes == [] and not dialog.isVisible()
+    assert decisions == [] and not dialog.isVisible()
 
 
 def test_factory_builds_plan_dialog(qtbot, plan):

@@ -78,21 +78,6 @@ def test_a_handed_over_session_starts_in_the_second_launchs_folder(tmp_path: Pat
     assert desktop.window.status[0] == "front"
 
 
-def test_a_handed_over_bypass_mode_is_not_started_without_confirmation(
-        tmp_path: Path, monkeypatch: Any) -> None:
-    started: list[SessionOptions] = []
-    asked: list[PermissionMode] = []
-    monkeypatch.setattr(app_module, "confirm_dangerous_mode",
-                        lambda parent, mode, done: asked.append(mode))
-    desktop: Any = SimpleNamespace(window=_Window(), start_session=started.append,
-                                   settings=SimpleNamespace(default_backend=Backend.CLAUDE))
-    app_module._on_handover({"action": "start", "cwd": str(tmp_path),
-                             "argv": ["--backend", "claude", "--prompt", "x",
-                                      "--permission-mode", "bypassPermissions"]}, desktop)
-    assert asked == [PermissionMode.BYPASS]
-    assert started == []
-
-
 def test_a_handed_over_demo_starts_in_a_fresh_scratch_folder(tmp_path: Path) -> None:
     from qoder_desktop.agents.factory import DemoModel
 

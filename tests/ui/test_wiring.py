@@ -8,19 +8,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
 import json
-from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import pytest
+from helpers.loop import run, settle
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.config.secrets import SecretStore, SecretValue
-from qoder_desktop.config.settings import Settings
+from qoder_desktop.config.secrets import SecretValue
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -30,46 +26,8 @@ from qoder_desktop.domain.models import (
     SessionInfo,
 )
 from qoder_desktop.gateway.contract import GatewayToken
-from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
-
-T = TypeVar("T")
-
-
-def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
-    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
-
-
-async def settle(condition: Any, timeout: float = 5.0) -> None:
-    """Let Qt and asyncio run until `condition()` holds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
-
-
-@pytest.fixture
-def desktop(db: Database, loop: AppEventLoop, qtbot: QtBot,
-            tmp_path: Path) -> Iterator[DesktopApp]:
-    for index in range(3):
-        db.upsert_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
-                                      backend=Backend.CLAUDE, cwd=str(tmp_path)))
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-
-    def no_sessions(*_args: Any) -> Any:
-        raise AssertionError("these tests start no agent")
-
-    hub = SessionHub(db, ledger, broker, no_sessions)
-    app = DesktopApp(broker, hub, SecretStore(), Settings(), tmp_path / "settings.json")
-    qtbot.addWidget(app.window)
-    yield app
-    app.dialogs.close_all()
-    app.bridge.unsubscribe()
-    app.tray.dispose()
 
 
 def _bash(session: int, command: str) -> ApprovalRequest:
@@ -283,3 +241,158 @@ def test_a_terminal_prompt_opens_the_same_dialog_and_the_hook_prints_the_answer(
     output = run(loop, scenario())
     assert output == {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
         "behavior": "deny", "message": "Not from here."}}}
+
+
+# -- events flow one way: the hub publishes, the window renders -------------------------
+
+
+def test_an_approved_plan_of_a_gateway_agent_reaches_it_and_shows_no_error(
+        desktop: DesktopApp, loop: AppEventLoop, qtbot: QtBot) -> None:
+    from helpers.gateway_client import mcp_client, tool_result
+
+    from qoder_desktop.gateway.server import ApprovalGateway
+    from qoder_desktop.ui.dialogs import PlanDialog
+
+    token = GatewayToken(SecretValue("plan-gateway-token-0123456789"), persistent=False,
+                         message="Only for this run.")
+    gateway = ApprovalGateway(desktop.broker, desktop.hub, token, port=0)
+    statuses: list[str] = []
+    show_status = desktop.window.show_status
+
+    def recorded(text: str) -> None:
+        statuses.append(text)
+        show_status(text)
+
+    desktop.window.show_status = recorded  # type: ignore[method-assign]
+    plan = {"tool_name": "ExitPlanMode", "tool_use_id": "toolu_plan",
+            "input": {"plan": "1. Tidy up\n2. Run the tests"}}
+
+    async def scenario() -> dict[str, Any]:
+        desktop.start_gateway(gateway, token)
+        await settle(lambda: gateway.running)
+        try:
+            async with mcp_client(gateway.url, token.reveal(), name="outside-agent") as client:
+                call = asyncio.ensure_future(client.call_tool("approve", plan))
+                await settle(lambda: desktop.dialogs.open_dialogs())
+                [dialog] = desktop.dialogs.open_dialogs()
+                assert isinstance(dialog, PlanDialog)
+                assert desktop.hub.session(dialog.request.session_id).backend is Backend.EXTERNAL
+                await settle(dialog.is_armed)
+                qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+                result = tool_result(await call)
+                await asyncio.sleep(0.05)  # a mode switch would have failed by now
+                return result
+        finally:
+            await gateway.stop()
+
+    result = run(loop, scenario(), timeout=30)
+    assert result["behavior"] == "allow"
+    assert result["updatedInput"] == plan["input"]
+    assert not [text for text in statuses if "failed" in text], statuses
+
+
+def test_a_session_grant_shows_in_the_rules_view_and_a_revoke_strikes_it(
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
+    from qoder_desktop.domain.models import PermissionSuggestion
+    from qoder_desktop.ui.widgets.rules_view import COL_ACTION
+
+    desktop.window.update_session(SessionInfo(session_id="s0", name="session 0",
+                                              backend=Backend.CLAUDE, cwd="/tmp"))
+    request = _bash(0, "npm test")
+    grant = PermissionSuggestion.from_wire({
+        "type": "addRules", "behavior": "allow", "destination": "session",
+        "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"}]})
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(desktop.broker.request(request))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        dialog.emit_decision(Decision.allow_session({"command": "npm test"}, (grant,)))
+        await task
+
+    run(loop, scenario())
+    [rule] = desktop.hub.rules("s0")
+    view = desktop.window.ui.rulesView
+    assert view.item_for(rule.rule_id) is not None
+    assert view.revoke_button(rule.rule_id) is not None
+    desktop.window.revoke_requested.emit(rule.rule_id)
+    assert view.revoke_button(rule.rule_id) is None
+    item = view.item_for(rule.rule_id)
+    assert item is not None and item.text(COL_ACTION) == "Revoked"
+
+
+# -- life cycle and confirmations ------------------------------------------------------
+
+
+def test_quitting_twice_shuts_down_once_and_raises_nothing(
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
+    desktop.show()
+    errors: list[str] = []
+    desktop.window.show_status = errors.append  # type: ignore[method-assign]
+    first = desktop.quit()
+    second = desktop.quit()
+    assert second is first
+    loop.run_until_complete(first)  # its last step quits the app, which stops the loop
+    assert desktop.quit() is first
+    assert first.exception() is None
+    assert errors == []
+    assert not desktop.window.isVisible()
+
+
+def test_a_handed_over_bypass_session_waits_for_the_real_confirmation(
+        desktop: DesktopApp, loop: AppEventLoop, qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from qoder_desktop.domain.models import PermissionMode
+    from qoder_desktop.ui import app as app_module
+
+    message = {"action": "start", "cwd": str(tmp_path),
+               "argv": ["--backend", "claude", "--prompt", "x",
+                        "--permission-mode", "bypassPermissions"]}
+
+    def open_box() -> QMessageBox | None:
+        box = desktop.window.findChild(QMessageBox, "confirmDangerousMode")
+        return box if box is not None and box.isVisible() else None
+
+    async def scenario() -> None:
+        app_module._on_handover(message, desktop)
+        await settle(lambda: open_box() is not None)
+        assert desktop.hub.sessions() == []
+        box = open_box()
+        assert box is not None
+        qtbot.keyClick(box, Qt.Key.Key_Escape)
+        await settle(lambda: open_box() is None)
+        await asyncio.sleep(0.05)
+        assert desktop.hub.sessions() == []  # cancelled: nothing started
+
+        app_module._on_handover(message, desktop)
+        await settle(lambda: open_box() is not None)
+        box = open_box()
+        assert box is not None
+        accept = next(b for b in box.buttons()
+                      if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+        qtbot.mouseClick(accept, Qt.MouseButton.LeftButton)
+        await settle(lambda: desktop.hub.sessions() != [])
+
+    run(loop, scenario())
+    [session] = desktop.hub.sessions()
+    assert session.permission_mode is PermissionMode.BYPASS
+    assert session.cwd == str(tmp_path)
+
+
+def test_the_transcript_shown_on_selection_is_the_hubs(desktop: DesktopApp) -> None:
+    from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
+
+    for index in (0, 1):
+        desktop.window.update_session(SessionInfo(session_id=f"s{index}", name=f"session {index}",
+                                                  backend=Backend.CLAUDE, cwd="/tmp"))
+    for index, text in ((0, "zero speaks"), (1, "one speaks"), (1, "one again")):
+        desktop.hub.add_transcript_line(TranscriptEvent(
+            session_id=f"s{index}", kind=TranscriptKind.ASSISTANT_TEXT, text=text))
+    shown = desktop.window.ui.transcriptView.toPlainText
+    assert desktop.window.selected_session_id() == "s0"
+    assert "zero speaks" in shown() and "one speaks" not in shown()
+    desktop.window.select_session("s1")
+    assert "one speaks" in shown() and "one again" in shown() and "zero" not in shown()
+    desktop.window.select_session("s0")
+    assert "zero speaks" in shown() and "one" not in shown()

@@ -14,7 +14,7 @@ from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
-from qoder_desktop.preview.diffs import FILE_TOOLS
+from qoder_desktop.domain.tools import BASH_TOOL, DIFF_TOOLS
 from qoder_desktop.text.visible import describe_hidden, hidden_in_value, make_visible
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
@@ -22,7 +22,6 @@ from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
 
-SHELL_TOOLS = frozenset({"Bash"})
 DEFAULT_DENY = "The user denied this tool call."
 DEFAULT_DENY_STOP = "The user denied this tool call and stopped the agent."
 HEADER_MAX_HEIGHT = 180
@@ -95,11 +94,11 @@ class ApprovalDialog(BaseDecisionDialog):
 
         self.risk_lens: RiskLensView | None = None
         self.diff_panel: DiffPanel | None = None
-        if request.tool_name in SHELL_TOOLS:
+        if request.tool_name == BASH_TOOL:
             self.risk_lens = RiskLensView(self)
             ui.inspectLayout.addWidget(self.risk_lens)
             ui.detailTabs.setTabText(0, "Command")
-        elif request.tool_name in FILE_TOOLS:
+        elif request.tool_name in DIFF_TOOLS:
             self.diff_panel = DiffPanel(self)
             ui.inspectLayout.addWidget(self.diff_panel)
             ui.detailTabs.setTabText(0, "Changes")

@@ -7,7 +7,7 @@ acceptEdits); a bypass mode is never offered here.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision, PermissionMode
@@ -30,13 +30,10 @@ class PlanDialog(BaseDecisionDialog):
     Keys: Ctrl+Return approve; Escape keep planning (with the typed feedback).
 
     Signals:
-        continue_mode(str): the chosen `PermissionMode` value, emitted just before an
-            approving `decided`.
-        decided(object): allow once with the input unchanged, or a deny with feedback.
+        decided(object): allow once with the input unchanged and the chosen mode as its
+            `next_mode`, or a deny with feedback.
         shown(): the dialog was shown.
     """
-
-    continue_mode = Signal(str)
 
     def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
         super().__init__(request, parent)
@@ -62,16 +59,14 @@ class PlanDialog(BaseDecisionDialog):
         self.guard(ui.keepPlanningButton, self.keep_planning)
         self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.approve)
 
-    def chosen_mode(self) -> str:
-        """The mode picked in the combo box (a `PermissionMode` value)."""
-        return str(self.ui.modeCombo.currentData())
+    def chosen_mode(self) -> PermissionMode:
+        """The mode picked in the combo box."""
+        return PermissionMode(self.ui.modeCombo.currentData())
 
     def approve(self) -> None:
-        """Approve: emit `continue_mode`, then an allow with the input unchanged."""
-        if self.is_finished():
-            return
-        self.continue_mode.emit(self.chosen_mode())
-        self.emit_decision(Decision.allow_once(dict(self.request.tool_input)))
+        """Approve: an allow with the input unchanged, continuing in the chosen mode."""
+        self.emit_decision(Decision.allow_once(dict(self.request.tool_input),
+                                               next_mode=self.chosen_mode()))
 
     def keep_planning(self) -> None:
         """Reject the plan with the typed feedback."""

@@ -91,13 +91,11 @@ class TranscriptView(QTextEdit):
         self.document().setMaximumBlockCount(MAX_BLOCKS)
         self.document().setDocumentMargin(12)
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self._count = 0
         self.setPlaceholderText("Nothing here yet.")
 
     def clear_events(self) -> None:
         """Remove every event."""
         self.clear()
-        self._count = 0
 
     def set_events(self, events: list[TranscriptEvent]) -> None:
         """Show exactly `events`, scrolled to the end."""
@@ -117,10 +115,6 @@ class TranscriptView(QTextEdit):
         self._insert(cursor, event)
         if at_end:
             self._scroll_to_end()
-
-    def event_count(self) -> int:
-        """How many events the view shows."""
-        return self._count
 
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
@@ -189,4 +183,3 @@ class TranscriptView(QTextEdit):
         first_format = first_block.blockFormat()
         first_format.setTopMargin(12 if style.caption_own_line else 6)
         spaced.setBlockFormat(first_format)
-        self._count += 1

@@ -65,8 +65,8 @@ class MainWindow(QMainWindow):
             (a bypass mode only after the person confirmed it).
         revoke_requested(str): revoke the session rule with this id.
         open_request_requested(str): open the dialog of the pending request with this id.
-        session_selected(str): the person selected this session (the app may answer with
-            `set_transcript` / `set_rules`).
+        session_selected(str): this session was selected; the app answers with its
+            `set_transcript` and `set_rules` (the window keeps no copy of them).
         settings_requested(): open the settings.
         connect_agent_requested(): show how to connect an agent started elsewhere.
         quit_requested(): quit the app (asked first while requests wait; see
@@ -94,8 +94,6 @@ class MainWindow(QMainWindow):
         self.ui.setupUi(self)
         self.setWindowIcon(icons.app_icon())
         self._model = SessionTableModel(self)
-        self._transcripts: dict[str, list[TranscriptEvent]] = {}
-        self._rules: dict[str, list[SessionRule]] = {}
         self._pending: list[ApprovalRequest] = []
         self._tray_available = True
         self._quitting = False
@@ -211,8 +209,8 @@ class MainWindow(QMainWindow):
             return
         self._current = session_id
         self.ui.promptEdit.clear()
-        self.ui.transcriptView.set_events(self._transcripts.get(session_id or "", []))
-        self.ui.rulesView.set_rules(self._rules.get(session_id or "", []))
+        self.ui.transcriptView.set_events([])  # the app answers session_selected with them
+        self.ui.rulesView.set_rules([])
         self._update_session_header()
         if session_id is not None:
             self.session_selected.emit(session_id)
@@ -245,24 +243,21 @@ class MainWindow(QMainWindow):
 
     # -- transcript and rules ----------------------------------------------------------
 
+    # The window keeps no copy: the hub holds each session's transcript and the store its
+    # rules; the window shows the selected session's, and is given them on selection.
+
     def append_transcript(self, event: TranscriptEvent) -> None:
-        """Add one event to its session's transcript (shown at once if it is selected)."""
-        events = self._transcripts.setdefault(event.session_id, [])
-        events.append(event)
-        if len(events) > MAX_EVENTS_PER_SESSION:
-            del events[: len(events) - MAX_EVENTS_PER_SESSION]
+        """Show one new event if its session is the selected one."""
         if event.session_id == self._current:
             self.ui.transcriptView.append_event(event)
 
     def set_transcript(self, session_id: str, events: list[TranscriptEvent]) -> None:
-        """Replace a session's whole transcript."""
-        self._transcripts[session_id] = list(events[-MAX_EVENTS_PER_SESSION:])
+        """Show a session's whole transcript (the newest events) if it is selected."""
         if session_id == self._current:
-            self.ui.transcriptView.set_events(self._transcripts[session_id])
+            self.ui.transcriptView.set_events(list(events[-MAX_EVENTS_PER_SESSION:]))
 
     def set_rules(self, session_id: str, rules: list[SessionRule]) -> None:
-        """Replace a session's rules (active and revoked)."""
-        self._rules[session_id] = list(rules)
+        """Show a session's rules (active and revoked) if it is selected."""
         if session_id == self._current:
             self.ui.rulesView.set_rules(rules)
 

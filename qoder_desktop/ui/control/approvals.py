@@ -1,0 +1,71 @@
+"""Requests waiting for a person in the window's queue, the tray and its notifications;
+the dialogs' answers go back through the bridge."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QApplication
+
+from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.ui.bridge import BrokerBridge
+from qoder_desktop.ui.control.settings import CurrentSettings
+from qoder_desktop.ui.dialog_queue import DialogQueue
+from qoder_desktop.ui.notifications import RequestNotifier
+from qoder_desktop.ui.tray import Tray
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+
+class ApprovalController:
+    """Shows pending requests and answers them; a late answer is said, not raised."""
+
+    def __init__(self, bridge: BrokerBridge, dialogs: DialogQueue, window: MainWindow,
+                 tray: Tray, notifier: RequestNotifier, current: CurrentSettings, *,
+                 tray_available: bool) -> None:
+        # the dialog queue hears the bridge's pending_changed directly (wiring.py)
+        self._bridge = bridge
+        self._dialogs = dialogs
+        self._window = window
+        self._tray = tray
+        self._notifier = notifier
+        self._current = current
+        self._tray_available = tray_available
+
+    def show_pending(self, pending: list[ApprovalRequest]) -> None:
+        """The window's queue and the tray follow the dialog (see `ui/bridge.py`)."""
+        self._window.set_pending(pending)
+        self._tray.set_pending(pending)
+
+    def request_added(self, request: ApprovalRequest) -> None:
+        """Notify through the desktop's notification service (the tray balloon without
+        one), if the person wants it (and the app is inactive)."""
+        inactive = QApplication.instance() is None or QApplication.activeWindow() is None
+        prefs = self._current.value.notifications
+        if prefs.enabled and (inactive or not prefs.only_when_inactive):
+            self._notifier.announce(request)  # the tray balloon when there is no service
+            if prefs.sound and self._notifier.available:
+                QApplication.beep()
+
+    def balloon(self, request: ApprovalRequest) -> None:
+        """The tray balloon for `request` (no notification service)."""
+        if self._tray_available:
+            self._tray.notify(request, sound=self._current.value.notifications.sound)
+
+    def request_finished(self, request: ApprovalRequest) -> None:
+        """A request was answered or withdrawn: its notification and balloon go."""
+        self._notifier.withdraw(request.request_id)
+        self._tray.withdraw(request.request_id)
+
+    def decided(self, request_id: str, decision: Decision) -> None:
+        """A dialog's answer; a late one (answered or withdrawn meanwhile) is only said."""
+        if not self._bridge.answer(request_id, decision):
+            self._window.show_status("That request was already answered or withdrawn.")
+
+    def build_failed(self, request_id: str, message: str) -> None:
+        """A request whose dialog could not be built is denied with the reason (fail closed)."""
+        self._bridge.answer(request_id, Decision.error(message))
+        self._window.show_status(message)
+
+    def open_from_tray(self, request_id: str) -> None:
+        """Bring the window up and open the request's dialog while it still waits."""
+        self._window.bring_to_front()
+        if self._bridge.is_pending(request_id):
+            self._dialogs.open(request_id)

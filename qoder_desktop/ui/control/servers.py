@@ -1,0 +1,152 @@
+"""The servers for agents started elsewhere: the MCP approval gateway and the terminal
+hook server (start, stop, the "Connect an Agent" dialog, installing the hook)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from qoder_desktop.config.secrets import SecretStore
+from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
+from qoder_desktop.ui.control.settings import CurrentSettings
+from qoder_desktop.ui.control.tasks import Tasks
+from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
+from qoder_desktop.ui.windows.main_window import MainWindow
+from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
+
+if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
+    from qoder_desktop.gateway.server import ApprovalGateway
+    from qoder_desktop.terminal.server import TerminalHookServer
+
+log = logging.getLogger(__name__)
+
+
+class AgentServers:
+    """Life cycle of the approval gateway and the terminal hook server; a failure to
+    start is shown and the app keeps running."""
+
+    def __init__(self, current: CurrentSettings, window: MainWindow, tasks: Tasks,
+                 secrets: SecretStore) -> None:
+        self._current = current
+        self._secrets = secrets
+        self._window = window
+        self._tasks = tasks
+        self.gateway: ApprovalGateway | None = None
+        self.gateway_token: GatewayToken | None = None
+        self.gateway_status = "The approval gateway is not running."
+        self.terminal_hooks: TerminalHookServer | None = None
+        self.squat_warning: QMessageBox | None = None
+        """The warning shown when something else holds the gateway's port."""
+        self.connect_dialog: ConnectAgentDialog | None = None
+
+    def start_gateway(self, gateway: ApprovalGateway, token: GatewayToken) -> None:
+        """Start the MCP approval gateway in the background."""
+        self.gateway, self.gateway_token = gateway, token
+
+        async def start() -> None:
+            from qoder_desktop.gateway.server import GatewayError, GatewayPortSquatted
+
+            try:
+                await gateway.start()
+            except GatewayPortSquatted as exc:
+                await self._after_squatting(str(exc))
+                return
+            except (GatewayError, OSError) as exc:
+                self.gateway_status = f"The approval gateway is not running: {exc}"
+                self._window.show_status(self.gateway_status)
+                return
+            self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
+            log.info("approval gateway listening on %s", gateway.url)
+
+        self._tasks.spawn(start(), "starting the approval gateway")
+
+    async def _after_squatting(self, warning: str) -> None:
+        """Someone else holds the gateway's port: replace the token, warn loudly."""
+        from qoder_desktop.gateway.contract import gateway_token
+
+        try:
+            self.gateway_token = await asyncio.to_thread(
+                gateway_token, self._secrets, redactor=self._secrets.redactor, replace=True)
+        except Exception as exc:  # the warning matters more than the rotation's failure
+            log.exception("could not replace the gateway token")
+            warning += f"\n\nThe token could not be replaced ({type(exc).__name__})."
+        self.gateway_status = warning
+        self._window.show_status(warning.split(". ", 1)[0] + ".")
+        box = QMessageBox(QMessageBox.Icon.Warning, "Qoder Desktop — gateway port taken",
+                          "", parent=self._window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(warning)
+        self.squat_warning = box
+        box.open()
+
+    def start_terminal_hooks(self, server: TerminalHookServer) -> None:
+        """Take terminal agents' prompts (their PermissionRequest hook) in the background."""
+        self.terminal_hooks = server
+
+        async def start() -> None:
+            from qoder_desktop.terminal.server import TerminalServerError
+
+            try:
+                await server.start()
+            except TerminalServerError as exc:
+                self._window.show_status(str(exc))
+
+        self._tasks.spawn(start(), "taking terminal prompts")
+
+    async def stop(self) -> None:
+        """Stop both servers (their pending requests are withdrawn); idempotent."""
+        if self.gateway is not None and self.gateway.running:
+            await self.gateway.stop()
+        if self.terminal_hooks is not None:
+            hooks, self.terminal_hooks = self.terminal_hooks, None
+            await hooks.stop()
+
+    def open_connect_dialog(self) -> None:
+        """Show the flags and MCP config that send a terminal agent's approvals here."""
+        if self.connect_dialog is not None:
+            self.connect_dialog.raise_()
+            return
+        gateway, token = self.gateway, self.gateway_token
+        url = gateway.url if gateway is not None and gateway.running else gateway_url(
+            self._current.value.gateway_port)
+        dialog = ConnectAgentDialog(self.gateway_status, client_snippets(url),
+                                    lambda: client_snippets(url, token), self._window)
+        dialog.finished.connect(lambda _code: setattr(self, "connect_dialog", None))
+        self.connect_dialog = dialog
+        dialog.show()
+
+    # -- the terminal hook, from the settings dialog ------------------------------------
+
+    def refresh_hooks(self, dialog: SettingsDialog) -> None:
+        """Show each agent's hook status in `dialog` (checked off the GUI thread)."""
+        self._tasks.spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
+
+    def change_hook(self, dialog: SettingsDialog, agent: str, add: bool) -> None:
+        """Install (`add`) or remove an agent's terminal hook, then show its status."""
+        self._tasks.spawn(self._change_hook(dialog, agent, add),
+                          "installing the terminal hook" if add else "removing the terminal hook")
+
+    async def _refresh_hooks(self, dialog: SettingsDialog) -> None:
+        from qoder_desktop.terminal.install import Agent, status
+
+        for agent in Agent:
+            found = await asyncio.to_thread(status, agent)
+            dialog.set_hook_status(agent.value, found.describe(), found.installed)
+
+    async def _change_hook(self, dialog: SettingsDialog, agent_name: str, add: bool) -> None:
+        from qoder_desktop.terminal.install import Agent, InstallError, install, uninstall
+
+        agent = Agent(agent_name)
+        try:
+            await asyncio.to_thread(install if add else uninstall, agent)
+        except InstallError as exc:
+            self._window.show_status(f"{agent.label}: {exc}")
+            dialog.set_hook_error(agent.value, str(exc))
+            return
+        self._window.show_status(f"{agent.label}: the terminal hook is "
+                                 f"{'installed' if add else 'removed'}.")
+        await self._refresh_hooks(dialog)

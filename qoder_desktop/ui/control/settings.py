@@ -1,0 +1,80 @@
+"""The app's settings while it runs: the current values, saving them, the keyring checks
+of the settings dialog."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from qoder_desktop.config.secrets import SecretName, SecretStore
+from qoder_desktop.config.settings import Settings, save_settings
+from qoder_desktop.ui.control.tasks import Tasks
+from qoder_desktop.ui.windows.main_window import MainWindow
+from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
+
+
+class CurrentSettings:
+    """The settings in force; built before the core, so the core can read them through
+    it (e.g. `is_trusted`) and always sees the values last saved."""
+
+    def __init__(self, settings: Settings, path: Path | str) -> None:
+        self.value = settings
+        self.path = Path(path)
+
+    def is_trusted(self, cwd: str | os.PathLike[str]) -> bool:
+        """True when the person trusts the folder `cwd` (see `Settings.is_trusted`)."""
+        return self.value.is_trusted(cwd)
+
+    def save(self, settings: Settings) -> None:
+        """Write `settings` to the settings file and make them current."""
+        save_settings(settings, self.path)
+        self.value = settings
+
+
+class SettingsController:
+    """The settings dialog: opened once at a time, saved to the file, secrets to the
+    keyring (every keyring call off the GUI thread)."""
+
+    def __init__(self, current: CurrentSettings, secrets: SecretStore, window: MainWindow,
+                 tasks: Tasks) -> None:
+        self.current = current
+        self.secrets = secrets
+        self._window = window
+        self._tasks = tasks
+        self.dialog: SettingsDialog | None = None
+
+    def open(self) -> SettingsDialog | None:
+        """Show the settings dialog (non-modal); returns it when it is new, None when the
+        open one was raised instead."""
+        if self.dialog is not None:
+            self.dialog.raise_()
+            return None
+        dialog = SettingsDialog(self.current.value, self._window)
+        dialog.finished.connect(lambda _code: setattr(self, "dialog", None))
+        self.dialog = dialog
+        dialog.open()
+        self._tasks.spawn(self._refresh_keyring(dialog), "checking the keyring")
+        return dialog
+
+    async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
+        status = await asyncio.to_thread(self.secrets.check_backend)
+        dialog.set_keyring_status(status)
+        for name in SecretName:
+            stored = await asyncio.to_thread(self.secrets.get, name)
+            dialog.set_secret_stored(name, stored is not None)
+
+    def store_secret(self, name: str, value: str) -> None:
+        """Save a secret the person typed in the keyring (in the background)."""
+        self._tasks.spawn(self._store_secret(name, value), "saving the secret")
+
+    async def _store_secret(self, name: str, value: str) -> None:
+        await asyncio.to_thread(self.secrets.set, SecretName(name), value)
+        if self.dialog is not None:
+            self.dialog.set_secret_stored(name, True)
+        self._window.show_status(f"{SecretName(name).label} saved in the keyring.")
+
+    def save(self, settings: Settings) -> None:
+        """Save the dialog's settings and make them current."""
+        self.current.save(settings)
+        self._window.show_status("Settings saved.")

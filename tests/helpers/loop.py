@@ -1,0 +1,24 @@
+"""Driving the app's qasync loop (`AppEventLoop`) from a synchronous test."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def run(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T],
+        timeout: float = 10) -> T:
+    """Run `coroutine` on `loop` to its end; a hang fails after `timeout` seconds."""
+    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+
+
+async def settle(condition: Callable[[], object], timeout: float = 5.0) -> None:
+    """Let Qt and asyncio run until `condition()` holds; fail after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.005)
