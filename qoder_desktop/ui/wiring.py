@@ -68,13 +68,13 @@ class DesktopApp:
         self.bridge = BrokerBridge(broker)
         self.dialogs = DialogQueue(None)
         self.tray = Tray(self.window)
-        self.tray_available = Tray.is_available()
-        log.info("system tray available: %s", self.tray_available)
+        tray_available = Tray.is_available()
+        log.info("system tray available: %s", tray_available)
         self.notifier = RequestNotifier(self.window)
         self.sessions = SessionController(hub, self.window, self.tasks)
         self.approvals = ApprovalController(self.bridge, self.dialogs, self.window, self.tray,
                                             self.notifier, settings,
-                                            tray_available=self.tray_available)
+                                            tray_available=tray_available)
         self.servers = AgentServers(settings, self.window, self.tasks, secrets)
         self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
         self._shutdown_task: asyncio.Task[Any] | None = None
@@ -148,6 +148,15 @@ class DesktopApp:
             self.window.bring_to_front()
 
     # -- what the entry point and the tests call ---------------------------------------
+
+    @property
+    def tray_available(self) -> bool:
+        """Whether the desktop has a system tray (balloons when there is no service)."""
+        return self.approvals.tray_available
+
+    @tray_available.setter
+    def tray_available(self, available: bool) -> None:
+        self.approvals.tray_available = available
 
     @property
     def settings(self) -> Settings:

@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from typing import TypeVar
 
 import claude_agent_sdk
 import pytest
+from helpers.app_home import app_home
 
 from qoder_desktop.gateway.contract import (
     GATEWAY_TOKEN_ENV,
@@ -61,12 +61,6 @@ def _wait_for(check: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
             return result
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -130,9 +124,7 @@ def app(display: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> It
     scratch = root / "tmp"
     for folder in (user_home, scratch, home / "config"):
         folder.mkdir(parents=True)
-    port = _free_port()
-    (home / "config" / "settings.json").write_text(json.dumps({"gateway_port": port}),
-                                                   encoding="utf-8")
+    port = app_home(home)
     env = dict(display, QODER_DESKTOP_HOME=str(home), HOME=str(user_home),
                USERPROFILE=str(user_home), TMPDIR=str(scratch),
                XDG_CONFIG_HOME=str(user_home / ".config"),

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.app_home import app_home
 
 TOOLS = ("Xvfb", "trayer", "xdotool", "import")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -113,6 +114,7 @@ def display(tmp_path: Path) -> Iterator[dict[str, str]]:
 def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
                                                    tmp_path: Path) -> None:
     home = tmp_path / "app-home"
+    app_home(home)
     # A short scratch folder: its path shows in the dialogs of the README's screenshot.
     scratch = Path(tempfile.mkdtemp(prefix="qd-"))
     env = dict(display, QODER_DESKTOP_HOME=str(home), TMPDIR=str(scratch),

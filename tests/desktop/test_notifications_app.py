@@ -4,7 +4,6 @@ is allowed by pressing the notification's "Allow once", and the command really r
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from helpers.app_home import app_home
 from helpers.notification_server import NotifyCall, ServerThread, dbus_daemon, private_bus
 
 T = TypeVar("T")
@@ -61,9 +61,7 @@ def display() -> Iterator[dict[str, str]]:
 def test_the_demo_request_is_allowed_from_its_notification(display: dict[str, str],
                                                            tmp_path: Path) -> None:
     home = tmp_path / "app-home"
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "settings.json").write_text(
-        json.dumps({"notifications": {"only_when_inactive": False}}), encoding="utf-8")
+    app_home(home, notifications={"only_when_inactive": False})
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     with private_bus(tmp_path / "bus") as address:

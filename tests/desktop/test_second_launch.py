@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from helpers.app_home import app_home
 
 from qoder_desktop.ui.wiring import QUIT_DENY_MESSAGE
 
@@ -83,6 +84,7 @@ def _rows(home: Path, sql: str) -> list[tuple[object, ...]]:
 def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
         display: dict[str, str], tmp_path: Path) -> None:
     home, scratch = tmp_path / "app-home", tmp_path / "tmp"
+    app_home(home)
     scratch.mkdir()
     env = dict(display, QODER_DESKTOP_HOME=str(home), TMPDIR=str(scratch),
                HOME=str(tmp_path / "home"), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")

@@ -74,7 +74,7 @@ def test_a_squatted_port_warns_loudly_and_replaces_the_token(
         assert new and new != old
         assert app.gateway_token is not None and app.gateway_token.reveal() == new
         assert old.encode() not in bytes(received)
-        assert app.gateway is not None and not app.gateway.running
+        assert app.servers.gateway is not None and not app.servers.gateway.running
     finally:
         if app.servers.squat_warning is not None:
             app.servers.squat_warning.close()

@@ -390,7 +390,8 @@ def test_the_transcript_shown_on_selection_is_the_hubs(desktop: DesktopApp) -> N
         desktop.hub.add_transcript_line(TranscriptEvent(
             session_id=f"s{index}", kind=TranscriptKind.ASSISTANT_TEXT, text=text))
     shown = desktop.window.ui.transcriptView.toPlainText
-    assert desktop.window.selected_session_id() == "s0"
+    assert desktop.window.selected_session_id() == "s1"  # a session started here is selected
+    desktop.window.select_session("s0")
     assert "zero speaks" in shown() and "one speaks" not in shown()
     desktop.window.select_session("s1")
     assert "one speaks" in shown() and "one again" in shown() and "zero" not in shown()

@@ -27,7 +27,8 @@ class ApprovalController:
         self._tray = tray
         self._notifier = notifier
         self._current = current
-        self._tray_available = tray_available
+        self.tray_available = tray_available
+        """Whether the system tray shows balloons (the desktop's, told at start)."""
 
     def show_pending(self, pending: list[ApprovalRequest]) -> None:
         """The window's queue and the tray follow the dialog (see `ui/bridge.py`)."""
@@ -46,7 +47,7 @@ class ApprovalController:
 
     def balloon(self, request: ApprovalRequest) -> None:
         """The tray balloon for `request` (no notification service)."""
-        if self._tray_available:
+        if self.tray_available:
             self._tray.notify(request, sound=self._current.value.notifications.sound)
 
     def request_finished(self, request: ApprovalRequest) -> None:
