@@ -229,14 +229,33 @@ class _PathCheck:
 
     def __init__(self, cwd: str, add_dirs: Sequence[str]) -> None:
         self.lexical_roots, self.real_roots = _roots(cwd, add_dirs)
-        self.cwd = os.path.abspath(cwd)
+        self.cwd = self.lexical_roots[0] if cwd else os.path.abspath(cwd)
         self._real_inside = _prefixes(self.real_roots)
         self._lexical_inside = _prefixes(self.lexical_roots + self.real_roots)
-        self._base: tuple[str, str] | None = None
+        self._base: tuple[str, str, str] | None = None
         if cwd:
             real = self.real_roots[0] if cwd == self.cwd else os.path.realpath(self.cwd)
             if os.path.isdir(real):  # resolved all the way: no loop, nothing missing
-                self._base = (self.cwd, real)
+                prefix = self.cwd if self.cwd.endswith("/") else self.cwd + "/"
+                self._base = (self.cwd, prefix, real)
+
+    @staticmethod
+    def _walk(real: str, rest: str, lexical: str) -> str:
+        """`os.path.realpath(lexical)`, where `lexical` is a resolved folder `real` and
+        then the clean relative `rest`: one lstat per component of `rest`, and the full
+        `realpath` as soon as one of them is a symbolic link (or not clean)."""
+        path = real
+        for name in rest.split("/"):
+            if not name or name in (".", ".."):
+                return os.path.realpath(lexical)
+            path = (path if path.endswith("/") else path + "/") + name
+            try:
+                is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+            except OSError:
+                is_link = False
+            if is_link:
+                return os.path.realpath(lexical)
+        return path
 
     def _realpath(self, lexical: str) -> str:
         """`os.path.realpath(lexical)` for a normalized absolute path, sparing the walk
@@ -247,23 +266,11 @@ class _PathCheck:
         link, or the path is not below the folder, the whole walk is done.
         """
         if self._base is not None:
-            folder, real = self._base
+            folder, prefix, real = self._base
             if lexical == folder:
                 return real
-            prefix = folder if folder.endswith("/") else folder + "/"
             if lexical.startswith(prefix):
-                path = real
-                for name in lexical[len(prefix):].split("/"):
-                    if not name or name in (".", ".."):
-                        return os.path.realpath(lexical)
-                    path = (path if path.endswith("/") else path + "/") + name
-                    try:
-                        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
-                    except OSError:
-                        is_link = False
-                    if is_link:
-                        return os.path.realpath(lexical)
-                return path
+                return self._walk(real, lexical[len(prefix):], lexical)
         return os.path.realpath(lexical)
 
     def resolve(self, value: str) -> tuple[str, str] | str:
@@ -272,6 +279,16 @@ class _PathCheck:
             if value != "~" and not value.startswith("~/"):
                 return f"path argument outside the session folder: {value}"
             value = os.path.expanduser("~") + value[1:]
+        base = self._base
+        if (base is not None and base[0] == self.cwd and not value.startswith("/")
+                and all(name and name not in (".", "..") for name in value.split("/"))):
+            # A clean relative path below the (unchanged) session folder: joining and
+            # normalizing it is putting the two together.
+            lexical = base[1] + value
+            try:
+                return lexical, self._walk(base[2], value, lexical)
+            except (OSError, ValueError):
+                return f"path argument the analyzer cannot resolve: {value}"
         lexical = os.path.normpath(os.path.join(self.cwd, value))
         try:
             return lexical, self._realpath(lexical)
@@ -289,7 +306,7 @@ class _PathCheck:
                 if not cut:
                     return None
                 value = word[min(cut):]
-        if not value or _URL.match(value) or "\x00" in value:
+        if not value or ("://" in value and _URL.match(value)) or "\x00" in value:
             return None
         forms = self.resolve(value)
         if isinstance(forms, str):

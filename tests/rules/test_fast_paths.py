@@ -245,6 +245,10 @@ def test_walk_below_the_session_folder_is_realpath(tree: Path, parts: list[str],
     check = bash_allow._PathCheck(cwd, ())
     lexical = os.path.normpath(os.path.join(check.cwd, *parts))
     assert check._realpath(lexical) == os.path.realpath(lexical)
+    value = "/".join(parts)
+    if value:  # an argument as written: the lexical and the real form
+        written = os.path.normpath(os.path.join(check.cwd, value))
+        assert check.resolve(value) == (written, os.path.realpath(written))
 
 
 # -- compiled Bash allow rules --------------------------------------------------------
