@@ -151,7 +151,11 @@ def run(runs: int) -> list[Figure]:
             "importtime): " + ", ".join(f"{name} {ms:.0f}" for name, ms in imports),
             "frame = the next loop turn after the first paint event that follows the "
             "window's expose (the backing store is flushed to X by then)"],
-        floor=floor, floor_label="bare PySide6 window, same size")]
+        floor=floor, floor_label="bare PySide6 window, same size"),
+        Figure("cold start, first launch (creates the database; xcb)", "s",
+               {"value": first["frame"]}, "", "INFO",
+               ["the very first start of the run, not in the row above: a new "
+                "QODER_DESKTOP_HOME, so the database and settings are created"])]
 
 
 def main() -> None:
