@@ -1,6 +1,6 @@
 """Run every benchmark, each in its own process, and print one table.
 
-    .venv/bin/python -m benchmarks            # the full run (about 4–5 minutes on 2 cores)
+    .venv/bin/python -m benchmarks            # the full run (about 6–8 minutes on 2 cores)
     .venv/bin/python -m benchmarks --quick    # fewer samples, a smoke run
     .venv/bin/python -m benchmarks --only dialog,queue
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from benchmarks.common import REPO_ROOT, Figure, child_env
 
 BENCHMARKS = {
-    "cold_start": "process start → first paint of the main window (xcb, private Xvfb)",
+    "cold_start": "process start → first frame of the main window (xcb, private Xvfb)",
     "memory": "RSS with 10 idle sessions",
     "dialog": "request → dialog visible, withdrawn → hidden (offscreen)",
     "dialog_xcb": "request → dialog visible, withdrawn → hidden (xcb, private Xvfb)",
