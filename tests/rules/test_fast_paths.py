@@ -175,7 +175,7 @@ path_text = st.tuples(
       if t[1] else t[0] + t[3])
 
 
-@settings(max_examples=1500)
+@settings(max_examples=1500, deadline=None)
 @given(shell_text)
 def test_lexer_shortcuts_read_every_line_as_the_plain_lexer(text: str) -> None:
     fast = words.analyze(text)
@@ -184,13 +184,13 @@ def test_lexer_shortcuts_read_every_line_as_the_plain_lexer(text: str) -> None:
         plain.commands, plain.operators, plain.problems)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(shell_text)
 def test_deny_candidates_are_the_plain_ones_in_the_same_order(text: str) -> None:
     assert candidates.deny_candidates(text) == _plain_deny_candidates(text)
 
 
-@settings(max_examples=1500)
+@settings(max_examples=1500, deadline=None)
 @given(path_text)
 def test_sensitive_part_shortcut_agrees_with_the_full_check(path: str) -> None:
     assert sensitive.sensitive_part(path) == _plain_sensitive_part(path)
@@ -203,7 +203,7 @@ def test_every_sensitive_folder_starts_with_a_dot() -> None:
     assert all(nested[0].startswith(".") for nested in sensitive.SENSITIVE_NESTED_DIRS)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(shell_text)
 def test_canonical_spelling_shortcut_agrees_with_the_word_by_word_check(text: str) -> None:
     for command in words.analyze(text).commands:
@@ -236,7 +236,8 @@ _WALK_PIECES = ["src", "deep", "out", "sub", "in", "up", "loop1", "dangling", "f
                 "filelink", "missing", "..", ".", "x"]
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=600, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(_WALK_PIECES), max_size=6),
        st.sampled_from(["work", "worklink", "work/src", "worklink/in", "nowhere"]))
 def test_walk_below_the_session_folder_is_realpath(tree: Path, parts: list[str],
@@ -263,7 +264,7 @@ def _allow(text: str) -> SessionRule:
                        rule=RuleValue(tool_name="Bash", rule_content=text), granted_by="user")
 
 
-@settings(max_examples=800)
+@settings(max_examples=800, deadline=None)
 @given(st.lists(st.sampled_from(_RULE_TEXTS), max_size=8),
        st.lists(st.sampled_from(["git", "diff", "status", "ls", "lsof", "npm", "run", "test",
                                  "--help", "sudo", "cd", "src", "x", "y", "rm", "'a b'",
