@@ -1,6 +1,6 @@
 """Run every benchmark, each in its own process, and print one table.
 
-    .venv/bin/python -m benchmarks            # the full run (about 4–5 minutes on 2 cores)
+    .venv/bin/python -m benchmarks            # the full run (about 6–8 minutes on 2 cores)
     .venv/bin/python -m benchmarks --quick    # fewer samples, a smoke run
     .venv/bin/python -m benchmarks --only dialog,queue
 
@@ -23,9 +23,10 @@ from pathlib import Path
 from benchmarks.common import REPO_ROOT, Figure, child_env
 
 BENCHMARKS = {
-    "cold_start": "process start → main window shown",
+    "cold_start": "process start → first frame of the main window (xcb, private Xvfb)",
     "memory": "RSS with 10 idle sessions",
-    "dialog": "request → dialog visible, withdrawn → hidden",
+    "dialog": "request → dialog visible, withdrawn → hidden (offscreen)",
+    "dialog_xcb": "request → dialog visible, withdrawn → hidden (xcb, private Xvfb)",
     "preview": "1 MB markdown / HTML, pathological nesting",
     "large_input": "approval dialog: 10 KB/1,000 findings … 4 MiB, open and edit",
     "interrupt": "interrupt through the real CLI → dialog closed",
@@ -34,6 +35,8 @@ BENCHMARKS = {
     "terminal_hooks": "terminal hook → broker, answer → exit, fall-through",
 }
 TIMEOUT_S = 900
+MODULES = {"dialog_xcb": ("dialog", ["--platform", "xcb"])}
+"""Table entries that run a module with extra arguments."""
 
 
 def machine() -> str:
@@ -56,7 +59,8 @@ def run_one(name: str, quick: bool) -> tuple[list[Figure], str | None, float]:
     """Run `benchmarks.bench_<name>` in a subprocess; (figures, error, seconds)."""
     with tempfile.TemporaryDirectory(prefix="qoder-bench-out-") as folder:
         out = Path(folder) / "figures.json"
-        argv = [sys.executable, "-m", f"benchmarks.bench_{name}", "--out", str(out)]
+        module, extra = MODULES.get(name, (name, []))
+        argv = [sys.executable, "-m", f"benchmarks.bench_{module}", "--out", str(out), *extra]
         if quick:
             argv.append("--quick")
         start = time.perf_counter()
@@ -73,20 +77,21 @@ def run_one(name: str, quick: bool) -> tuple[list[Figure], str | None, float]:
 
 
 def print_table(figures: list[Figure], errors: dict[str, str]) -> None:
-    """The final table: figure | measured | target | verdict, then the notes."""
-    widths = (62, 56, 18)
-    header = ("figure", "measured (median, p95, min–max)", "target", "")
-    line = "-" * (sum(widths) + 12)
+    """The final table: figure | now | floor | ratio | target | result, then the notes."""
+    widths = (58, 52, 44, 7, 17)
+    header = ("figure", "now (median, p95, min–max)", "floor, same run", "ratio", "target")
+    line = "-" * (sum(widths) + 3 * len(widths) + 6)
     print(line)
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=False)) + "| result")
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " | result")
     print(line)
     for figure in figures:
-        cells = (figure.name, figure.measured(), figure.target)
+        cells = (figure.name, figure.measured(), figure.floor_text(), figure.ratio_text(),
+                 figure.target)
         print(" | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
-              + f"| {figure.verdict}")
+              + f" | {figure.verdict}")
     for name, error in errors.items():
-        print(f"{('bench_' + name).ljust(widths[0])} | {error.ljust(widths[1])} | "
-              f"{''.ljust(widths[2])}| ERROR")
+        cells = ("bench_" + name, error, "", "", "")
+        print(" | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " | ERROR")
     print(line)
     print()
     for figure in figures:
@@ -96,12 +101,22 @@ def print_table(figures: list[Figure], errors: dict[str, str]) -> None:
                 print(f"    {note}")
 
 
+def markdown_table(figures: list[Figure]) -> str:
+    """The table as Markdown (figure / now / floor / ratio / target / result)."""
+    rows = ["| figure | now | floor, same run | ratio | target | result |",
+            "|---|---|---|---|---|---|"]
+    rows += [f"| {f.name} | {f.measured()} | {f.floor_text()} | {f.ratio_text()} | "
+             f"{f.target} | {f.verdict} |" for f in figures]
+    return "\n".join(rows)
+
+
 def main() -> int:
     """Run the chosen benchmarks; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer samples (smoke run)")
     parser.add_argument("--only", default="", help="comma-separated: " + ", ".join(BENCHMARKS))
+    parser.add_argument("--markdown", help="also write the table as Markdown to this file")
     args = parser.parse_args()
     chosen = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHMARKS)
     unknown = [n for n in chosen if n not in BENCHMARKS]
@@ -122,6 +137,9 @@ def main() -> int:
     print()
     print(f"Results ({time.perf_counter() - total:.0f} s; {machine()})")
     print_table(figures, errors)
+    if args.markdown:
+        Path(args.markdown).write_text(
+            f"{markdown_table(figures)}\n\nMachine: {machine()}\n", encoding="utf-8")
     misses = sum(f.verdict == "MISS" for f in figures)
     print(f"\n{sum(f.verdict == 'PASS' for f in figures)} PASS, {misses} MISS, "
           f"{len(errors)} ERROR")

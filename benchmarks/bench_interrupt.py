@@ -19,7 +19,6 @@ from typing import Any
 from benchmarks.common import Figure, emit, judge, log, now, parse_args, setup_env, summarize
 
 TARGET_MS = 100.0
-WARMUP = 1
 
 
 async def run(base_url: str, samples: int) -> list[Figure]:
@@ -52,7 +51,7 @@ async def run(base_url: str, samples: int) -> list[Figure]:
     info = await desktop.hub.start_session(SessionOptions(
         cwd=str(workspace), scenario="bash", name="interrupt bench"))
     closed, acked, ended = [], [], []
-    for i in range(samples + WARMUP):
+    for i in range(samples):
         turn_over.clear()
         count = len(probes)
         await desktop.hub.send(info.session_id, "Write hello.txt please.")
@@ -76,10 +75,9 @@ async def run(base_url: str, samples: int) -> list[Figure]:
         ack = await asyncio.wait_for(done, 30)
         desktop.hub.interrupt = original
         await asyncio.wait_for(turn_over.wait(), 60)
-        if i >= WARMUP:
-            closed.append((hidden - start) * 1e3)
-            acked.append((ack - start) * 1e3)
-            ended.append((now() - start) * 1e3)
+        closed.append((hidden - start) * 1e3)  # every sample counts, the first one too
+        acked.append((ack - start) * 1e3)
+        ended.append((now() - start) * 1e3)
         log(f"interrupt {i}: dialog hidden after {(hidden - start) * 1e3:.1f} ms, interrupt "
             f"acknowledged after {(ack - start) * 1e3:.1f} ms")
         await asyncio.sleep(0.1)
@@ -92,6 +90,7 @@ async def run(base_url: str, samples: int) -> list[Figure]:
                    f"median ≤ {TARGET_MS:g} ms", judge(stats["median"], TARGET_MS), [
                        f"interrupt() acknowledged by the CLI: med {statistics.median(acked):.1f}"
                        f" ms; the dialog closes on the CLI's cancel, before or after that",
+                       f"every sample counted; the first (cold) one: {closed[0]:.1f} ms",
                        f"{len(withdrawn)} requests recorded as withdrawn in the ledger"])]
 
 

@@ -4,7 +4,8 @@ Two paths, both offscreen under qasync with a 5 ms heartbeat:
 
 * direct: `PreviewPane.show_preview(payload)` in a shown 600×400 pane, then 400 ms of
   event processing (Qt lays large documents out lazily, in later loop turns) and a
-  scroll to the end; three times per payload, the median stall counts;
+  scroll to the end; three times per payload, and the worst of the three counts (the
+  target says "never");
 * app: an AskUserQuestion request whose four options carry the big/pathological previews
   goes through broker → bridge → `QuestionDialog` (the first preview renders as the
   dialog shows); then focus moves to each other option.
@@ -105,10 +106,10 @@ async def direct(heartbeat: Any, repeat: int) -> list[tuple[str, float, float, s
             await asyncio.sleep(0.1)
             stalls.append(max(heartbeat.max_stall_ms(t0, now()),
                               calls[-1] - heartbeat.interval_ms))
-        call_ms, stall = statistics.median(calls), statistics.median(stalls)
+        call_ms, stall = max(calls), max(stalls)
         rows.append((name, call_ms, stall,
-                     f"{preview.kind}, sanitize {sanitize_ms:.1f} ms, worst stall "
-                     f"{max(stalls):.1f} ms"))
+                     f"{preview.kind}, sanitize {sanitize_ms:.1f} ms, median stall "
+                     f"{statistics.median(stalls):.1f} ms"))
         log(f"{name}: show_preview {call_ms:.1f} ms, stall {stall:.1f} ms ({preview.kind})")
     host.close()
     return rows
@@ -172,11 +173,12 @@ async def run(repeat: int) -> list[Figure]:
     overall = max(worst, app_worst)
     notes = [f"{name}: show_preview {call:.1f} ms, stall {stall:.1f} ms (shown as {kind})"
              for name, call, stall, kind in rows]
-    notes.insert(0, f"per payload: median of {repeat} (show_preview call, loop stall)")
+    notes.insert(0, f"per payload: the maximum of {repeat} repeats (show_preview call, loop "
+                    "stall); the figure is the maximum over every payload, repeat and step")
     notes += [f"app path, {name}: stall {stall:.1f} ms" for name, stall in steps]
     notes.append(f"worst direct case: {worst_name}")
-    return [Figure("preview render: longest loop stall", "ms", {"value": overall},
-                   f"≤ {LIMIT_MS:g} ms", judge(overall, LIMIT_MS), notes)]
+    return [Figure("preview render: longest loop stall (maximum)", "ms", {"value": overall},
+                   f"never > {LIMIT_MS:g} ms", judge(overall, LIMIT_MS), notes, judged="max")]
 
 
 def main() -> None:

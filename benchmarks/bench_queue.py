@@ -11,14 +11,14 @@ stall of each phase:
   first 250 (queue 1,000 → 750: each answer costs the most while the queue is longest);
   ``--full`` answers all. The rest are then withdrawn with the UI detached (not timed).
 
-Rule match: `rules.evaluate` with 20 realistic rules (the match is the last one), and the
-broker's rule decision (`active_rules` from SQLite + evaluate), per call.
+Rule match, each call timed alone: `rules.evaluate` with 21 realistic rules on a new
+command every call (cold caches) and on the same command (caches hit); the broker's rule
+decision with the store's in-memory cache, and with a real SQLite + pydantic read.
 """
 
 from __future__ import annotations
 
 import asyncio
-import timeit
 from typing import Any
 
 from benchmarks.common import (
@@ -55,33 +55,74 @@ def session_rules(session_id: str, cwd: str) -> list[Any]:
     return rules
 
 
-def rule_match_figures(db: Any, session_id: str, cwd: str) -> list[Figure]:
-    """Per-call cost of `rules.evaluate` and of the broker's store read + evaluate (µs)."""
+def per_call_us(function: Any, inputs: list[Any]) -> list[float]:
+    """Each call of `function(item)` timed on its own (µs), one sample per input."""
+    samples = []
+    for item in inputs:
+        start = now()
+        function(item)
+        samples.append((now() - start) * 1e6)
+    return samples
+
+
+def rule_match_figures(db: Any, session_id: str, calls: int) -> list[Figure]:
+    """Rule match per call (µs): new commands (cold caches), the same command, the store."""
+    import tempfile
+    from pathlib import Path
+
     from qoder_desktop.rules import matcher as rules
 
+    cwd = str(Path(tempfile.mkdtemp(prefix="qoder-bench-ws-")) / "project")
+    Path(cwd, "src").mkdir(parents=True)
     active = db.active_rules(session_id)
     tool_input = {"command": "touch f.txt", "description": "Create an empty file"}
     assert rules.evaluate(active, "Bash", tool_input, cwd) is not None
-    miss_input = {"command": "curl https://example.com | sh", "description": "x"}
+    assert rules.evaluate(active, "Bash", {"command": "git diff src/a.py"}, cwd) is not None
 
-    def per_call(statement: Any, number: int) -> list[float]:
-        return [t / number * 1e6 for t in timeit.repeat(statement, number=number, repeat=30)]
+    def evaluate(item: dict[str, Any]) -> Any:
+        return rules.evaluate(active, "Bash", item, cwd)
 
-    hit = summarize(per_call(lambda: rules.evaluate(active, "Bash", tool_input, cwd), 200))
-    miss = summarize(per_call(lambda: rules.evaluate(active, "Bash", miss_input, cwd), 200))
-    single = summarize(per_call(
-        lambda: rules.evaluate(active[-1:], "Bash", tool_input, cwd), 200))
-    store = summarize(per_call(
-        lambda: rules.evaluate(db.active_rules(session_id), "Bash", tool_input, cwd), 50))
+    def new_inputs(template: str) -> list[dict[str, Any]]:
+        return [{"command": template.format(n), "description": "x"} for n in range(calls)]
+
+    cold = summarize(per_call_us(evaluate, new_inputs("git diff src/file-{}.py")))
+    cold_miss = summarize(per_call_us(evaluate, new_inputs("touch file-{}.txt")))
+    same = summarize(per_call_us(evaluate, [tool_input] * calls))
+
+    def store_read(item: dict[str, Any]) -> Any:
+        return rules.evaluate(db.active_rules(session_id), "Bash", item, cwd)
+
+    cached = summarize(per_call_us(store_read, [tool_input] * calls))
+
+    def sqlite_read(item: dict[str, Any]) -> Any:
+        db._active_rules.clear()  # what a grant or revoke does: the next read is real
+        return store_read(item)
+
+    real = summarize(per_call_us(sqlite_read, [tool_input] * max(50, calls // 10)))
+    read_only = summarize(per_call_us(lambda _item: (db._active_rules.clear(),
+                                                     db.active_rules(session_id)),
+                                      [None] * max(50, calls // 10)))
     return [
-        Figure("rule match (rules.evaluate, 21 rules)", "µs", hit, f"≤ {RULE_US:g} µs",
-               judge(hit["median"], RULE_US), [
-                   "median of 30 batches; the matching allow rule is the last of 21 "
-                   f"(1 deny first); a call no rule matches: med {miss['median']:.1f} µs; "
-                   f"only the one matching rule: med {single['median']:.1f} µs"]),
-        Figure("rule decision incl. store read (active_rules + evaluate)", "µs", store,
-               f"≤ {RULE_US:g} µs", judge(store["median"], RULE_US),
-               ["what `ApprovalBroker._decide_by_rule` pays per request (SQLite + pydantic)"]),
+        Figure("rule match, a new command each call (cold caches, 21 rules)", "µs", cold,
+               f"p95 ≤ {RULE_US:g} µs", judge(cold["p95"], RULE_US), [
+                   "`rules.evaluate` on `git diff src/file-N.py` (N new every call: the "
+                   "lexer, deny-candidate and path caches all miss), allowed by `Bash(git "
+                   "diff *)` among 20 allow rules after 1 deny rule; session folder "
+                   f"{cwd} (real, paths resolved); each call timed alone",
+                   f"a new command no rule allows (`touch file-N.txt`): med "
+                   f"{cold_miss['median']:.1f}, p95 {cold_miss['p95']:.1f} µs"],
+               judged="p95"),
+        Figure("rule match, the same command each call (caches hit)", "µs", same,
+               f"≤ {RULE_US:g} µs", judge(same["median"], RULE_US),
+               ["`touch f.txt`, allowed by the last of the 21 rules, every call"]),
+        Figure("rule decision, store's dict cache + evaluate", "µs", cached, "", "INFO", [
+            "`db.active_rules` answers from its in-memory cache of the session's rules (what "
+            "`ApprovalBroker._decide_by_rule` pays on a request while no rule changed)"]),
+        Figure("rule decision, real store read (SQLite + pydantic) + evaluate", "µs", real,
+               "", "INFO", [
+                   "the store's cache dropped before each call, as a grant or revoke does: "
+                   "SELECT of 21 rows and 21 pydantic `SessionRule`s, then evaluate; the read "
+                   f"alone: med {read_only['median']:.0f}, p95 {read_only['p95']:.0f} µs"]),
     ]
 
 
@@ -96,7 +137,8 @@ async def run(total: int, answers: int, profile: bool) -> list[Figure]:
     sessions = [desktop.hub.external_session(f"agent-{n:02d}", cwd=cwd) for n in range(SESSIONS)]
     for info in sessions:
         desktop.db.add_rules(session_rules(info.session_id, cwd))
-    figures = rule_match_figures(desktop.db, sessions[0].session_id, cwd)
+    figures = rule_match_figures(desktop.db, sessions[0].session_id,
+                                 600 if total < 1000 else 3000)
     await asyncio.sleep(0.3)
     heartbeat = Heartbeat()
     heartbeat.start()

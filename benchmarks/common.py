@@ -83,6 +83,9 @@ def summarize(values: Sequence[float]) -> dict[str, float]:
 # -- results --------------------------------------------------------------------------
 
 
+_SHORT = {"median": "med", "p95": "p95", "max": "max"}
+
+
 @dataclass
 class Figure:
     """One row of the final table.
@@ -94,6 +97,12 @@ class Figure:
         target: the target as text ("p95 ≤ 16 ms").
         verdict: "PASS", "MISS" or "INFO" (no target: context only).
         notes: short extra facts shown under the table.
+        floor: the same measurement of the least the platform can do (a bare window, a
+            bare QDialog, a bare SDK callback), taken in the same run, interleaved;
+            `summarize()` output or {"value": v}; empty when there is no floor.
+        floor_label: what the floor is ("bare QDialog, same size").
+        judged: the statistic the target and the ratio use ("median", "p95", "max" or
+            "value").
     """
 
     name: str
@@ -102,6 +111,34 @@ class Figure:
     target: str = ""
     verdict: str = "INFO"
     notes: list[str] = field(default_factory=list)
+    floor: dict[str, float] = field(default_factory=dict)
+    floor_label: str = ""
+    judged: str = "median"
+
+    def _pick(self, stats: dict[str, float]) -> float | None:
+        key = "value" if "value" in stats else self.judged
+        value = stats.get(key)
+        return None if value is None else float(value)
+
+    def ratio(self) -> float | None:
+        """now / floor on the judged statistic (None without a floor)."""
+        now_value, floor_value = self._pick(self.stats), self._pick(self.floor)
+        if now_value is None or not floor_value:
+            return None
+        return now_value / floor_value
+
+    def floor_text(self) -> str:
+        """The floor column: the judged statistic of the floor, and what the floor is."""
+        value = self._pick(self.floor)
+        if value is None:
+            return "—"
+        key = "" if "value" in self.floor else f"{_SHORT.get(self.judged, self.judged)} "
+        return f"{key}{fmt(value, self.unit)} ({self.floor_label})"
+
+    def ratio_text(self) -> str:
+        """The ratio column ("2.41x" or "—")."""
+        ratio = self.ratio()
+        return "—" if ratio is None else f"{ratio:.2f}x"
 
     def measured(self) -> str:
         """The measured column: median, p95 and spread, or the single value."""
@@ -152,8 +189,8 @@ def emit(figures: Iterable[Figure], out: str | None) -> None:
         return
     for row in rows:
         figure = Figure(**row)
-        print(f"{figure.name:<48} {figure.measured():<58} {figure.target:<18} "
-              f"{figure.verdict}")
+        print(f"{figure.name:<48} {figure.measured():<58} {figure.floor_text():<40} "
+              f"{figure.ratio_text():<7} {figure.target:<18} {figure.verdict}")
         for note in figure.notes:
             print(f"    {note}")
 

@@ -224,6 +224,18 @@ def probe_dialog(dialog: Any, probe: Probe) -> None:
     dialog.shown.connect(on_shown)
 
 
+def probe_widget(widget: Any, probe: Probe) -> None:
+    """Attach `probe` to any widget before it is shown (its native window is made now)."""
+    widget_filter = _Filter(probe, on_window=False)
+    window_filter = _Filter(probe, on_window=True)
+    widget._bench_filters = (widget_filter, window_filter)
+    widget.installEventFilter(widget_filter)
+    widget.winId()
+    handle = widget.windowHandle()
+    if handle is not None:
+        handle.installEventFilter(window_filter)
+
+
 class Breakdown:
     """Times named calls on the path (harness-side wrappers; the app code is unchanged)."""
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -112,6 +113,8 @@ def is_canonical(command: SimpleCommand) -> bool:
     A word that needs quoting may be written in single or double quotes; any other
     spelling (two spaces, a tab, `'a'` for `a`, backslashes) is not canonical.
     """
+    if command.text == " ".join(command.words) and all(map(_SAFE_WORD.match, command.words)):
+        return True  # what the loop below finds for plain words, one space apart
     rest = command.text
     for index, word in enumerate(command.words):
         if index:
@@ -132,15 +135,75 @@ def is_canonical(command: SimpleCommand) -> bool:
 
 def spec_allows(content: str, command: SimpleCommand) -> bool:
     """True when a Bash specifier matches one parsed simple command (spelling aside)."""
+    return _compiled_spec(content).allows(command)
+
+
+@dataclass(frozen=True)
+class _CompiledSpec:
+    """A Bash specifier with what matching it needs worked out once."""
+
+    spec: BashSpec
+    words: tuple[str, ...] | None
+    """The rule's argv (exact and prefix specs); None when it is not one clean command."""
+    stripped: str
+    """The specifier without surrounding whitespace (for the whole-line exact match)."""
+
+    def allows(self, command: SimpleCommand) -> bool:
+        """`spec_allows` for this specifier."""
+        spec, words = self.spec, self.words
+        if spec.kind == "glob":
+            return spec.glob_matches(command.text)
+        if words is None:
+            return False
+        if spec.kind == "exact":
+            return words == command.words
+        return command.words[:len(words)] == words
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_spec(content: str) -> _CompiledSpec:
     spec = parse_bash_spec(content)
-    if spec.kind == "glob":
-        return spec.glob_matches(command.text)
-    words = rule_words(spec.text)
-    if words is None:
-        return False
-    if spec.kind == "exact":
-        return words == command.words
-    return command.words[:len(words)] == words
+    words = None if spec.kind == "glob" else rule_words(spec.text)
+    return _CompiledSpec(spec, words, content.strip())
+
+
+class BashRules:
+    """The Bash allow rules with a specifier (not `Bash(*)`), compiled and indexed.
+
+    Attributes:
+        pairs: (rule, compiled spec) in the order given.
+    """
+
+    def __init__(self, pairs: Sequence[tuple[SessionRule, _CompiledSpec]]) -> None:
+        self.pairs = tuple(pairs)
+        self._exact_lines: dict[str, SessionRule] = {}
+        self._by_head: dict[str, list[int]] = {}
+        self._globs: list[int] = []
+        for index, (rule, spec) in enumerate(self.pairs):
+            if spec.spec.kind == "exact":
+                self._exact_lines.setdefault(spec.stripped, rule)
+            if spec.spec.kind == "glob":
+                self._globs.append(index)
+            elif spec.words is not None:  # an exact or prefix spec needs the same argv[0]
+                self._by_head.setdefault(spec.words[0], []).append(index)
+
+    def exact_line(self, line: str) -> SessionRule | None:
+        """The first exact rule whose text is this whole (stripped) line, or None."""
+        return self._exact_lines.get(line)
+
+    def matching(self, command: SimpleCommand) -> list[tuple[SessionRule, _CompiledSpec]]:
+        """The pairs whose spec allows this simple command (`spec_allows`), in order."""
+        heads = self._by_head.get(command.words[0], [])
+        indexes = sorted(heads + self._globs) if self._globs else heads
+        pairs = self.pairs
+        return [pairs[i] for i in indexes if pairs[i][1].allows(command)]
+
+
+def bash_rules(allows: Sequence[SessionRule]) -> BashRules:
+    """The rules of `allows` that `bash_allow` can allow on, compiled (see `BashRules`)."""
+    return BashRules([(r, _compiled_spec(r.rule.rule_content or "")) for r in allows
+                      if r.rule.tool_name == BASH_TOOL and r.rule.rule_content
+                      and r.rule.rule_content.strip() != "*"])
 
 
 def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -153,8 +216,13 @@ def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
     return lexical, real
 
 
-def _inside(path: str, roots: Sequence[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+def _prefixes(roots: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """(root, root + "/") pairs: `_inside` with the prefixes worked out once."""
+    return tuple((r, r.rstrip("/") + "/") for r in roots)
+
+
+def _inside_any(path: str, prefixes: tuple[tuple[str, str], ...]) -> bool:
+    return any(path == r or path.startswith(prefix) for r, prefix in prefixes)
 
 
 class _PathCheck:
@@ -162,7 +230,49 @@ class _PathCheck:
 
     def __init__(self, cwd: str, add_dirs: Sequence[str]) -> None:
         self.lexical_roots, self.real_roots = _roots(cwd, add_dirs)
-        self.cwd = os.path.abspath(cwd)
+        self.cwd = self.lexical_roots[0] if cwd else os.path.abspath(cwd)
+        self._real_inside = _prefixes(self.real_roots)
+        self._lexical_inside = _prefixes(self.lexical_roots + self.real_roots)
+        self._base: tuple[str, str, str] | None = None
+        if cwd:
+            real = self.real_roots[0] if cwd == self.cwd else os.path.realpath(self.cwd)
+            if os.path.isdir(real):  # resolved all the way: no loop, nothing missing
+                prefix = self.cwd if self.cwd.endswith("/") else self.cwd + "/"
+                self._base = (self.cwd, prefix, real)
+
+    @staticmethod
+    def _walk(real: str, rest: str, lexical: str) -> str:
+        """`os.path.realpath(lexical)`, where `lexical` is a resolved folder `real` and
+        then the clean relative `rest`: one lstat per component of `rest`, and the full
+        `realpath` as soon as one of them is a symbolic link (or not clean)."""
+        path = real
+        for name in rest.split("/"):
+            if not name or name in (".", ".."):
+                return os.path.realpath(lexical)
+            path = (path if path.endswith("/") else path + "/") + name
+            try:
+                is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+            except OSError:
+                is_link = False
+            if is_link:
+                return os.path.realpath(lexical)
+        return path
+
+    def _realpath(self, lexical: str) -> str:
+        """`os.path.realpath(lexical)` for a normalized absolute path, sparing the walk
+        over the session folder (resolved once per line) when nothing below it is a link.
+
+        `realpath` resolves a path one component at a time, so below the session folder
+        its walk goes on from the folder's real path; where a component is a symbolic
+        link, or the path is not below the folder, the whole walk is done.
+        """
+        if self._base is not None:
+            folder, prefix, real = self._base
+            if lexical == folder:
+                return real
+            if lexical.startswith(prefix):
+                return self._walk(real, lexical[len(prefix):], lexical)
+        return os.path.realpath(lexical)
 
     def resolve(self, value: str) -> tuple[str, str] | str:
         """(lexical, real) absolute forms of an argument, or the reason it asks."""
@@ -170,9 +280,19 @@ class _PathCheck:
             if value != "~" and not value.startswith("~/"):
                 return f"path argument outside the session folder: {value}"
             value = os.path.expanduser("~") + value[1:]
+        base = self._base
+        if (base is not None and base[0] == self.cwd and not value.startswith("/")
+                and all(name and name not in (".", "..") for name in value.split("/"))):
+            # A clean relative path below the (unchanged) session folder: joining and
+            # normalizing it is putting the two together.
+            lexical = base[1] + value
+            try:
+                return lexical, self._walk(base[2], value, lexical)
+            except (OSError, ValueError):
+                return f"path argument the analyzer cannot resolve: {value}"
         lexical = os.path.normpath(os.path.join(self.cwd, value))
         try:
-            return lexical, os.path.realpath(lexical)
+            return lexical, self._realpath(lexical)
         except (OSError, ValueError):
             return f"path argument the analyzer cannot resolve: {value}"
 
@@ -187,17 +307,20 @@ class _PathCheck:
                 if not cut:
                     return None
                 value = word[min(cut):]
-        if not value or _URL.match(value) or "\x00" in value:
+        if not value or ("://" in value and _URL.match(value)) or "\x00" in value:
             return None
         forms = self.resolve(value)
         if isinstance(forms, str):
             return forms
         lexical, real = forms
-        reason = sensitive.sensitive_reason(value, self.cwd)
+        if value.startswith("~"):
+            reason = sensitive.sensitive_reason(value, self.cwd)
+        else:  # the same two forms sensitive_reason would compute: reuse them
+            reason = sensitive.resolved_reason(lexical, real)
         if reason is not None:
             return reason
-        if not (_inside(real, self.real_roots)
-                and _inside(lexical, self.lexical_roots + self.real_roots)):
+        if not (_inside_any(real, self._real_inside)
+                and _inside_any(lexical, self._lexical_inside)):
             return f"path argument outside the session folder: {real}"
         return None
 
@@ -220,7 +343,8 @@ class _PathCheck:
 
 
 def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
-               add_dirs: Sequence[str] = ()) -> tuple[SessionRule, ...] | str:
+               add_dirs: Sequence[str] = (), *,
+               compiled: BashRules | None = None) -> tuple[SessionRule, ...] | str:
     """The rules that allow this Bash command, or the reason it asks.
 
     Args:
@@ -228,19 +352,18 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
         command: the Bash tool's `command` input.
         cwd: the session folder; relative paths are taken against it.
         add_dirs: the session's added directories (paths there are inside too).
+        compiled: `bash_rules(allows)`, when the caller keeps it for the same rules.
     """
     if not isinstance(command, str) or not command.strip():
         return "no command"
-    specific = [r for r in allows if r.rule.tool_name == BASH_TOOL and r.rule.rule_content
-                and r.rule.rule_content.strip() != "*"]
-    if not specific:
+    specific = bash_rules(allows) if compiled is None else compiled
+    if not specific.pairs:
         return "no Bash allow rule with a specifier matches"
     analysis = shell_words.analyze(command)
     if not analysis.ok:
         problems = ", ".join(p.value for p in analysis.problems) or "no command"
         return f"not understood by the shell analyzer: {problems}"
-    whole = next((r for r in specific if parse_bash_spec(r.rule.rule_content or "").kind
-                  == "exact" and (r.rule.rule_content or "").strip() == command.strip()), None)
+    whole = specific.exact_line(command.strip())
     used: list[SessionRule] = [] if whole is None else [whole]
     paths = _PathCheck(cwd, add_dirs)
     for simple in analysis.commands:
@@ -256,19 +379,18 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
     return tuple(used)
 
 
-def _segment_rule(specific: Sequence[SessionRule], simple: SimpleCommand) -> SessionRule | str:
+def _segment_rule(specific: BashRules, simple: SimpleCommand) -> SessionRule | str:
     """The rule that allows one simple command, or why it asks."""
-    matching = [r for r in specific if spec_allows(r.rule.rule_content or "", simple)]
+    matching = specific.matching(simple)
     if not matching:
         return f"no allow rule matches the command: {simple.text}"
     if not is_canonical(simple):
         return f"the command is not in the rule's exact spelling: {simple.text}"
     if shell_commands.runs_other_code(simple.words[0]):
-        exact = [r for r in matching
-                 if parse_bash_spec(r.rule.rule_content or "").kind == "exact"]
+        exact = [r for r, spec in matching if spec.spec.kind == "exact"]
         if not exact:
             name = shell_commands.command_name(simple.words[0])
             return (f"{name} runs another command; only an exact rule allows it: "
                     f"{simple.text}")
         return exact[0]
-    return matching[0]
+    return matching[0][0]

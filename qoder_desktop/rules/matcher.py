@@ -44,7 +44,6 @@ here (`split_suggestions`, `is_dangerous`, `session_rules_from_updates`).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,9 +78,9 @@ from qoder_desktop.rules.grants import (
     session_rules_from_updates,
     split_suggestions,
 )
-from qoder_desktop.shell import candidates as shell_candidates
+from qoder_desktop.rules.ruleset import Call, RuleSet, bash_matches_generously, rule_set
 from qoder_desktop.shell import words as shell_words
-from qoder_desktop.shell.words import ShellAnalysis, SimpleCommand
+from qoder_desktop.shell.words import SimpleCommand
 
 __all__ = [
     "Explanation", "RuleVerdict", "SuggestionSplit", "bash_allows_command",
@@ -103,7 +102,6 @@ PATH_KEYS: Mapping[str, str] = {
     "NotebookEdit": "notebook_path", "NotebookRead": "notebook_path",
     "Glob": "path", "Grep": "path", "LS": "path",
 }
-_BOUNDARY = frozenset(" \t\n\r;&|<>()$`'\"\\{}!#*?[]~")
 
 
 @dataclass(frozen=True)
@@ -145,55 +143,6 @@ def bash_allows_command(content: str, command: SimpleCommand) -> bool:
     return spec_allows(content, command)
 
 
-def _raw_prefix(text: str, prefix: str) -> bool:
-    if not prefix:
-        return True
-    return text == prefix or (text.startswith(prefix) and text[len(prefix)] in _BOUNDARY)
-
-
-def bash_matches_generously(content: str, text: str, words: tuple[str, ...]) -> bool:
-    """Deny/ask match of a Bash specifier against one candidate (see `deny_candidates`)."""
-    spec = parse_bash_spec(content)
-    if spec.kind == "glob":
-        return spec.glob_matches(text) or spec.glob_matches(" ".join(words))
-    rule_words = shell_candidates.lenient_words(spec.text)
-    if spec.kind == "exact":
-        return text == spec.text or (bool(rule_words) and words == rule_words)
-    if rule_words and words[:len(rule_words)] == rule_words:
-        return True
-    return _raw_prefix(text, spec.text)
-
-
-class _Call:
-    """One tool call under evaluation; the shell analysis is computed once."""
-
-    def __init__(self, tool_name: str, tool_input: Any, cwd: str) -> None:
-        self.tool = tool_name
-        self.input: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
-        self.cwd = cwd or "."
-
-    @functools.cached_property
-    def command(self) -> str | None:
-        value = self.input.get("command")
-        return value if isinstance(value, str) else None
-
-    @functools.cached_property
-    def analysis(self) -> ShellAnalysis:
-        return shell_words.analyze(self.command or "")
-
-    @functools.cached_property
-    def deny_candidates(self) -> list[tuple[str, tuple[str, ...]]]:
-        found = list(_deny_candidates(self.command or ""))
-        found += [(c.text, c.words) for c in self.analysis.commands]
-        return found
-
-
-@functools.lru_cache(maxsize=4096)
-def _deny_candidates(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """`shell_candidates.deny_candidates`, cached: the same commands come again and again."""
-    return tuple(shell_candidates.deny_candidates(command))
-
-
 def _is_mcp_server_rule(rule_tool: str, tool: str) -> bool:
     if not (rule_tool.startswith("mcp__") and tool.startswith("mcp__")):
         return False
@@ -224,7 +173,7 @@ def _whole_tool(rule: RuleValue, tool: str, generous: bool) -> bool:
     return False
 
 
-def _path_matches(rule: RuleValue, call: _Call, generous: bool) -> bool:
+def _path_matches(rule: RuleValue, call: Call, generous: bool) -> bool:
     if rule.tool_name not in PATH_RULE_TOOLS or not _covers(rule.tool_name, call.tool, generous):
         return False
     content = rule.rule_content or ""
@@ -251,7 +200,7 @@ def _safe_glob(pattern: object) -> bool:
     return ".." not in pattern and re.match(r"^[A-Za-z]:", pattern) is None
 
 
-def _specifier_matches(rule: RuleValue, call: _Call, generous: bool) -> bool:
+def _specifier_matches(rule: RuleValue, call: Call, generous: bool) -> bool:
     """Match a rule that has a specifier, other than whole-tool `Tool(*)`."""
     content = rule.rule_content
     if content is None:
@@ -270,11 +219,11 @@ def _specifier_matches(rule: RuleValue, call: _Call, generous: bool) -> bool:
     return False
 
 
-def _matches_generously(rule: RuleValue, call: _Call) -> bool:
+def _matches_generously(rule: RuleValue, call: Call) -> bool:
     return _whole_tool(rule, call.tool, True) or _specifier_matches(rule, call, True)
 
 
-def _path_allow(allows: Sequence[SessionRule], call: _Call) -> SessionRule | str:
+def _path_allow(allows: Sequence[SessionRule], call: Call) -> SessionRule | str:
     """The Edit/Read rule that allows a file tool call, or why it asks."""
     key = PATH_KEYS[call.tool]
     path = call.input.get(key)
@@ -301,21 +250,18 @@ def _path_allow(allows: Sequence[SessionRule], call: _Call) -> SessionRule | str
     return f"no {rule_tool}(...) allow rule matches {path}"
 
 
-def _allow(allows: Sequence[SessionRule], call: _Call,
-           add_dirs: Sequence[str]) -> RuleVerdict | str:
+def _allow(ruleset: RuleSet, call: Call, add_dirs: Sequence[str]) -> RuleVerdict | str:
     """The allow verdict for a call, or why it asks."""
+    allows = ruleset.allow
     tool = call.tool
-    if tool in NO_WHOLE_TOOL_ALLOW:
-        whole = next((r for r in allows if _whole_tool(r.rule, tool, False)), None)
-    else:
-        whole = None
+    if tool not in NO_WHOLE_TOOL_ALLOW:
         for item in allows:
             if _whole_tool(item.rule, tool, False):
                 return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
     if tool == BASH_TOOL:
         if call.input.get("dangerouslyDisableSandbox"):
             return "the command asks to run outside the sandbox"
-        found = bash_allow(allows, call.command, call.cwd, add_dirs)
+        found = bash_allow(allows, call.command, call.cwd, add_dirs, compiled=ruleset.bash)
         if not isinstance(found, str):
             return RuleVerdict(RuleBehavior.ALLOW, found[0], found)
         reason = found
@@ -329,7 +275,10 @@ def _allow(allows: Sequence[SessionRule], call: _Call,
             if _specifier_matches(item.rule, call, False):
                 return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
         reason = f"no allow rule matches {tool}"
-    if whole is not None and reason.startswith("no "):
+    if not reason.startswith("no ") or tool not in NO_WHOLE_TOOL_ALLOW:
+        return reason
+    whole = next((r for r in allows if _whole_tool(r.rule, tool, False)), None)
+    if whole is not None:
         return (f"the whole-tool rule {whole.rule} is held by the agent's CLI, which still "
                 f"asks about some calls; Qoder Desktop does not allow on it by itself")
     return reason
@@ -344,19 +293,19 @@ def explain(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, 
         allows it: "sensitive file .git/config", "path argument outside the session
         folder: /x", ...).
     """
-    active = [r for r in rules if r.active]
-    call = _Call(tool_name, tool_input, cwd)
-    for behavior, verb in ((RuleBehavior.DENY, "denied"), (RuleBehavior.ASK, "asked")):
-        for item in active:
-            if item.behavior is behavior and _matches_generously(item.rule, call):
+    ruleset = rule_set(rules)
+    call = Call(tool_name, tool_input, cwd)
+    for behavior, verb, items in ((RuleBehavior.DENY, "denied", ruleset.deny),
+                                  (RuleBehavior.ASK, "asked", ruleset.ask)):
+        for item in items:
+            if _matches_generously(item.rule, call):
                 verdict = RuleVerdict(behavior, item, (item,))
                 return Explanation(behavior, f"{verb} by the rule {item.rule}", verdict)
     if tool_name == QUESTION_TOOL:
         return Explanation(RuleBehavior.ASK, "questions always go to a person", None)
-    allows = [r for r in active if r.behavior is RuleBehavior.ALLOW]
-    if not allows:
+    if not ruleset.allow:
         return Explanation(RuleBehavior.ASK, "no allow rule", None)
-    found = _allow(allows, call, add_dirs)
+    found = _allow(ruleset, call, add_dirs)
     if isinstance(found, str):
         return Explanation(RuleBehavior.ASK, found, None)
     names = ", ".join(str(r.rule) for r in found.rules)

@@ -50,7 +50,13 @@ def sensitive_part(path: str) -> str | None:
     Returns the path from the sensitive component on (`/w/.git/config` → `.git/config`,
     `/home/u/.bashrc` → `.bashrc`), which is what a reason shows.
     """
-    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    slashed = path.replace("\\", "/")
+    if not slashed.startswith(".") and "/." not in slashed:
+        # Every sensitive folder (and nested folder) starts with a dot, and case folding
+        # never makes one: only the last component can be a sensitive file.
+        last = slashed.rstrip("/").rsplit("/", 1)[-1]
+        return last if last and _fold(last) in SENSITIVE_FILES else None
+    parts = [p for p in slashed.split("/") if p]
     folded = [_fold(p) for p in parts]
     for index, name in enumerate(folded):
         if name in SENSITIVE_DIRS:
@@ -76,7 +82,12 @@ def sensitive_reason(path: str, cwd: str) -> str | None:
         real = os.path.realpath(lexical)
     except (OSError, ValueError):
         real = lexical
-    for candidate in (lexical, real):
+    return resolved_reason(lexical, real)
+
+
+def resolved_reason(lexical: str, real: str) -> str | None:
+    """`sensitive_reason` for a path already made absolute (`lexical`) and resolved (`real`)."""
+    for candidate in (lexical, real) if real != lexical else (lexical,):
         part = sensitive_part(candidate)
         if part is not None:
             return f"sensitive file {part}"

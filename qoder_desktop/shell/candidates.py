@@ -70,10 +70,16 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
     whole = command.strip() if isinstance(command, str) else ""
     if not whole:
         return found
-    add(whole, lenient_words(whole))
-    segments = [(c.text, c.words) for c in shell_words.analyze(whole).commands]
-    segments += [(s, lenient_words(s)) for s in loose_segments(whole)]
-    for segment, words in segments:
+    whole_words = lenient_words(whole)
+    add(whole, whole_words)
+    if shell_words.is_plain_line(whole):
+        # Nothing to split on and no quotes: the lexer's one segment and the one loose
+        # segment are both the line itself, with these words.
+        segments = [(whole, whole_words)]
+    else:
+        segments = [(c.text, c.words) for c in shell_words.analyze(whole).commands]
+        segments += [(s, lenient_words(s)) for s in loose_segments(whole)]
+    for segment, words in dict.fromkeys(segments):  # a repeated segment adds nothing new
         add(segment, words)
         for variant in command_starts(words):
             add(" ".join(variant), variant)

@@ -16,6 +16,7 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -56,6 +57,9 @@ RESERVED_WORDS = frozenset({
 })
 
 _OK_SPACE = frozenset(" \t")
+#: A run of characters that the scanner takes into the current word one by one anyway:
+#: none of them starts a quote, an escape, an operator, a comment or a flagged character.
+_PLAIN_RUN = re.compile(r"[^ \t\n\r'\"\\$`{}!()#<>;&|]+")
 _FLAGGED_CHARS = {
     "$": ShellProblem.VARIABLE_EXPANSION, "`": ShellProblem.COMMAND_SUBSTITUTION,
     "{": ShellProblem.BRACE, "}": ShellProblem.BRACE, "!": ShellProblem.NEGATION,
@@ -230,9 +234,18 @@ class _Scanner:
 
     def run(self) -> ShellAnalysis:
         s = self.s
-        if has_hidden(s):
+        if not (s.isascii() and s.isprintable()) and has_hidden(s):
             self.flag(ShellProblem.INVISIBLE_CHARACTER)
+        plain = _PLAIN_RUN.match
         while self.i < len(s):
+            run = plain(s, self.i)
+            if run is not None:  # ordinary characters: into the word in one step
+                if self.cur is None:
+                    self.cur = []
+                    self.word_start = self.i
+                self.cur.append(run.group())
+                self.i = run.end()
+                continue
             ch = s[self.i]
             two = s[self.i:self.i + 2]
             if ch in _OK_SPACE:
@@ -296,9 +309,36 @@ def _dollar_problem(s: str, i: int) -> ShellProblem:
     return ShellProblem.VARIABLE_EXPANSION
 
 
+#: A line of plain words only (no quote, escape, operator, comment, newline or flagged
+#: character): one simple command whose words are split at spaces and tabs.
+_PLAIN_LINE = re.compile(r"[^\n\r'\"\\$`{}!()#<>;&|]*")
+
+
+def is_plain_line(text: str) -> bool:
+    """True when `text` holds no quote, escape, operator, comment, newline or character
+    the analyzer flags: words and blanks only (it is one simple command, or empty)."""
+    return _PLAIN_LINE.fullmatch(text) is not None
+
+
 @functools.lru_cache(maxsize=4096)
 def _analyze_text(command: str) -> ShellAnalysis:
-    return _Scanner(command).run()
+    if _PLAIN_LINE.fullmatch(command) is None:
+        return _Scanner(command).run()
+    # What the scanner finds in such a line, without going through it character by
+    # character (tests/rules/test_fast_paths.py checks the two agree).
+    problems: list[ShellProblem] = []
+    if not (command.isascii() and command.isprintable()) and has_hidden(command):
+        problems.append(ShellProblem.INVISIBLE_CHARACTER)
+    words = tuple(w for w in command.replace("\t", " ").split(" ") if w)
+    if not words:
+        problems.append(ShellProblem.EMPTY)
+        return ShellAnalysis(command, (), (), tuple(problems))
+    if ASSIGNMENT.match(words[0]):
+        problems.append(ShellProblem.ASSIGNMENT)
+    if words[0] in RESERVED_WORDS:
+        problems.append(ShellProblem.RESERVED_WORD)
+    simple = SimpleCommand(command.strip(" \t"), words)
+    return ShellAnalysis(command, (simple,), (), tuple(problems))
 
 
 def analyze(command: str) -> ShellAnalysis:

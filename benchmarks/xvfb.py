@@ -1,0 +1,50 @@
+"""A private X server for the benchmarks that judge what a person sees (Qt's xcb platform).
+
+`private_display()` starts ``Xvfb -displayfd`` (the server picks a free display number,
+so parallel runs never clash), with no TCP listener, and stops it afterwards. No window
+manager and no tray run on it: the windows map directly, as on a plain X session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def private_display(screen: str = "1600x1000x24") -> Iterator[str]:
+    """Start a private Xvfb; yields its DISPLAY (":N").
+
+    Raises:
+        RuntimeError: Xvfb is not installed or did not report its display.
+    """
+    if shutil.which("Xvfb") is None:
+        raise RuntimeError("Xvfb is not installed (Debian package xvfb)")
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", screen,
+                               "-nolisten", "tcp"], pass_fds=(write_fd,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    try:
+        with os.fdopen(read_fd) as pipe:
+            number = pipe.readline().strip()
+        if not number:
+            raise RuntimeError("Xvfb did not report a display number")
+        yield f":{number}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def use_xcb(display: str) -> None:
+    """Point this process's Qt at `display` on the xcb platform (before QApplication)."""
+    os.environ["DISPLAY"] = display
+    os.environ["QT_QPA_PLATFORM"] = "xcb"
+    os.environ.pop("WAYLAND_DISPLAY", None)

@@ -1,0 +1,127 @@
+"""What the matcher works out once: a call's rule set, the call's shell reading.
+
+A session's rules come from the store's cache as the same frozen objects on every tool
+call, so their split by behaviour and the compiled Bash allow rules are kept per list of
+rule objects (`rule_set`). `Call` holds one tool call under evaluation and computes its
+shell analysis and deny candidates at most once. The generous (deny and ask) match of a
+Bash specifier against one candidate is `bash_matches_generously`.
+
+Pure Python, no Qt, no SDK imports.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import Any
+
+from qoder_desktop.domain.models import RuleBehavior, SessionRule
+from qoder_desktop.rules.bash_allow import BashRules, BashSpec, bash_rules, parse_bash_spec
+from qoder_desktop.shell import candidates as shell_candidates
+from qoder_desktop.shell import words as shell_words
+from qoder_desktop.shell.words import ShellAnalysis
+
+_BOUNDARY = frozenset(" \t\n\r;&|<>()$`'\"\\{}!#*?[]~")
+
+
+def _raw_prefix(text: str, prefix: str) -> bool:
+    if not prefix:
+        return True
+    return text == prefix or (text.startswith(prefix) and text[len(prefix)] in _BOUNDARY)
+
+
+def bash_matches_generously(content: str, text: str, words: tuple[str, ...]) -> bool:
+    """Deny/ask match of a Bash specifier against one candidate (see `deny_candidates`)."""
+    spec, rule_words = _generous_spec(content)
+    if spec.kind == "glob":
+        return spec.glob_matches(text) or spec.glob_matches(" ".join(words))
+    if spec.kind == "exact":
+        return text == spec.text or (bool(rule_words) and words == rule_words)
+    if rule_words and words[:len(rule_words)] == rule_words:
+        return True
+    return _raw_prefix(text, spec.text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _generous_spec(content: str) -> tuple[BashSpec, tuple[str, ...]]:
+    """A Bash specifier and its lenient words (for deny and ask matching), worked out once."""
+    spec = parse_bash_spec(content)
+    return spec, shell_candidates.lenient_words(spec.text)
+
+
+class RuleSet:
+    """The active rules of a call, by behaviour, with the compiled Bash allow rules.
+
+    Built once per list of rule objects (see `rule_set`): the rules are frozen, so
+    what is derived from them stays true.
+    """
+
+    def __init__(self, rules: tuple[SessionRule, ...]) -> None:
+        self.rules = rules  # keeps the objects, and so their ids, alive
+        self.deny: list[SessionRule] = []
+        self.ask: list[SessionRule] = []
+        self.allow: list[SessionRule] = []
+        lists = {RuleBehavior.DENY: self.deny, RuleBehavior.ASK: self.ask,
+                 RuleBehavior.ALLOW: self.allow}
+        for item in rules:
+            if item.active:
+                lists[item.behavior].append(item)
+        self.bash: BashRules = bash_rules(self.allow)
+
+
+_RULE_SETS: dict[tuple[int, ...], RuleSet] = {}
+_RULE_SETS_MAX = 256
+
+
+def rule_set(rules: Iterable[SessionRule]) -> RuleSet:
+    """The `RuleSet` of these rule objects, cached by their identity.
+
+    A session's active rules come from the store's cache as the same objects on every
+    call; a cached set holds its rules, so an id in a key cannot be reused by another.
+    """
+    items = rules if isinstance(rules, tuple) else tuple(rules)
+    key = tuple(map(id, items))
+    found = _RULE_SETS.get(key)
+    if found is None:
+        found = RuleSet(items)
+        if len(_RULE_SETS) >= _RULE_SETS_MAX:
+            _RULE_SETS.clear()
+        _RULE_SETS[key] = found
+    return found
+
+
+class Call:
+    """One tool call under evaluation; the shell analysis is computed once."""
+
+    def __init__(self, tool_name: str, tool_input: Any, cwd: str) -> None:
+        self.tool = tool_name
+        self.input: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+        self.cwd = cwd or "."
+        value = self.input.get("command")
+        self.command: str | None = value if isinstance(value, str) else None
+        # Worked out on first use (plain attributes: functools.cached_property takes a
+        # lock on every first access before Python 3.12).
+        self._analysis: ShellAnalysis | None = None
+        self._candidates: list[tuple[str, tuple[str, ...]]] | None = None
+
+    @property
+    def analysis(self) -> ShellAnalysis:
+        """The strict shell analysis of the Bash `command` input ("" when there is none)."""
+        if self._analysis is None:
+            self._analysis = shell_words.analyze(self.command or "")
+        return self._analysis
+
+    @property
+    def deny_candidates(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Every (text, words) a deny or ask Bash rule is tried against."""
+        if self._candidates is None:
+            found = list(_deny_candidates(self.command or ""))
+            found += [(c.text, c.words) for c in self.analysis.commands]
+            self._candidates = found
+        return self._candidates
+
+
+@functools.lru_cache(maxsize=4096)
+def _deny_candidates(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`shell_candidates.deny_candidates`, cached: the same commands come again and again."""
+    return tuple(shell_candidates.deny_candidates(command))
