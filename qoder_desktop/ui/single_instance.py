@@ -17,7 +17,7 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 log = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_MS = 500
+CONNECT_TIMEOUT_MS = 2000  # generous: a busy running instance still accepts in time
 MAX_MESSAGE_BYTES = 1_000_000
 
 
@@ -39,6 +39,15 @@ def hand_over(name: str, message: dict[str, Any]) -> bool:
     return True
 
 
+def _answers(name: str) -> bool:
+    """True when an instance accepts connections on `name`."""
+    socket = QLocalSocket()
+    socket.connectToServer(name)
+    connected = socket.waitForConnected(CONNECT_TIMEOUT_MS)
+    socket.abort()
+    return connected
+
+
 class InstanceServer(QObject):
     """Listens for hand-overs from later launches.
 
@@ -54,8 +63,13 @@ class InstanceServer(QObject):
         self._buffers: dict[QLocalSocket, bytearray] = {}
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._accept)
+        # Asked first: with socket options Qt's listen() replaces a live instance's
+        # socket file (a launch whose hand-over was too slow would make itself the one).
+        if _answers(name):
+            log.warning("another instance holds %s; this one takes no hand-overs", name)
+            return
         if not self._server.listen(name):
-            # A stale socket file from a crashed instance: nobody answered hand_over().
+            # A stale socket file from a crashed instance: nobody answers on it.
             QLocalServer.removeServer(name)
             if not self._server.listen(name):
                 log.warning("single-instance server could not listen: %s",

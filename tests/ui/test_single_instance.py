@@ -41,6 +41,23 @@ def test_the_instance_server_tells_whether_it_owns_the_name(qtbot: QtBot) -> Non
     assert not server.listening
 
 
+def test_a_second_server_never_takes_the_name_from_a_live_instance(qtbot: QtBot) -> None:
+    """A launch whose hand-over was too slow must not remove the running instance's socket
+    (that would make two windows and leave the first deaf to later launches)."""
+    name = f"qoder-desktop-test-{uuid.uuid4().hex[:8]}"
+    first = InstanceServer(name)
+    second = InstanceServer(name)
+    try:
+        assert first.listening and not second.listening
+        received: list[dict[str, object]] = []
+        first.message_received.connect(received.append)
+        assert hand_over(name, {"action": "front"})
+        qtbot.waitUntil(lambda: received == [{"action": "front"}])
+    finally:
+        second.close()
+        first.close()
+
+
 def test_without_a_running_instance_the_launch_goes_ahead() -> None:
     assert hand_over(f"qoder-desktop-nobody-{uuid.uuid4().hex[:8]}", {"action": "show"}) is False
 
