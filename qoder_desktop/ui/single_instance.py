@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -21,10 +22,23 @@ CONNECT_TIMEOUT_MS = 2000  # generous: a busy running instance still accepts in 
 MAX_MESSAGE_BYTES = 1_000_000
 
 
+SOCKET_PATH_LIMIT = 100
+"""Bytes of a Unix socket path that every system takes (sun_path is 104–108 bytes)."""
+
+
 def server_name(data_dir: str) -> str:
-    """The local socket name for this user and data folder."""
+    """The local socket name for this user and data folder.
+
+    On Unix a full path: in the temporary folder Qt would use, or in /tmp when that path
+    would be too long for a socket (a long $TMPDIR made listen() fail, and every launch
+    then opened its own window).
+    """
     digest = hashlib.sha256(os.path.realpath(data_dir).encode()).hexdigest()[:16]
-    return f"qoder-desktop-{os.getuid() if hasattr(os, 'getuid') else 'user'}-{digest}"
+    name = f"qoder-desktop-{os.getuid() if hasattr(os, 'getuid') else 'user'}-{digest}"
+    if os.name != "posix":
+        return name
+    path = os.path.join(tempfile.gettempdir(), name)
+    return path if len(os.fsencode(path)) <= SOCKET_PATH_LIMIT else os.path.join("/tmp", name)
 
 
 def hand_over(name: str, message: dict[str, Any]) -> bool:

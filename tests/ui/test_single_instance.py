@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.domain.models import Backend, PermissionMode
@@ -56,6 +58,26 @@ def test_a_second_server_never_takes_the_name_from_a_live_instance(qtbot: QtBot)
     finally:
         second.close()
         first.close()
+
+
+def test_a_long_temporary_folder_still_gives_one_instance(
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a $TMPDIR too long for a Unix socket path, hand-over still works."""
+    long_tmp = tmp_path / ("t" * 90)
+    long_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(long_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads $TMPDIR again
+    name = server_name(str(tmp_path / f"data-{uuid.uuid4().hex[:8]}"))
+    assert len(os.fsencode(name)) <= 100
+    server = InstanceServer(name)
+    try:
+        assert server.listening
+        received: list[dict[str, object]] = []
+        server.message_received.connect(received.append)
+        assert hand_over(name, {"action": "front"})
+        qtbot.waitUntil(lambda: received == [{"action": "front"}])
+    finally:
+        server.close()
 
 
 def test_without_a_running_instance_the_launch_goes_ahead() -> None:
