@@ -15,7 +15,7 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from qoder_desktop.approval.broker import ApprovalBroker
@@ -125,6 +125,9 @@ class AgentSession(ABC):
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
+        self.prepare: Callable[[], Awaitable[None]] | None = None
+        """Awaited by `start` before the CLI starts (the launcher reads credentials here,
+        off the event loop); a `SessionStartError` from it fails the session."""
 
     # -- the SDK-specific part ---------------------------------------------------------
 
@@ -193,6 +196,10 @@ class AgentSession(ABC):
         """The last lines the CLI wrote to stderr."""
         return "\n".join(self._stderr_tail)
 
+    def update_env(self, env: dict[str, str]) -> None:
+        """Add variables to the CLI's environment (before `start` builds the client)."""
+        self._env.update(env)
+
     def _on_stderr(self, line: str) -> None:
         self._stderr_tail.append(line.rstrip("\n"))
 
@@ -210,6 +217,13 @@ class AgentSession(ABC):
         Raises:
             SessionStartError: the CLI could not be started.
         """
+        if self.prepare is not None:
+            try:
+                await self.prepare()
+            except SessionStartError as exc:
+                self._emit(TranscriptKind.ERROR, str(exc), is_error=True)
+                self._set_state(SessionState.FAILED, str(exc))
+                raise
         self._client = self._sdk_client(self.options)
         try:
             await self._client.connect()

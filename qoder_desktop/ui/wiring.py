@@ -49,7 +49,8 @@ class DesktopApp:
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, secrets: SecretStore,
                  settings: Settings, settings_path: Any, *,
-                 demo_scenarios: list[str] | None = None) -> None:
+                 demo_scenarios: list[str] | None = None,
+                 window: MainWindow | None = None) -> None:
         self.broker = broker
         self.hub = hub
         self.secrets = secrets
@@ -57,7 +58,10 @@ class DesktopApp:
         self._settings_path = settings_path
         self._tasks: set[asyncio.Task[Any]] = set()
         self._plan_modes: dict[str, str] = {}
-        self.window = MainWindow(scenarios=demo_scenarios)
+        # `run_gui` builds (and paints) the window before the core exists.
+        self.window = window if window is not None else MainWindow(scenarios=demo_scenarios)
+        if window is not None and demo_scenarios is not None:
+            window.set_demo_scenarios(demo_scenarios)
         self.bridge = BrokerBridge(broker)
         self.dialogs = DialogQueue(None)
         self.tray = Tray(self.window)

@@ -57,7 +57,7 @@ def test_a_handed_over_session_starts_in_the_second_launchs_folder(tmp_path: Pat
     message = {"action": "start", "cwd": str(tmp_path),
                "argv": ["--backend", "qoder", "--prompt", "Add tests", "--cwd", "proj",
                         "--add-dir", "data", "--permission-mode", "plan"]}
-    app_module._on_handover(message, desktop)
+    app_module.on_handover(message, desktop)
     [options] = started
     assert options.backend is Backend.QODER
     assert options.prompt == "Add tests"
@@ -75,7 +75,7 @@ def test_a_handed_over_bypass_mode_is_not_started_without_confirmation(
                         lambda parent, mode, done: asked.append(mode))
     desktop: Any = SimpleNamespace(window=_Window(), start_session=started.append,
                                    settings=SimpleNamespace(default_backend=Backend.CLAUDE))
-    app_module._on_handover({"action": "start", "cwd": str(tmp_path),
+    app_module.on_handover({"action": "start", "cwd": str(tmp_path),
                              "argv": ["--backend", "claude", "--prompt", "x",
                                       "--permission-mode", "bypassPermissions"]}, desktop)
     assert asked == [PermissionMode.BYPASS]
