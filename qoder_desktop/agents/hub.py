@@ -147,10 +147,14 @@ class SessionHub(SessionSink):
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
                   tool_input: dict[str, Any], phase: str) -> None:
-        """Write a tool call seen by a hook to the ledger (SessionSink)."""
+        """Queue a tool call seen by a hook for the ledger (SessionSink).
+
+        The hook's answer does not wait for the disk: the ledger's writer thread writes
+        it (see `Ledger.post_tool_event`).
+        """
         try:
-            self._ledger.record_tool_event(session_id, tool_use_id, tool_name, tool_input,
-                                           ToolEventPhase(phase))
+            self._ledger.post_tool_event(session_id, tool_use_id, tool_name, tool_input,
+                                         ToolEventPhase(phase))
         except Exception:
             log.exception("could not record a %s event", phase)
 

@@ -4,6 +4,9 @@
 moment it arrives, so a crash while a person is still deciding leaves a visible trace;
 its decision is written (and synced) before the answer goes back to the agent. Tool
 calls that never needed a decision are seen through hooks and written as tool events.
+On the event loop, `write_request`/`write_decision` wait for the database's writer
+thread without blocking the loop, and `post_tool_event` does not wait at all (the
+agent's hook answer never waits on a disk sync).
 
 `export_ledger` writes the ledger as CSV or JSON Lines; `ledger_export_main` is the
 command line ``qoder-desktop ledger export``.
@@ -143,6 +146,31 @@ class Ledger:
     def __init__(self, db: Database) -> None:
         self.db = db
 
+    async def write_request(self, request: ApprovalRequest) -> None:
+        """`record_request` on the writer thread; the loop keeps serving meanwhile."""
+        await self.db.writer.run(lambda: self.record_request(request))
+
+    async def write_decision(self, request: ApprovalRequest, decision: Decision,
+                             latency_ms: float | None = None) -> None:
+        """`record_decision` on the writer thread; returns once it is committed.
+
+        Raises:
+            LedgerError: the request already has a decision.
+            StorageError: the write failed.
+        """
+        await self.db.writer.run(lambda: self.record_decision(request, decision, latency_ms))
+
+    def post_tool_event(self, session_id: str, tool_use_id: str | None, tool_name: str,
+                        tool_input: dict[str, Any] | None, phase: ToolEventPhase | str) -> None:
+        """`record_tool_event` queued on the writer thread; returns at once.
+
+        Raises:
+            ValueError: `phase` is not a hook phase (checked before queueing).
+        """
+        checked, at = ToolEventPhase(phase), utc_now()
+        self.db.writer.post(lambda: self.record_tool_event(session_id, tool_use_id, tool_name,
+                                                           tool_input, checked, at=at))
+
     def record_request(self, request: ApprovalRequest) -> None:
         """Write a request as pending (recording the same request twice is a no-op)."""
         marks = ", ".join("?" * len(_request_values(request)))
@@ -171,16 +199,25 @@ class Ledger:
         if answer_labels is None and decision.answer_labels is not None:
             answer_labels = {q: list(parts) for q, parts in decision.answer_labels.items()}
         labels = None if answer_labels is None else _LABELS.validate_python(answer_labels)
-        values = (*_request_values(request), decision.kind.value, decision.decided_by.value,
-                  None if decision.final_input is None else encode_json(decision.final_input),
-                  decision.message or None, int(decision.interrupt),
-                  None if latency_ms is None else float(latency_ms), decision.rule,
-                  encode_json([u.to_wire() for u in decision.updates]),
-                  None if labels is None else encode_json(labels),
-                  encode_time(decision.decided_at))
+        outcome = (decision.kind.value, decision.decided_by.value,
+                   None if decision.final_input is None else encode_json(decision.final_input),
+                   decision.message or None, int(decision.interrupt),
+                   None if latency_ms is None else float(latency_ms), decision.rule,
+                   encode_json([u.to_wire() for u in decision.updates]),
+                   None if labels is None else encode_json(labels),
+                   encode_time(decision.decided_at))
         decision_columns = ("outcome", "decided_by", "final_input_json", "message",
                             "interrupt", "latency_ms", "matched_rule",
                             "granted_updates_json", "answer_labels_json", "decided_at")
+        # The pending row is there (written on arrival): set the decision columns only,
+        # without encoding and sending the request (perhaps megabytes) again.
+        assignments = ", ".join(f"{c} = ?" for c in decision_columns)
+        cursor = self.db.execute(
+            f"UPDATE approvals SET {assignments} WHERE request_id = ? AND outcome IS NULL",
+            (*outcome, request.request_id), what="recording a decision")
+        if cursor.rowcount == 1:
+            return
+        values = (*_request_values(request), *outcome)
         updates = ", ".join(f"{c} = excluded.{c}" for c in decision_columns)
         cursor = self.db.execute(
             f"INSERT INTO approvals ({_REQUEST_COLUMNS}, {', '.join(decision_columns)}) "
@@ -214,7 +251,8 @@ class Ledger:
 
     def entries(self, session_id: str | None = None, *,
                 include_tool_events: bool = True) -> list[LedgerEntry]:
-        """The ledger (of one session, or all), oldest first."""
+        """The ledger (of one session, or all), oldest first (queued writes included)."""
+        self.db.flush()
         where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
         rows = self.db.fetchall(f"SELECT * FROM approvals {where}", params)
         result = [_approval(row) for row in rows]

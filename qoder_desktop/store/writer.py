@@ -1,0 +1,168 @@
+"""The store's one writer thread: database writes off the event loop, in order.
+
+A synced SQLite commit takes milliseconds (``synchronous=FULL``), and a large row (a
+10 MB question) much longer; on the event loop that is time the agent's CLI waits for
+its hook or callback answer and the window does not repaint. `StoreWriter` runs such
+writes on one thread of its own (so writes keep one order, and one connection — the
+`Database`'s — does them):
+
+* `run` (awaitable): the caller waits until the write is committed — a decision is
+  durable before its answer goes back to the agent;
+* `post` (fire and forget): for records whose caller need not wait (tool calls seen by
+  hooks); writes that queue up meanwhile are committed together in one transaction.
+  A crash can lose the few milliseconds of tool events still queued, never a decision.
+
+`flush` waits until everything queued is written; readers call it first, so they see
+every write made before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from qoder_desktop.store.database import Database
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BATCH_LIMIT = 500
+"""Posted writes committed in one transaction at most."""
+
+
+class _Job:
+    __slots__ = ("call", "future")
+
+    def __init__(self, call: Callable[[], Any], future: Future[Any] | None) -> None:
+        self.call = call
+        self.future = future
+
+
+class StoreWriter:
+    """One thread that does a `Database`'s writes in the order they were handed in.
+
+    Started on first use; `close` writes what is queued and stops the thread.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _ensure_thread(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the store writer is closed")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, daemon=True,
+                                                name="qoder-desktop-store-writer")
+                self._thread.start()
+
+    def submit(self, call: Callable[[], T]) -> Future[T]:
+        """Queue `call`; the returned future holds its result (or its exception)."""
+        future: Future[T] = Future()
+        if self._on_writer_thread():
+            _run_into(call, future)  # a write from inside a write: no waiting on ourselves
+            return future
+        self._ensure_thread()
+        self._queue.put(_Job(call, future))
+        return future
+
+    async def run(self, call: Callable[[], T]) -> T:
+        """Run `call` on the writer thread and wait (without blocking the loop) for it.
+
+        Raises:
+            Exception: whatever `call` raised (e.g. `StorageError`).
+        """
+        return await asyncio.wrap_future(self.submit(call))
+
+    def post(self, call: Callable[[], Any]) -> None:
+        """Queue `call` without waiting; a failure is logged (the caller has moved on)."""
+        if self._on_writer_thread():
+            call()
+            return
+        self._ensure_thread()
+        self._queue.put(_Job(call, None))
+
+    def flush(self, timeout: float | None = 30.0) -> None:
+        """Wait until everything queued before this call is written."""
+        if self._thread is None or self._on_writer_thread():
+            return
+        self.submit(lambda: None).result(timeout)
+
+    def close(self) -> None:
+        """Write what is queued, then stop the thread; later writes raise."""
+        with self._lock:
+            thread, self._closed = self._thread, True
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+
+    def _on_writer_thread(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            if job.future is not None:
+                _run_into(job.call, job.future)
+                continue
+            batch = [job]
+            stop = False
+            while len(batch) < BATCH_LIMIT:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None or more.future is not None:
+                    self._write_batch(batch)
+                    batch = []
+                    if more is None:
+                        stop = True
+                    else:
+                        _run_into(more.call, more.future)  # type: ignore[arg-type]
+                    break
+                batch.append(more)
+            if batch:
+                self._write_batch(batch)
+            if stop:
+                return
+
+    def _write_batch(self, batch: list[_Job]) -> None:
+        """Posted writes in one transaction; if that fails, one by one (each logged)."""
+        if len(batch) > 1:
+            try:
+                with self._db.transaction("recording tool events"):
+                    for job in batch:
+                        job.call()
+                return
+            except Exception:
+                log.warning("a batch of %d store writes failed; writing them one by one",
+                            len(batch))
+        for job in batch:
+            try:
+                job.call()
+            except Exception:
+                log.exception("a store write failed")
+
+
+def _run_into(call: Callable[[], Any], future: Future[Any]) -> None:
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        result = call()
+    except BaseException as exc:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
