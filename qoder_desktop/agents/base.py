@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
+from qoder_desktop.agents.ran_tools import RanTools
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.domain.models import (
@@ -125,6 +126,7 @@ class AgentSession(ABC):
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
+        self._ran = RanTools(info.session_id, sink) if self.RAN_FROM_STREAM else None
         self.prepare: Callable[[], Awaitable[None]] | None = None
         """Awaited by `start` before the CLI starts (the launcher reads credentials here,
         off the event loop); a `SessionStartError` from it fails the session."""
@@ -161,10 +163,17 @@ class AgentSession(ABC):
             "can_use_tool": self.can_use_tool,
         }
 
+    RAN_FROM_STREAM: bool = False
+    """Record calls that ran from the message stream, without a PostToolUse hook (one
+    round trip per tool call less; see `agents.ran_tools`)."""
+
     def hook_callbacks(self) -> dict[str, Any]:
         """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
-        return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
-                "PostToolUseFailure": self.permission_denied}
+        hooks = {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
+                 "PostToolUseFailure": self.permission_denied}
+        if self.RAN_FROM_STREAM:
+            del hooks["PostToolUse"]
+        return hooks
 
     PROJECT_SETTINGS_FILE: str = ""
     """The project file where this CLI keeps local rules, relative to the session folder."""
@@ -326,11 +335,15 @@ class AgentSession(ABC):
                     self._last_text = block.text
                     self._emit(TranscriptKind.ASSISTANT_TEXT, block.text)
                 elif block_kind == "ToolUseBlock":
+                    if self._ran is not None:
+                        self._ran.called(block)
                     self._emit(TranscriptKind.TOOL_CALL, summarize_input(block.input),
                                tool_name=block.name, tool_use_id=block.id)
         elif kind == "UserMessage" and isinstance(message.content, list):
             for block in message.content:
                 if type(block).__name__ == "ToolResultBlock":
+                    if self._ran is not None:
+                        self._ran.result(block)
                     self._emit(TranscriptKind.TOOL_RESULT, result_text(block.content),
                                tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
         elif kind == "ResultMessage":
@@ -397,6 +410,8 @@ class AgentSession(ABC):
                 raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
             request = self._request_from(tool_name, tool_input, context)
             decision = await self._broker.request(request, self._sdk_update_problem)
+            if self._ran is not None and decision.kind.allows and decision.final_input:
+                self._ran.allowed(request.tool_use_id, dict(decision.final_input))
             if decision.kind is DecisionKind.WITHDRAWN:
                 # The CLI died or the session is stopping: like a CLI cancel, no answer.
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an

@@ -23,6 +23,7 @@ class ClaudeSession(AgentSession):
     """A session run by the Claude Code CLI through `ClaudeSDKClient`."""
 
     PROJECT_SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
+    RAN_FROM_STREAM = True  # measured against the real CLI: tests/e2e, tests/agents
 
     def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
         # The SDK drops every update of an answer when one fails its own conversion.

@@ -9,8 +9,9 @@ writes on one thread of its own (so writes keep one order, and one connection â€
 * `run` (awaitable): the caller waits until the write is committed â€” a decision is
   durable before its answer goes back to the agent;
 * `post` (fire and forget): for records whose caller need not wait (tool calls seen by
-  hooks); writes that queue up meanwhile are committed together in one transaction.
-  A crash can lose the few milliseconds of tool events still queued, never a decision.
+  hooks); on the event loop they gather for `BATCH_WINDOW_S` and are committed together
+  in one transaction. A crash can lose the last tenth of a second of tool events, never
+  a decision.
 
 `flush` waits until everything queued is written; readers call it first, so they see
 every write made before.
@@ -36,6 +37,13 @@ T = TypeVar("T")
 BATCH_LIMIT = 500
 """Posted writes committed in one transaction at most."""
 
+BATCH_WINDOW_S = 0.05
+"""How long posted writes gather before they are committed together.
+
+Posted on an event loop, they gather in a list there and go to the writer thread in
+one hand-over per window: a hook answer costs a list append, never a thread switch.
+Awaited writes (`run`) never wait for the window."""
+
 
 class _Job:
     __slots__ = ("call", "future")
@@ -56,6 +64,8 @@ class StoreWriter:
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._gathered: list[_Job] = []
+        self._gather_lock = threading.Lock()
         self._closed = False
 
     def _ensure_thread(self) -> None:
@@ -80,9 +90,12 @@ class StoreWriter:
     async def run(self, call: Callable[[], T]) -> T:
         """Run `call` on the writer thread and wait (without blocking the loop) for it.
 
+        What was posted before is written first (the ledger keeps its order).
+
         Raises:
             Exception: whatever `call` raised (e.g. `StorageError`).
         """
+        self._hand_over()
         return await asyncio.wrap_future(self.submit(call))
 
     def post(self, call: Callable[[], Any]) -> None:
@@ -91,16 +104,36 @@ class StoreWriter:
             call()
             return
         self._ensure_thread()
-        self._queue.put(_Job(call, None))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self._queue.put(_Job(call, None))
+            return
+        with self._gather_lock:
+            first = not self._gathered
+            self._gathered.append(_Job(call, None))
+        if first:
+            loop.call_later(BATCH_WINDOW_S, self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Give what gathered on the loop to the writer thread, in one go."""
+        with self._gather_lock:
+            gathered, self._gathered = self._gathered, []
+        for job in gathered:
+            self._queue.put(job)
 
     def flush(self, timeout: float | None = 30.0) -> None:
         """Wait until everything queued before this call is written."""
         if self._thread is None or self._on_writer_thread():
             return
+        self._hand_over()
         self.submit(lambda: None).result(timeout)
 
     def close(self) -> None:
         """Write what is queued, then stop the thread; later writes raise."""
+        self._hand_over()
         with self._lock:
             thread, self._closed = self._thread, True
         if thread is not None:
@@ -112,32 +145,26 @@ class StoreWriter:
 
     def _work(self) -> None:
         while True:
-            job = self._queue.get()
-            if job is None:
-                return
-            if job.future is not None:
-                _run_into(job.call, job.future)
-                continue
-            batch = [job]
-            stop = False
-            while len(batch) < BATCH_LIMIT:
+            jobs = [self._queue.get()]
+            while len(jobs) < BATCH_LIMIT:
                 try:
-                    more = self._queue.get_nowait()
+                    jobs.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-                if more is None or more.future is not None:
+            batch: list[_Job] = []
+            for job in jobs:
+                if job is not None and job.future is None:
+                    batch.append(job)
+                    continue
+                if batch:
                     self._write_batch(batch)
                     batch = []
-                    if more is None:
-                        stop = True
-                    else:
-                        _run_into(more.call, more.future)  # type: ignore[arg-type]
-                    break
-                batch.append(more)
+                if job is None:
+                    return
+                assert job.future is not None
+                _run_into(job.call, job.future)
             if batch:
                 self._write_batch(batch)
-            if stop:
-                return
 
     def _write_batch(self, batch: list[_Job]) -> None:
         """Posted writes in one transaction; if that fails, one by one (each logged)."""

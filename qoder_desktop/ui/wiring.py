@@ -8,6 +8,7 @@ work (starting a CLI, keyring calls) runs as asyncio tasks whose references are 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.config.secrets import SecretName, SecretStore
+from qoder_desktop.config.secrets import SecretName, SecretStore, keyring_call
 from qoder_desktop.config.settings import Settings, save_settings
 from qoder_desktop.diagnostics.memory import settle_memory
 from qoder_desktop.domain.models import (
@@ -310,14 +311,16 @@ class DesktopApp:
         self._spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
 
     async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
-        status = await asyncio.to_thread(self.secrets.check_backend)
+        status = await keyring_call(self.secrets.check_backend, "check the keyring")
         dialog.set_keyring_status(status)
         for name in SecretName:
-            stored = await asyncio.to_thread(self.secrets.get, name)
+            stored = await keyring_call(functools.partial(self.secrets.get, name),
+                                        f"read the {name.label}")
             dialog.set_secret_stored(name, stored is not None)
 
     async def _store_secret(self, name: str, value: str) -> None:
-        await asyncio.to_thread(self.secrets.set, SecretName(name), value)
+        secret = SecretName(name)
+        await keyring_call(lambda: self.secrets.set(secret, value), f"save the {secret.label}")
         if self.settings_dialog is not None:
             self.settings_dialog.set_secret_stored(name, True)
         self.window.show_status(f"{SecretName(name).label} saved in the keyring.")
