@@ -9,8 +9,8 @@ writes on one thread of its own (so writes keep one order, and one connection â€
 * `run` (awaitable): the caller waits until the write is committed â€” a decision is
   durable before its answer goes back to the agent;
 * `post` (fire and forget): for records whose caller need not wait (tool calls seen by
-  hooks); on the event loop they gather for `BATCH_WINDOW_S` and are committed together
-  in one transaction. A crash can lose the last tenth of a second of tool events, never
+  hooks); they gather for `BATCH_WINDOW_S` and are committed together in one
+  transaction. A crash can lose the last tenth of a second of tool events, never
   a decision.
 
 `flush` waits until everything queued is written; readers call it first, so they see
@@ -40,9 +40,9 @@ BATCH_LIMIT = 500
 BATCH_WINDOW_S = 0.05
 """How long posted writes gather before they are committed together.
 
-Posted on an event loop, they gather in a list there and go to the writer thread in
-one hand-over per window: a hook answer costs a list append, never a thread switch.
-Awaited writes (`run`) never wait for the window."""
+Only the first post of a window wakes the writer thread; the posts after it cost the
+caller (a hook answer on the event loop) a list append, not a thread switch. Awaited
+writes (`run`), `flush` and `close` cut the window short."""
 
 
 class _Job:
@@ -66,6 +66,7 @@ class StoreWriter:
         self._lock = threading.Lock()
         self._gathered: list[_Job] = []
         self._gather_lock = threading.Lock()
+        self._hurry = threading.Event()
         self._closed = False
 
     def _ensure_thread(self) -> None:
@@ -104,25 +105,20 @@ class StoreWriter:
             call()
             return
         self._ensure_thread()
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None:
-            self._queue.put(_Job(call, None))
-            return
         with self._gather_lock:
             first = not self._gathered
             self._gathered.append(_Job(call, None))
         if first:
-            loop.call_later(BATCH_WINDOW_S, self._hand_over)
+            self._queue.put(_WAKE)
 
-    def _hand_over(self) -> None:
-        """Give what gathered on the loop to the writer thread, in one go."""
+    def _hand_over(self, *, hurry: bool = True) -> None:
+        """Move what was posted into the queue, ahead of what comes next."""
         with self._gather_lock:
             gathered, self._gathered = self._gathered, []
         for job in gathered:
             self._queue.put(job)
+        if hurry:
+            self._hurry.set()
 
     def flush(self, timeout: float | None = 30.0) -> None:
         """Wait until everything queued before this call is written."""
@@ -145,7 +141,13 @@ class StoreWriter:
 
     def _work(self) -> None:
         while True:
-            jobs = [self._queue.get()]
+            first = self._queue.get()
+            if first is _WAKE:
+                self._hurry.wait(BATCH_WINDOW_S)  # let more posts gather first
+                self._hurry.clear()
+                self._hand_over(hurry=False)
+                continue
+            jobs = [first]
             while len(jobs) < BATCH_LIMIT:
                 try:
                     jobs.append(self._queue.get_nowait())
@@ -153,6 +155,8 @@ class StoreWriter:
                     break
             batch: list[_Job] = []
             for job in jobs:
+                if job is _WAKE:
+                    continue
                 if job is not None and job.future is None:
                     batch.append(job)
                     continue
@@ -182,6 +186,10 @@ class StoreWriter:
                 job.call()
             except Exception:
                 log.exception("a store write failed")
+
+
+_WAKE = _Job(lambda: None, None)
+"""Queued by the first post of a window: the writer waits the window, then takes them."""
 
 
 def _run_into(call: Callable[[], Any], future: Future[Any]) -> None:
