@@ -23,13 +23,8 @@ from pathlib import Path
 
 from qoder_desktop.agents.base import AgentSession, SessionSink, SessionStartError
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.config.secrets import (
-    KeyringTimeout,
-    SecretName,
-    SecretStore,
-    SecretStoreError,
-    keyring_call,
-)
+from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
+from qoder_desktop.config.secrets import SecretName, SecretStore, SecretStoreError
 from qoder_desktop.domain.models import Backend, SessionInfo
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
 
@@ -75,7 +70,7 @@ class SessionLauncher:
         anthropic_base_url: the user's Anthropic endpoint (settings), if any.
         demo: the scripted model every Claude session talks to instead (`--demo`).
         keyring_timeout: seconds to wait for the keyring before the session fails
-            (`config.secrets.KEYRING_TIMEOUT_S` when None).
+            (`config.keyring_calls.KEYRING_TIMEOUT_S` when None).
     """
 
     def __init__(self, secrets: SecretStore, *, anthropic_base_url: str | None = None,

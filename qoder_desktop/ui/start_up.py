@@ -4,7 +4,7 @@ The window is on screen first (`after_first_paint`); then, each step in its own 
 turn so the window keeps taking input: the core and the wiring (`DesktopApp`), the
 first session, the terminal hook server, the approval gateway and a warmed dialog.
 Imports of the SDKs and the gateway run on a worker thread, keyring calls on the
-keyring's own thread (`config.secrets.keyring_call`), file sweeps on a worker thread.
+keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ class StartUp:
     async def _start_gateway(self, desktop: DesktopApp) -> None:
         """Read the gateway token off the loop, then start the gateway; a silent keyring
         leaves it stopped, and the person is told why."""
-        from qoder_desktop.config.secrets import KeyringTimeout, keyring_call
+        from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
         from qoder_desktop.gateway.contract import gateway_token
         from qoder_desktop.gateway.server import ApprovalGateway
 

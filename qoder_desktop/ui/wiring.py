@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.config.secrets import SecretName, SecretStore, keyring_call
+from qoder_desktop.config.keyring_calls import keyring_call
+from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.config.settings import Settings, save_settings
 from qoder_desktop.diagnostics.memory import settle_memory
 from qoder_desktop.domain.models import (

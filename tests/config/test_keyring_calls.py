@@ -9,13 +9,8 @@ from collections.abc import Iterator
 import pytest
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 
-from qoder_desktop.config.secrets import (
-    SERVICE_NAME,
-    KeyringTimeout,
-    SecretName,
-    SecretStore,
-    keyring_call,
-)
+from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
+from qoder_desktop.config.secrets import SERVICE_NAME, SecretName, SecretStore
 
 KEY = "sk-ant-slow-keyring-key-0123456789"
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.cli import parse_app_args
-from qoder_desktop.config import secrets as secrets_module
+from qoder_desktop.config import keyring_calls as keyring_module
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets, SecretStore
 from qoder_desktop.config.settings import load_settings
@@ -164,7 +164,7 @@ def test_a_slow_keyring_shows_waiting_and_the_gateway_starts_once_it_answers(
 def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(secrets_module, "KEYRING_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(keyring_module, "KEYRING_TIMEOUT_S", 0.5)
 
     async def scenario() -> None:
         await start_up.load()
