@@ -15,12 +15,13 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 from qoder_desktop.agents import private_files
 from qoder_desktop.agents.hooks import HookCallbacks
+from qoder_desktop.agents.ran_tools import RanTools
 from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
 from qoder_desktop.agents.transcript import (
     INTERRUPTED_TEXT,
@@ -101,6 +102,10 @@ class AgentSession(HookCallbacks, ABC):
         self._revoked: list[RuleValue] = []
         self._removals_to_send: list[RuleValue] = []
         self._mcp_config: Path | None = None
+        self._ran = RanTools(info.session_id, sink) if self.RAN_FROM_STREAM else None
+        self.prepare: Callable[[], Awaitable[None]] | None = None
+        """Awaited by `start` before the CLI starts (the launcher reads credentials here,
+        off the event loop); a `SessionStartError` from it fails the session."""
 
     # -- the SDK-specific part ---------------------------------------------------------
 
@@ -181,6 +186,10 @@ class AgentSession(HookCallbacks, ABC):
         """The last lines the CLI wrote to stderr."""
         return "\n".join(self._stderr_tail)
 
+    def update_env(self, env: dict[str, str]) -> None:
+        """Add variables to the CLI's environment (before `start` builds the client)."""
+        self._env.update(env)
+
     def _on_stderr(self, line: str) -> None:
         self._stderr_tail.append(line.rstrip("\n"))
 
@@ -198,6 +207,13 @@ class AgentSession(HookCallbacks, ABC):
         Raises:
             SessionStartError: the CLI could not be started.
         """
+        if self.prepare is not None:
+            try:
+                await self.prepare()
+            except SessionStartError as exc:
+                self._emit(TranscriptKind.ERROR, str(exc), is_error=True)
+                self._set_state(SessionState.FAILED, str(exc))
+                raise
         if private_files.file_backed(self.options.mcp_servers):
             self._mcp_config = private_files.write_mcp_config(dict(self.options.mcp_servers))
         try:
@@ -309,11 +325,15 @@ class AgentSession(HookCallbacks, ABC):
                     self._last_text = block.text
                     self._emit(TranscriptKind.ASSISTANT_TEXT, block.text)
                 elif block_kind == "ToolUseBlock":
+                    if self._ran is not None:
+                        self._ran.called(block)
                     self._emit(TranscriptKind.TOOL_CALL, summarize_input(block.input),
                                tool_name=block.name, tool_use_id=block.id)
         elif kind == "UserMessage" and isinstance(message.content, list):
             for block in message.content:
                 if type(block).__name__ == "ToolResultBlock":
+                    if self._ran is not None:
+                        self._ran.result(block)
                     self._emit(TranscriptKind.TOOL_RESULT, result_text(block.content),
                                tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
         elif kind == "ResultMessage":
@@ -387,6 +407,8 @@ class AgentSession(HookCallbacks, ABC):
                 raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
             request = self._request_from(tool_name, tool_input, context)
             decision = await self._broker.request(request, self._sdk_update_problem)
+            if self._ran is not None and decision.kind.allows and decision.final_input:
+                self._ran.allowed(request.tool_use_id, dict(decision.final_input))
             if decision.kind is DecisionKind.WITHDRAWN:
                 # The CLI died or the session is stopping: like a CLI cancel, no answer.
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an

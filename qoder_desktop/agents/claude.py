@@ -25,6 +25,7 @@ class ClaudeSession(AgentSession):
     PROJECT_SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
     SDK_ALLOW_TYPE = PermissionResultAllow
     SDK_DENY_TYPE = PermissionResultDeny
+    RAN_FROM_STREAM = True  # measured against the real CLI: tests/e2e, tests/agents
 
     def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
         # The SDK drops every update of an answer when one fails its own conversion.

@@ -24,10 +24,17 @@ class HookCallbacks:
         """Our id for this session."""
         raise NotImplementedError
 
+    RAN_FROM_STREAM: bool = False
+    """Record calls that ran from the message stream, without a PostToolUse hook (one
+    round trip per tool call less; see `agents.ran_tools`)."""
+
     def hook_callbacks(self) -> dict[str, Any]:
         """Our hook callback for each hook event; adapters wrap them in their HookMatcher."""
-        return {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
-                "PostToolUseFailure": self.permission_denied}
+        hooks = {"PreToolUse": self.pre_tool_use, "PostToolUse": self.post_tool_use,
+                 "PostToolUseFailure": self.permission_denied}
+        if self.RAN_FROM_STREAM:
+            del hooks["PostToolUse"]
+        return hooks
 
     async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None,
                            context: Any) -> dict[str, Any]:

@@ -204,10 +204,14 @@ class SessionHub(SessionSink):
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
                   tool_input: dict[str, Any], phase: str) -> None:
-        """Write a tool call seen by a hook to the ledger (SessionSink)."""
+        """Queue a tool call seen by a hook for the ledger (SessionSink).
+
+        The hook's answer does not wait for the disk: the ledger's writer thread writes
+        it (see `Ledger.post_tool_event`).
+        """
         try:
-            self._ledger.record_tool_event(session_id, tool_use_id, tool_name, tool_input,
-                                           ToolEventPhase(phase))
+            self._ledger.post_tool_event(session_id, tool_use_id, tool_name, tool_input,
+                                         ToolEventPhase(phase))
             if phase in (ToolEventPhase.POST_TOOL_USE, ToolEventPhase.POST_TOOL_USE_FAILURE):
                 self._record_rule_allowed(session_id, tool_use_id, tool_name, tool_input)
         except Exception:
@@ -217,8 +221,7 @@ class SessionHub(SessionSink):
                              tool_input: dict[str, Any]) -> None:
         """A call that ran without asking us, under a session grant: its approval row."""
         session = self._sessions.get(session_id)
-        if session is None or not tool_use_id or self._ledger.has_request(session_id,
-                                                                          tool_use_id):
+        if session is None or not tool_use_id:
             return
         allow = [rule for rule in self._db.active_rules(session_id)
                  if rule.behavior is RuleBehavior.ALLOW]
@@ -226,7 +229,7 @@ class SessionHub(SessionSink):
                                  add_dirs=tuple(session.options.add_dirs)) if allow else None
         if verdict is None or verdict.behavior is not RuleBehavior.ALLOW:
             return
-        self._ledger.record_rule_allowed(ApprovalRequest(
+        self._ledger.post_rule_allowed(ApprovalRequest(
             session_id=session_id, session_name=session.info.name, backend=session.info.backend,
             tool_name=tool_name, tool_input=tool_input, tool_use_id=tool_use_id,
             cwd=session.options.cwd, add_dirs=tuple(session.options.add_dirs)),

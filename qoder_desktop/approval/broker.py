@@ -69,14 +69,18 @@ class RuleStore(Protocol):
 
 
 class Ledger(Protocol):
-    """Where every request and its outcome is written before the answer goes back."""
+    """Where every request and its outcome is written before the answer goes back.
 
-    def record_request(self, request: ApprovalRequest) -> None:
+    Both writes run off the event loop (the store's writer thread); the broker awaits
+    them, so a decision is committed before its answer goes back to the agent.
+    """
+
+    async def write_request(self, request: ApprovalRequest) -> None:
         """Write a request as pending."""
         ...
 
-    def record_decision(self, request: ApprovalRequest, decision: Decision,
-                        latency_ms: float) -> None:
+    async def write_decision(self, request: ApprovalRequest, decision: Decision,
+                             latency_ms: float) -> None:
         """Write a request's outcome."""
         ...
 
@@ -177,7 +181,7 @@ class ApprovalBroker:
                 "Qoder Desktop refused a duplicate permission request (the same id is already "
                 "waiting for an answer).")
         try:
-            self._ledger.record_request(request)
+            await self._ledger.write_request(request)
             request, decision = self._decide_by_rule(request)
             if decision is None:
                 decision = await self._ask_person(request)
@@ -185,12 +189,14 @@ class ApprovalBroker:
                 decision = self._deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
             decision = Decision.withdrawn()
-            self._finish(request, decision, started)
+            # Shielded: a second cancel must not keep the withdrawal out of the ledger
+            # or from the subscribers.
+            await asyncio.shield(self._finish(request, decision, started))
             raise
         except Exception as exc:
             log.exception("request %s failed", request.request_id)
             decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
-        return self._finish(request, decision, started)
+        return await self._finish(request, decision, started)
 
     def _decide_by_rule(self, request: ApprovalRequest
                         ) -> tuple[ApprovalRequest, Decision | None]:
@@ -262,26 +268,34 @@ class ApprovalBroker:
         finally:
             self._pending.pop(request.request_id, None)
 
-    def _finish(self, request: ApprovalRequest, decision: Decision, started: float) -> Decision:
-        """Persist the decision, then tell subscribers; a failed write turns allow into deny."""
+    async def _finish(self, request: ApprovalRequest, decision: Decision,
+                      started: float) -> Decision:
+        """Persist the decision, then tell subscribers; a failed write turns allow into deny.
+
+        A withdrawal is told first: no write can change it, and the withdrawals of a
+        stopping session then reach the views in the same loop turn.
+        """
         latency_ms = (time.monotonic() - started) * 1000.0
+        withdrawn = decision.kind is DecisionKind.WITHDRAWN
+        if withdrawn:
+            self._notify_quietly(BrokerEvent.WITHDRAWN, request, decision)
         granted: list[SessionRule] = []
         try:
             if decision.kind is DecisionKind.ALLOW_SESSION:
                 granted = grants.session_rules_from_updates(
                     request.session_id, decision.updates, granted_by="user")
                 self._rule_store.add_rules(granted)
-            self._ledger.record_decision(request, decision, latency_ms)
+            await self._ledger.write_decision(request, decision, latency_ms)
         except Exception as exc:
             log.exception("could not record the decision for %s", request.request_id)
-            if decision.kind is not DecisionKind.WITHDRAWN:
+            if not withdrawn:
                 decision = Decision.error(
                     f"Qoder Desktop could not record the decision, so it was denied: {exc}")
+        if withdrawn:
+            return decision
         if decision.kind is DecisionKind.DENY_INTERRUPT:
             self.pause_rules(request.session_id)
-        event = (BrokerEvent.WITHDRAWN if decision.kind is DecisionKind.WITHDRAWN
-                 else BrokerEvent.ANSWERED)
-        self._notify_quietly(event, request, decision)
+        self._notify_quietly(BrokerEvent.ANSWERED, request, decision)
         if decision.kind is DecisionKind.ALLOW_SESSION:
             self._answer_siblings(granted)
         return decision

@@ -20,12 +20,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import keyring
-from keyring import errors as keyring_errors
-from keyring.backend import KeyringBackend
-from keyring.backends import chainer, fail, null
+if TYPE_CHECKING:  # keyring (and its backend discovery) loads on first use, after paint
+    from keyring.backend import KeyringBackend
 
 SERVICE_NAME = "qoder-desktop"
 MASK = "********"
@@ -165,7 +163,11 @@ class SecretStore:
     @property
     def backend(self) -> KeyringBackend:
         """The keyring backend in use."""
-        return self._backend if self._backend is not None else keyring.get_keyring()
+        if self._backend is not None:
+            return self._backend
+        import keyring
+
+        return keyring.get_keyring()
 
     def check_backend(self) -> KeyringStatus:
         """Say whether the backend is a keyring we trust with secrets."""
@@ -180,12 +182,16 @@ class SecretStore:
         return KeyringStatus(True, name, f"Secrets are kept in the OS keyring ({name}).")
 
     def _allowed_class(self, backend: KeyringBackend) -> bool:
+        from keyring.backends import fail, null
+
         if _is_alt(type(backend)) or isinstance(backend, fail.Keyring | null.Keyring):
             return False
         return (isinstance(backend, self._extra_allowed) or
                 any(_qualname(c) in ALLOWED_BACKENDS for c in type(backend).__mro__))
 
     def _refusal(self, backend: KeyringBackend) -> str | None:
+        from keyring.backends import chainer, fail, null
+
         name = _qualname(type(backend))
         if _is_alt(type(backend)):
             return (f"The keyring backend {name} comes from keyrings.alt, which keeps "
@@ -270,6 +276,8 @@ class SecretStore:
         Raises:
             SecretStoreError: no trusted keyring, or the keyring failed.
         """
+        from keyring import errors as keyring_errors
+
         status = self.check_backend()
         if not status.usable:
             self._fail(name, "remove", status.message)
@@ -286,6 +294,8 @@ class SecretStore:
     @staticmethod
     def _call(action: Any, secret: str) -> str | None:
         """Run a keyring call; a failure becomes a sentence (never holding `secret`)."""
+        from keyring import errors as keyring_errors
+
         try:
             action()
         except keyring_errors.KeyringError as exc:
@@ -296,6 +306,8 @@ class SecretStore:
 
 
 def _reason(exc: BaseException, secret: str) -> str:
+    from keyring import errors as keyring_errors
+
     text = str(exc)
     if secret:
         text = text.replace(secret, MASK)

@@ -37,6 +37,10 @@ def _whole_risky_tool(rule_text: str) -> bool:
     return tool in UNATTENDED_RISK_TOOLS and specifier in ("", "()", "(*)")
 
 
+DEMO_SCENARIO = "demo"
+"""The scripted scenario `--demo` plays unless `--scenario` names another."""
+
+
 class SessionOptions(BaseModel):
     """Every option a user can set for one session (the new-session form and the CLI flags).
 

@@ -3,7 +3,8 @@
 One `Database` owns one connection. The connection may be used from any thread (writes
 can come from a worker thread); a lock serialises every use. Every write is committed
 before the method returns, with ``synchronous=FULL`` in WAL mode, so a decision that was
-recorded survives a crash or a power cut.
+recorded survives a crash or a power cut. `Database.writer` is its one writer thread
+(`store.writer.StoreWriter`), for writes the event loop should not wait on.
 
 The schema is versioned with ``PRAGMA user_version``; `MIGRATIONS` is the ordered list
 of steps, each applied once in its own transaction.
@@ -29,6 +30,7 @@ from qoder_desktop.domain.models import (
     SessionRule,
     utc_now,
 )
+from qoder_desktop.store.writer import StoreWriter
 
 
 class StorageError(Exception):
@@ -149,6 +151,7 @@ class Database:
         self.path = path
         self._active_rules: dict[str, tuple[SessionRule, ...]] = {}
         """Active rules per session, read on every tool call; dropped on any rule change."""
+        self._writer: StoreWriter | None = None
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -182,8 +185,24 @@ class Database:
             raise
         return db
 
+    @property
+    def writer(self) -> StoreWriter:
+        """The one thread that writes off the event loop (started on first use)."""
+        with self._lock:
+            if self._writer is None:
+                self._writer = StoreWriter(self)
+            return self._writer
+
+    def flush(self) -> None:
+        """Wait until the writer thread has written everything handed to it so far."""
+        if self._writer is not None:
+            self._writer.flush()
+
     def close(self) -> None:
-        """Close the connection; closing twice is harmless."""
+        """Write what the writer thread holds, then close the connection; twice is harmless."""
+        writer = self._writer
+        if writer is not None:
+            writer.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

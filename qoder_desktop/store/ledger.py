@@ -5,7 +5,10 @@ moment it arrives, so a crash while a person is still deciding leaves a visible 
 its decision is written (and synced) before the answer goes back to the agent. Tool
 calls that never needed a decision are seen through hooks and written as tool events;
 one the agent's CLI allowed under a session grant it holds also gets an approval row
-(decided by that session rule), so the ledger shows why it ran.
+(decided by that session rule), so the ledger shows why it ran. On the event loop,
+`write_request`/`write_decision` wait for the database's writer thread without blocking
+the loop, and `post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook
+answer never waits on a disk sync).
 
 Exporting it (CSV, JSON Lines, the ``qoder-desktop ledger export`` command) lives in
 `store.ledger_export`.
@@ -135,6 +138,31 @@ class Ledger:
     def __init__(self, db: Database) -> None:
         self.db = db
 
+    async def write_request(self, request: ApprovalRequest) -> None:
+        """`record_request` on the writer thread; the loop keeps serving meanwhile."""
+        await self.db.writer.run(lambda: self.record_request(request))
+
+    async def write_decision(self, request: ApprovalRequest, decision: Decision,
+                             latency_ms: float | None = None) -> None:
+        """`record_decision` on the writer thread; returns once it is committed.
+
+        Raises:
+            LedgerError: the request already has a decision.
+            StorageError: the write failed.
+        """
+        await self.db.writer.run(lambda: self.record_decision(request, decision, latency_ms))
+
+    def post_tool_event(self, session_id: str, tool_use_id: str | None, tool_name: str,
+                        tool_input: dict[str, Any] | None, phase: ToolEventPhase | str) -> None:
+        """`record_tool_event` queued on the writer thread; returns at once.
+
+        Raises:
+            ValueError: `phase` is not a hook phase (checked before queueing).
+        """
+        checked, at = ToolEventPhase(phase), utc_now()
+        self.db.writer.post(lambda: self.record_tool_event(session_id, tool_use_id, tool_name,
+                                                           tool_input, checked, at=at))
+
     def record_request(self, request: ApprovalRequest) -> None:
         """Write a request as pending (recording the same request twice is a no-op)."""
         marks = ", ".join("?" * len(_request_values(request)))
@@ -162,17 +190,26 @@ class Ledger:
         answer_labels = None if decision.answer_labels is None else {
             question: list(parts) for question, parts in decision.answer_labels.items()}
         labels = None if answer_labels is None else _LABELS.validate_python(answer_labels)
-        values = (*_request_values(request), decision.kind.value, decision.decided_by.value,
-                  None if decision.final_input is None else encode_json(decision.final_input),
-                  decision.message or None, int(decision.interrupt),
-                  None if latency_ms is None else float(latency_ms),
-                  decision.rule or request.covered_by_rule,
-                  encode_json([u.to_wire() for u in decision.updates]),
-                  None if labels is None else encode_json(labels),
-                  encode_time(decision.decided_at))
+        outcome = (decision.kind.value, decision.decided_by.value,
+                   None if decision.final_input is None else encode_json(decision.final_input),
+                   decision.message or None, int(decision.interrupt),
+                   None if latency_ms is None else float(latency_ms),
+                   decision.rule or request.covered_by_rule,
+                   encode_json([u.to_wire() for u in decision.updates]),
+                   None if labels is None else encode_json(labels),
+                   encode_time(decision.decided_at))
         decision_columns = ("outcome", "decided_by", "final_input_json", "message",
                             "interrupt", "latency_ms", "matched_rule",
                             "granted_updates_json", "answer_labels_json", "decided_at")
+        # The pending row is there (written on arrival): set the decision columns only,
+        # without encoding and sending the request (perhaps megabytes) again.
+        assignments = ", ".join(f"{c} = ?" for c in decision_columns)
+        cursor = self.db.execute(
+            f"UPDATE approvals SET {assignments} WHERE request_id = ? AND outcome IS NULL",
+            (*outcome, request.request_id), what="recording a decision")
+        if cursor.rowcount == 1:
+            return
+        values = (*_request_values(request), *outcome)
         updates = ", ".join(f"{c} = excluded.{c}" for c in decision_columns)
         cursor = self.db.execute(
             f"INSERT INTO approvals ({_REQUEST_COLUMNS}, {', '.join(decision_columns)}) "
@@ -195,6 +232,16 @@ class Ledger:
         decision = decision.model_copy(update={
             "message": f"Allowed by the session rule {rule} (the agent's CLI holds it)."})
         self.record_decision(request, decision)
+
+    def post_rule_allowed(self, request: ApprovalRequest, rule: str) -> None:
+        """`record_rule_allowed`, queued on the writer thread unless the call already has
+        an approval row; returns at once (the agent's next call never waits for it)."""
+        def write() -> None:
+            if request.tool_use_id and not self.has_request(request.session_id,
+                                                            request.tool_use_id):
+                self.record_rule_allowed(request, rule)
+
+        self.db.writer.post(write)
 
     def has_request(self, session_id: str, tool_use_id: str) -> bool:
         """True when an approval row exists for this tool call of this session."""
@@ -226,7 +273,8 @@ class Ledger:
 
     def entries(self, session_id: str | None = None, *,
                 include_tool_events: bool = True) -> list[LedgerEntry]:
-        """The ledger (of one session, or all), oldest first."""
+        """The ledger (of one session, or all), oldest first (queued writes included)."""
+        self.db.flush()
         where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
         rows = self.db.fetchall(f"SELECT * FROM approvals {where}", params)
         result = [_approval(row) for row in rows]

@@ -1,8 +1,9 @@
 """Starting the desktop app: one qasync loop (`AppEventLoop`) for Qt and asyncio, then the wiring.
 
-`run_gui(args)` opens the main window (with a session when `--demo` or
-`--backend/--prompt` asked for one), hands the work over to a running instance when
-there is one, shows unexpected errors instead of dying, and cleans up on quit.
+`run_gui(args)` paints the main window first and loads the rest after its first paint
+(`ui.start_up.StartUp`: the core, the wiring, the first session, terminal hooks, the
+gateway). It hands the work over to a running instance when there is one, shows
+unexpected errors instead of dying, and cleans up on quit.
 """
 
 from __future__ import annotations
@@ -15,39 +16,34 @@ import signal
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from qoder_desktop import __version__
-from qoder_desktop.agents.factory import (
-    DEMO_SCENARIO,
-    DemoModel,
-    SessionLauncher,
-    sweep_stale_auth_dirs,
-)
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.cli import session_options_from_args
 from qoder_desktop.config.paths import AppPaths
-from qoder_desktop.config.secrets import RedactSecrets, SecretStore
+from qoder_desktop.config.secrets import RedactSecrets
 from qoder_desktop.config.settings import load_settings
-from qoder_desktop.diagnostics.memory import settle_memory
-from qoder_desktop.domain.session_options import SessionOptions
+from qoder_desktop.domain.session_options import DEMO_SCENARIO, SessionOptions
 from qoder_desktop.store.database import Database, StorageError
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
-from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
+from qoder_desktop.ui.single_instance import hand_over, server_name
+from qoder_desktop.ui.start_up import StartUp, after_first_paint
 from qoder_desktop.ui.windows.confirm import (
     UserCancelled,
     dangerous_mode_confirmation,
     risky_options_confirmation,
 )
-from qoder_desktop.ui.wiring import DesktopApp
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+if TYPE_CHECKING:  # the core loads after the first paint
+    from qoder_desktop.agents.factory import DemoModel
+    from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
 
@@ -111,15 +107,6 @@ def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
     if args.backend and args.prompt:
         return {"action": "start", "argv": sys.argv[1:], "cwd": os.getcwd()}
     return {"action": "show"}
-
-
-def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
-                     desktop: DesktopApp) -> None:
-    if demo is not None:
-        start_demo(desktop, demo, args.scenario or DEMO_SCENARIO, args.prompt or "",
-                   str(demo.workspace))
-    elif args.backend:
-        start_from_args(args, desktop)
 
 
 def scratch_workspace(demo: DemoModel) -> str:
@@ -204,84 +191,46 @@ def run_gui(args: argparse.Namespace) -> int:
     except StorageError as exc:
         print(f"qoder-desktop: {exc}", file=sys.stderr)
         return 1
-    secrets = SecretStore(redactor=redactor)
-    demo_server = demo = None
+    scenarios = None
     if args.demo:
         from qoder_desktop.scripted_model.scenario import builtin_scenario_names
-        from qoder_desktop.scripted_model.server import ThreadedScriptedModel
 
-        demo_server = ThreadedScriptedModel()
-        demo_server.start()
-        demo = DemoModel(demo_server.base_url)
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    launcher = SessionLauncher(secrets, anthropic_base_url=loaded.settings.anthropic_base_url,
-                               demo=demo)
-    settings = CurrentSettings(loaded.settings, paths.settings_file)
-    hub = SessionHub(db, ledger, broker, launcher, is_trusted=settings.is_trusted)
-    desktop = DesktopApp(broker, hub, secrets, settings,
-                         demo_scenarios=builtin_scenario_names() if demo else None)
-    instance = InstanceServer(name)
-    instance.message_received.connect(lambda message: _on_handover(message, desktop, demo))
-    if demo is not None:
-        desktop.window.set_scratch_folder(lambda: scratch_workspace(demo))
-    desktop.window.restore_state(paths.window_state_file)
-    desktop.show()
-    wake_up = _quit_on_signals(desktop)
+        scenarios = builtin_scenario_names()
+    window = MainWindow(scenarios=scenarios)
+    window.restore_state(paths.window_state_file)
     for problem in loaded.problems:
-        desktop.window.show_status(f"Settings: {problem}")
+        window.show_status(f"Settings: {problem}")
+    start_up = StartUp(args, paths, db, loaded, redactor, window, name, scenarios)
+    window.show()
+    wake_up = _quit_on_signals(start_up.quit)
     try:
         with loop:
-            loop.call_soon(_after_shown, args, demo, desktop, redactor,
-                           not instance.listening)
+            after_first_paint(window, start_up.load)
             loop.run_forever()
     finally:
         wake_up.stop()
-        desktop.window.save_state(paths.window_state_file)
-        instance.close()
-        if demo_server is not None:
-            demo_server.stop()
-        if demo is not None:
-            demo.cleanup()
+        window.save_state(paths.window_state_file)
+        start_up.close()
         db.close()
     return 0
 
 
-def _after_shown(args: argparse.Namespace, demo: DemoModel | None, desktop: DesktopApp,
-                 redactor: RedactSecrets, other_instance_running: bool = True) -> None:
-    """Work that can wait until the window is on screen: the sweep of secrets a crash
-    left behind, the gateway, terminal hooks, the first session."""
-    from qoder_desktop.gateway.contract import gateway_token
-    from qoder_desktop.gateway.server import ApprovalGateway
-    from qoder_desktop.terminal.server import TerminalHookServer
-
-    desktop.start_notifications()
-    for folder in sweep_stale_auth_dirs(other_instance_running=other_instance_running):
-        log.info("removed a token or MCP config folder a crash left behind: %s", folder)
-    token = gateway_token(desktop.secrets, redactor=redactor)
-    desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
-                                          port=desktop.settings.gateway_port), token)
-    desktop.start_terminal_hooks(TerminalHookServer(
-        desktop.broker, desktop.hub, wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
-    _initial_session(args, demo, desktop)
-    settle_memory()
-
-
-def _quit_on_signals(desktop: DesktopApp) -> QTimer:
+def _quit_on_signals(quit_app: Callable[[], None]) -> QTimer:
     """Quit cleanly (sessions stopped, scratch folders removed) on SIGINT and SIGTERM.
 
     Python runs signal handlers only when it gets control, so a timer wakes it up.
     """
     for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda _signum, _frame: desktop.quit())
+        signal.signal(number, lambda _signum, _frame: quit_app())
     timer = QTimer()
     timer.timeout.connect(lambda: None)
     timer.start(250)
     return timer
 
 
-def _on_handover(message: dict[str, Any], desktop: DesktopApp,
-                 demo: DemoModel | None = None) -> None:
+def on_handover(message: dict[str, Any], desktop: DesktopApp,
+                demo: DemoModel | None = None) -> None:
+    """What a later launch sent: show the window, start its session or its demo."""
     desktop.window.bring_to_front()
     if message.get("action") == "demo":
         start_demo(desktop, demo, str(message.get("scenario") or DEMO_SCENARIO),

@@ -54,7 +54,8 @@ class DesktopApp:
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, secrets: SecretStore,
                  settings: Settings | CurrentSettings, settings_path: Path | str | None = None,
-                 *, demo_scenarios: list[str] | None = None) -> None:
+                 *, demo_scenarios: list[str] | None = None,
+                 window: MainWindow | None = None) -> None:
         if isinstance(settings, Settings):
             if settings_path is None:
                 raise ValueError("plain Settings need the file they are saved to")
@@ -63,7 +64,10 @@ class DesktopApp:
         self.hub = hub
         self.secrets = secrets
         self.current_settings = settings
-        self.window = MainWindow(scenarios=demo_scenarios)
+        # `run_gui` builds (and paints) the window before the core exists.
+        self.window = window if window is not None else MainWindow(scenarios=demo_scenarios)
+        if window is not None and demo_scenarios is not None:
+            window.set_demo_scenarios(demo_scenarios)
         self.tasks = Tasks(self.window.show_status)
         self.bridge = BrokerBridge(broker)
         self.dialogs = DialogQueue(None)

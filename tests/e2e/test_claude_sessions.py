@@ -59,6 +59,9 @@ async def test_deny_keeps_the_tool_from_running_and_the_model_sees_why(harness: 
     assert not (harness.workspace / "hello.txt").exists()
     assert any("not on my machine, thanks" in text
                for text in harness.results_for(request.tool_use_id))
+    # The call never ran: the ledger says it was seen and denied, not that it ran.
+    entries = harness.ledger.entries(request.session_id)
+    assert [e.status for e in entries if e.entry_type == "tool_event"] == ["PreToolUse"]
 
 
 async def test_edited_input_is_what_runs(harness: Harness) -> None:
@@ -69,6 +72,11 @@ async def test_edited_input_is_what_runs(harness: Harness) -> None:
     await harness.wait_idle()
     assert (harness.workspace / "edited.txt").read_text() == "edited\n"
     assert not (harness.workspace / "hello.txt").exists()
+    # The ledger's "ran" row holds what ran: the edited command.
+    events = [e for e in harness.ledger.entries(request.session_id)
+              if e.entry_type == "tool_event"]
+    assert [(e.status, e.original_input) for e in events] == [
+        ("PreToolUse", dict(request.tool_input)), ("PostToolUse", edited)]
 
 
 async def test_allow_for_session_skips_the_second_ask_and_writes_no_project_settings(

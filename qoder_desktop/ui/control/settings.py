@@ -3,10 +3,11 @@ of the settings dialog."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
 from pathlib import Path
 
+from qoder_desktop.config.keyring_calls import keyring_call
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.config.settings import Settings, save_settings
 from qoder_desktop.ui.control.tasks import Tasks
@@ -58,10 +59,11 @@ class SettingsController:
         return dialog
 
     async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
-        status = await asyncio.to_thread(self.secrets.check_backend)
+        status = await keyring_call(self.secrets.check_backend, "check the keyring")
         dialog.set_keyring_status(status)
         for name in SecretName:
-            stored = await asyncio.to_thread(self.secrets.get, name)
+            stored = await keyring_call(functools.partial(self.secrets.get, name),
+                                        f"read the {name.label}")
             dialog.set_secret_stored(name, stored is not None)
 
     def store_secret(self, name: str, value: str) -> None:
@@ -69,7 +71,8 @@ class SettingsController:
         self._tasks.spawn(self._store_secret(name, value), "saving the secret")
 
     async def _store_secret(self, name: str, value: str) -> None:
-        await asyncio.to_thread(self.secrets.set, SecretName(name), value)
+        secret = SecretName(name)
+        await keyring_call(lambda: self.secrets.set(secret, value), f"save the {secret.label}")
         if self.dialog is not None:
             self.dialog.set_secret_stored(name, True)
         self._window.show_status(f"{SecretName(name).label} saved in the keyring.")

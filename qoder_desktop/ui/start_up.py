@@ -1,0 +1,257 @@
+"""What the app loads after the main window's first paint (`StartUp`), step by step.
+
+The window is on screen first (`after_first_paint`); then, each step in its own loop
+turn so the window keeps taking input: the core and the wiring (`DesktopApp`), the
+first session, the terminal hook server, the approval gateway and a warmed dialog.
+Imports of the SDKs and the gateway run on a worker thread, keyring calls on the
+keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+from qoder_desktop.config.paths import AppPaths
+from qoder_desktop.config.secrets import RedactSecrets, SecretStore
+from qoder_desktop.config.settings import SettingsLoad
+from qoder_desktop.domain.session_options import DEMO_SCENARIO
+from qoder_desktop.store.database import Database
+from qoder_desktop.ui.single_instance import InstanceServer
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+if TYPE_CHECKING:
+    from qoder_desktop.agents.factory import DemoModel
+    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+    from qoder_desktop.ui.wiring import DesktopApp
+
+log = logging.getLogger(__name__)
+
+
+def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
+                     desktop: DesktopApp) -> None:
+    from qoder_desktop.ui.app import start_demo, start_from_args
+
+    if demo is not None:
+        start_demo(desktop, demo, args.scenario or DEMO_SCENARIO, args.prompt or "",
+                   str(demo.workspace))
+    elif args.backend:
+        start_from_args(args, desktop)
+
+
+class _FirstPaint(QObject):
+    """Calls `then` once, in the loop turn after the watched widget's first paint."""
+
+    def __init__(self, widget: QWidget, then: Callable[[], object], fallback_ms: int) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        self._then: Callable[[], object] | None = then
+        widget.installEventFilter(self)
+        # A window that is never painted (started hidden, minimised) still loads.
+        QTimer.singleShot(fallback_ms, self, self._run)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Note the first paint; the work runs after it is on screen."""
+        if watched is self._widget and event.type() == QEvent.Type.Paint and self._then:
+            QTimer.singleShot(0, self, self._run)
+        return False
+
+    def _run(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            self._widget.removeEventFilter(self)
+            then()
+
+
+def after_first_paint(widget: QWidget, then: Callable[[], object], *,
+                      fallback_ms: int = 1000) -> QObject:
+    """Run `then` once `widget` has painted (or after `fallback_ms` if it never does)."""
+    return _FirstPaint(widget, then, fallback_ms)
+
+
+PRELOAD_MODULES: tuple[str, ...] = ("qoder_desktop.terminal.server",
+                                    "qoder_desktop.gateway.server")
+"""Loaded on a worker thread after the first paint (the gateway pulls in the mcp SDK)."""
+
+ADAPTER_MODULES = {"claude": "qoder_desktop.agents.claude", "qoder": "qoder_desktop.agents.qoder"}
+"""The adapter (and so the SDK) a first session needs, by backend."""
+
+
+def preload(modules: tuple[str, ...]) -> None:
+    """Import `modules` (pure Python, no Qt); run on a worker thread, off the loop."""
+    for module in modules:
+        importlib.import_module(module)
+
+
+class StartUp:
+    """What `run_gui` loads after the first paint, step by step, and closes at the end.
+
+    The window is on screen first; then the core and the wiring (`DesktopApp`), the
+    terminal hook server, the first session, the approval gateway (its token read off
+    the loop, failing closed when the keyring does not answer) and one warmed dialog.
+    """
+
+    def __init__(self, args: argparse.Namespace, paths: AppPaths, db: Database,
+                 loaded: SettingsLoad, redactor: RedactSecrets, window: MainWindow,
+                 instance_name: str, scenarios: list[str] | None = None,
+                 secrets: SecretStore | None = None) -> None:
+        self.args, self.paths, self.db, self.loaded = args, paths, db, loaded
+        self.redactor, self.window, self._instance_name = redactor, window, instance_name
+        self._scenarios = scenarios
+        self._secrets = secrets
+        self.desktop: DesktopApp | None = None
+        self.instance: InstanceServer | None = None
+        self.demo_server: ThreadedScriptedModel | None = None
+        self.demo: DemoModel | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def load(self) -> asyncio.Task[None]:
+        """Start loading (called once the window has painted); returns the loading task."""
+        self._task = asyncio.ensure_future(self._load())
+        self._task.add_done_callback(self._loaded)
+        return self._task
+
+    def _loaded(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            log.error("start-up failed", exc_info=error)
+            self.window.show_status(f"Qoder Desktop could not finish starting: {error}")
+
+    async def _load(self) -> None:
+        from qoder_desktop.ui.app import on_handover, scratch_workspace
+
+        desktop = self._build_core()
+        demo = self.demo
+        self.instance = InstanceServer(self._instance_name)
+        self.instance.message_received.connect(
+            lambda message: on_handover(message, desktop, demo))
+        if demo is not None:
+            desktop.window.set_scratch_folder(lambda: scratch_workspace(demo))
+        desktop.start_notifications()
+        await asyncio.sleep(0)  # let the window take input between steps
+        wanted = list(PRELOAD_MODULES)
+        if self.demo is not None or self.args.backend:
+            backend = "claude" if self.demo is not None else str(self.args.backend)
+            if backend in ADAPTER_MODULES:
+                wanted.insert(0, ADAPTER_MODULES[backend])
+        from qoder_desktop.agents.factory import sweep_stale_auth_dirs
+
+        other_instance_running = not self.instance.listening
+        for folder in await asyncio.to_thread(
+                lambda: sweep_stale_auth_dirs(other_instance_running=other_instance_running)):
+            log.info("removed a token or MCP config folder a crash left behind: %s", folder)
+        await asyncio.to_thread(preload, tuple(wanted[:1]))
+        _initial_session(self.args, self.demo, desktop)
+        await asyncio.to_thread(preload, tuple(wanted[1:]))
+        from qoder_desktop.terminal.server import TerminalHookServer
+
+        desktop.start_terminal_hooks(TerminalHookServer(
+            desktop.broker, desktop.hub,
+            wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
+        await self._start_gateway(desktop)
+        await asyncio.sleep(0)
+        warm_dialog()
+        await asyncio.sleep(0)
+        from qoder_desktop.diagnostics.memory import settle_memory
+
+        settle_memory()
+
+    def _build_core(self) -> DesktopApp:
+        """The store, broker, hub and wiring around the window that is already shown."""
+        from qoder_desktop.agents.factory import DemoModel, SessionLauncher
+        from qoder_desktop.agents.hub import SessionHub
+        from qoder_desktop.approval.broker import ApprovalBroker
+        from qoder_desktop.store.ledger import Ledger
+        from qoder_desktop.ui.control.settings import CurrentSettings
+        from qoder_desktop.ui.wiring import DesktopApp
+
+        if self.args.demo:
+            from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+
+            self.demo_server = ThreadedScriptedModel()
+            self.demo_server.start()
+            self.demo = DemoModel(self.demo_server.base_url)
+        settings = CurrentSettings(self.loaded.settings, self.paths.settings_file)
+        secrets = self._secrets or SecretStore(redactor=self.redactor)
+        ledger = Ledger(self.db)
+        broker = ApprovalBroker(self.db, ledger)
+        launcher = SessionLauncher(secrets, anthropic_base_url=settings.value.anthropic_base_url,
+                                   demo=self.demo)
+        hub = SessionHub(self.db, ledger, broker, launcher, is_trusted=settings.is_trusted)
+        desktop = DesktopApp(broker, hub, secrets, settings,
+                             demo_scenarios=self._scenarios, window=self.window)
+        self.desktop = desktop
+        return desktop
+
+    async def _start_gateway(self, desktop: DesktopApp) -> None:
+        """Read the gateway token off the loop, then start the gateway; a silent keyring
+        leaves it stopped, and the person is told why."""
+        from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
+        from qoder_desktop.gateway.contract import gateway_token
+        from qoder_desktop.gateway.server import ApprovalGateway
+
+        def waiting() -> None:
+            desktop.servers.gateway_status = ("The approval gateway is waiting for the keyring "
+                                      "(its token)…")
+            desktop.window.show_status("Waiting for the keyring (the approval gateway's "
+                                       "token)…")
+
+        try:
+            token = await keyring_call(
+                lambda: gateway_token(desktop.secrets, redactor=self.redactor),
+                "read the approval gateway's token", on_slow=waiting)
+        except KeyringTimeout as exc:
+            desktop.servers.gateway_status = f"The approval gateway is not running: {exc}"
+            desktop.window.show_status(desktop.servers.gateway_status)
+            return
+        desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
+                                              port=desktop.settings.gateway_port), token)
+
+    def quit(self) -> None:
+        """Quit cleanly; before the core is loaded, just stop the loop."""
+        if self.desktop is not None:
+            self.desktop.quit()
+            return
+        app = QApplication.instance()
+        if app is not None:
+            app.quit()
+
+    def close(self) -> None:
+        """Stop what start-up started (after the loop ended)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        if self.instance is not None:
+            self.instance.close()
+        if self.demo_server is not None:
+            self.demo_server.stop()
+        if self.demo is not None:
+            self.demo.cleanup()
+
+
+def warm_dialog() -> None:
+    """Build and render one approval dialog off screen, then drop it.
+
+    The first dialog of a run pays for Qt's first layout, fonts and style polish of its
+    widgets; doing it once here means the first real request is not the slow one.
+    Nothing is shown, asked or recorded.
+    """
+    from qoder_desktop.domain.models import ApprovalRequest, Backend
+    from qoder_desktop.ui.dialogs import dialog_for
+
+    request = ApprovalRequest(session_id="warm-up", session_name="warm-up",
+                              backend=Backend.CLAUDE, tool_name="Bash",
+                              tool_input={"command": "ls -la ~/project | grep -v x > out.txt"},
+                              cwd=os.getcwd())
+    dialog = dialog_for(request, None)
+    try:
+        dialog.grab()
+    finally:
+        dialog.deleteLater()

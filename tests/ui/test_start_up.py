@@ -1,0 +1,180 @@
+"""Start-up: the main window paints before the core loads, and a slow keyring neither
+freezes the loop nor starts the gateway without its token (issues #15 and #13 item 5)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import asyncio
+import json
+import socket
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
+
+import pytest
+from helpers.memory_keyring import MemoryKeyring, SlowKeyring
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from qoder_desktop.cli import parse_app_args
+from qoder_desktop.config import keyring_calls as keyring_module
+from qoder_desktop.config.paths import AppPaths
+from qoder_desktop.config.secrets import RedactSecrets, SecretStore
+from qoder_desktop.config.settings import load_settings
+from qoder_desktop.store.database import Database
+from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.start_up import StartUp, after_first_paint
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+T = TypeVar("T")
+
+
+def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 30) -> T:
+    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+
+
+async def settle(condition: Any, timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
+
+
+class PaintLog(QObject):
+    """Notes the paint events of one widget in `events`."""
+
+    def __init__(self, widget: QWidget, events: list[str]) -> None:
+        super().__init__(widget)
+        self.events = events
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.events.append("paint")
+        return False
+
+
+def test_the_work_after_start_runs_only_once_the_window_has_painted(
+        qtbot: QtBot, loop: AppEventLoop) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    events: list[str] = []
+    PaintLog(window, events)
+    after_first_paint(window, lambda: events.append("loaded"), fallback_ms=60_000)
+    window.show()
+    run(loop, settle(lambda: "loaded" in events))
+    assert events[0] == "paint" and events.count("loaded") == 1
+
+
+def test_a_window_that_never_paints_still_loads(qtbot: QtBot, loop: AppEventLoop) -> None:
+    hidden = QWidget()
+    qtbot.addWidget(hidden)
+    events: list[str] = []
+    after_first_paint(hidden, lambda: events.append("loaded"), fallback_ms=50)
+    run(loop, settle(lambda: events == ["loaded"]))
+
+
+@pytest.fixture
+def slow_keyring() -> Iterator[SlowKeyring]:
+    """The app's keyring hangs until released (always released at the end)."""
+    backend = SlowKeyring()
+    try:
+        yield backend
+    finally:
+        backend.release.set()
+
+
+@pytest.fixture
+def start_up(qtbot: QtBot, loop: AppEventLoop, app_paths: AppPaths,
+             slow_keyring: SlowKeyring) -> Iterator[StartUp]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app_paths.settings_file.write_text(json.dumps({"gateway_port": port}), encoding="utf-8")
+    db = Database.open(app_paths.database)
+    window = MainWindow()  # closed below, after the core: closing it first would quit
+    window.show()
+    starting = StartUp(parse_app_args([]), app_paths, db, load_settings(app_paths.settings_file),
+                       RedactSecrets(), window, f"qoder-desktop-test-{os.getpid()}-{port}",
+                       secrets=SecretStore(slow_keyring, extra_allowed=(MemoryKeyring,)))
+    yield starting
+
+    async def stop() -> None:
+        desktop = starting.desktop
+        if desktop is None:
+            return
+        if desktop.servers.gateway is not None and desktop.servers.gateway.running:
+            await desktop.servers.gateway.stop()
+        if desktop.servers.terminal_hooks is not None:
+            await desktop.servers.terminal_hooks.stop()
+        desktop.dialogs.close_all()
+        desktop.bridge.unsubscribe()
+        desktop.tray.dispose()
+
+    window.set_quitting()
+    window.close()
+    run(loop, stop())
+    starting.close()
+    window.deleteLater()
+    db.close()
+
+
+async def _ticking_until(condition: Any) -> int:
+    """Loop turns counted by a 5 ms ticker until `condition()` holds."""
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.005)
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        await settle(condition)
+    finally:
+        ticker.cancel()
+    return ticks
+
+
+def test_a_slow_keyring_shows_waiting_and_the_gateway_starts_once_it_answers(
+        start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop) -> None:
+    async def scenario() -> None:
+        task = start_up.load()
+        ticks = await _ticking_until(lambda: slow_keyring.calls > 0 and start_up.desktop
+                                     and "waiting for the keyring" in
+                                     start_up.desktop.servers.gateway_status)
+        assert ticks > 3  # the loop kept serving while the keyring hung
+        desktop = start_up.desktop
+        assert desktop is not None
+        assert "Waiting for the keyring" in desktop.window.statusBar().currentMessage()
+        assert desktop.servers.gateway is None  # no gateway without its token
+        slow_keyring.release.set()
+        await task
+        servers = desktop.servers
+        await settle(lambda: servers.gateway_status.startswith("Approval gateway listening"))
+        assert desktop.servers.gateway is not None and desktop.servers.gateway.running
+
+    run(loop, scenario())
+
+
+def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
+        start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyring_module, "KEYRING_TIMEOUT_S", 0.5)
+
+    async def scenario() -> None:
+        await start_up.load()
+        desktop = start_up.desktop
+        assert desktop is not None
+        assert desktop.servers.gateway is None
+        assert desktop.servers.gateway_status.startswith("The approval gateway is not running: The "
+                                                 "keyring did not answer within 0.5 s")
+        assert desktop.window.statusBar().currentMessage() == desktop.servers.gateway_status
+        assert desktop.servers.terminal_hooks is not None  # the rest of the app did start
+
+    run(loop, scenario())
