@@ -134,8 +134,9 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         [workspace] = _wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
                                 10, "the demo workspace")
         hello = workspace / "hello.txt"
-        _wait_for(hello.exists, 30, "the allowed command to run")
-        assert hello.read_text() == "Hello from the demo\n"
+        # The shell creates the file before echo writes into it: wait for its text.
+        _wait_for(lambda: hello.exists() and hello.read_text() == "Hello from the demo\n", 30,
+                  "the allowed command to run")
 
         # The next request (a Write) now waits for a person: nothing answers it by itself.
         [dialog] = _wait_for(lambda: _windows(env, "^Approve Write"), 30,
@@ -151,8 +152,8 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+a"], env=env, check=True)
         _type(env, json.dumps(edited))
         _key(env, dialog, "ctrl+Return")
-        _wait_for(notes.exists, 30, "the edited Write to run")
-        assert notes.read_text() == edited["content"]
+        _wait_for(lambda: notes.exists() and notes.read_text() == edited["content"], 30,
+                  "the edited Write to run")
         assert "Edited in the dialog" not in original["content"]
 
         # 3. Edit: denied by Escape; the file stays as it was.

@@ -88,8 +88,9 @@ def test_the_demo_request_is_allowed_from_its_notification(display: dict[str, st
             [workspace] = _wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
                                     30, "the demo workspace")
             hello = workspace / "hello.txt"
-            _wait_for(hello.exists, 60, "the allowed command to run")
-            assert hello.read_text() == "hello\n"
+            # The shell creates the file before echo writes into it: wait for its text.
+            _wait_for(lambda: hello.exists() and hello.read_text() == "hello\n", 60,
+                      "the allowed command to run")
             with sqlite3.connect(home / "data" / "qoder-desktop.sqlite3") as db:
                 rows = db.execute("SELECT tool_name, outcome, decided_by FROM approvals "
                                   "ORDER BY seq").fetchall()
