@@ -198,11 +198,12 @@ class StartUp:
         from qoder_desktop.gateway.contract import gateway_token
         from qoder_desktop.gateway.server import ApprovalGateway
 
+        waiting_text = "Waiting for the keyring (the approval gateway's token)…"
+
         def waiting() -> None:
-            desktop.servers.gateway_status = ("The approval gateway is waiting for the keyring "
-                                      "(its token)…")
-            desktop.window.show_status("Waiting for the keyring (the approval gateway's "
-                                       "token)…")
+            desktop.servers.gateway_status = ("The approval gateway is waiting for the "
+                                              "keyring (its token)…")
+            desktop.window.show_status(waiting_text)
 
         try:
             token = await keyring_call(
@@ -212,6 +213,7 @@ class StartUp:
             desktop.servers.gateway_status = f"The approval gateway is not running: {exc}"
             desktop.window.show_status(desktop.servers.gateway_status)
             return
+        desktop.window.clear_status(waiting_text)  # the wait is over
         desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
                                               port=desktop.settings.gateway_port), token)
 

@@ -158,6 +158,7 @@ def test_a_slow_keyring_shows_waiting_and_the_gateway_starts_once_it_answers(
         servers = desktop.servers
         await settle(lambda: servers.gateway_status.startswith("Approval gateway listening"))
         assert desktop.servers.gateway is not None and desktop.servers.gateway.running
+        assert "Waiting for the keyring" not in desktop.window.statusBar().currentMessage()
 
     run(loop, scenario())
 

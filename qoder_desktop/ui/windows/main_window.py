@@ -308,6 +308,11 @@ class MainWindow(QMainWindow):
         """Show a short message in the status bar."""
         self.ui.statusBar.showMessage(" ".join(text.split()), STATUS_TIMEOUT_MS)
 
+    def clear_status(self, text: str) -> None:
+        """Take `text` off the status bar if it still shows (a wait that has ended)."""
+        if self.ui.statusBar.currentMessage() == " ".join(text.split()):
+            self.ui.statusBar.clearMessage()
+
     # -- intents -----------------------------------------------------------------------
 
     def _emit_for_current(self, signal: SignalInstance) -> None:
