@@ -26,8 +26,20 @@ from PySide6.QtWidgets import (
 from qoder_desktop.preview.diffs import FileDiff, diff_for_tool
 from qoder_desktop.preview.sanitize import LONG_RUN
 from qoder_desktop.shell.risk import RiskFinding, Severity, analyze_command
-from qoder_desktop.text.visible import find_hidden, make_visible, make_visible_with_map
+from qoder_desktop.text.visible import (
+    find_hidden,
+    hidden_pattern,
+    make_visible,
+    make_visible_with_map,
+    marker,
+)
 from qoder_desktop.ui.widgets.json_editor import DiffHighlighter, marker_format, monospace_font
+from qoder_desktop.ui.widgets.large_text import (
+    ANALYSIS_LIMIT,
+    display_breaks,
+    shifted,
+    too_large_note,
+)
 from qoder_desktop.ui.widgets.preview import plain_label
 
 SEVERITY_COLORS = {
@@ -40,9 +52,8 @@ MAX_HIGHLIGHTED = 200
 """Findings (and hidden characters) coloured in the command; the rest are counted."""
 MAX_LISTED = 200
 """Findings listed under the command; a last line says how many more there are."""
-MAX_ANALYZED = 256 * 1024
-"""The risk lens reads this many characters of a command; the caption says when cut."""
-_LONG_RUN = re.compile(r"\S{" + str(LONG_RUN + 1) + ",}")
+_LONG_RUN = re.compile(r"(?<!\S)\S{" + str(LONG_RUN + 1) + "}")
+"""A run longer than `LONG_RUN`; the look-behind tries each run once (linear)."""
 
 
 def _has_long_run(text: str) -> bool:
@@ -77,6 +88,20 @@ def _formatted_document(text: str, spans: list[tuple[int, int, QTextCharFormat]]
     return document
 
 
+def _large_display(command: str) -> tuple[str, list[tuple[int, int, QTextCharFormat]]]:
+    """The visible text of a command too large to analyse, with its first
+    `MAX_HIGHLIGHTED` hidden characters marked (linear: no per-character offset map)."""
+    pattern = hidden_pattern(command)
+    if pattern is None:
+        return command, []
+    spans, shift = [], 0
+    for match in itertools.islice(pattern.finditer(command), MAX_HIGHLIGHTED):
+        width = len(marker(match[0]))
+        spans.append((match.start() + shift, match.start() + shift + width, marker_format()))
+        shift += width - 1
+    return make_visible(command), spans
+
+
 def _span_format(severity: Severity) -> QTextCharFormat:
     fmt = QTextCharFormat()
     background, underline = SEVERITY_COLORS[severity]
@@ -109,6 +134,8 @@ class RiskLensView(QWidget):
         self.findings_list.setAccessibleName("What to look at")
         self.findings_list.setWordWrap(True)
         self.findings: list[RiskFinding] = []
+        self.too_large = False
+        self._shown = ""
         self.findings_caption = plain_label("What to look at")
         self.findings_caption.setObjectName("findingsCaption")
         layout = QVBoxLayout(self)
@@ -127,19 +154,29 @@ class RiskLensView(QWidget):
         go into a new document in one edit block (one format per run of characters), so
         the cost does not grow with the number of findings times the text's length.
         """
-        self.findings = analyze_command(command[:MAX_ANALYZED], cwd, extra_dirs)
-        shown, offsets = make_visible_with_map(command)
+        self.too_large = len(command) > ANALYSIS_LIMIT
+        if self.too_large:
+            self.findings = []
+            shown, spans = _large_display(command)
+        else:
+            self.findings = analyze_command(command, cwd, extra_dirs)
+            shown, offsets = make_visible_with_map(command)
         ranked = sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
                                                       f.start))
-        spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
-                 for f in reversed(ranked[:MAX_HIGHLIGHTED])]
-        spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
-                  for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
+        if not self.too_large:
+            spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
+                     for f in reversed(ranked[:MAX_HIGHLIGHTED])]
+            spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
+                      for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
+        self._shown = shown
         self.command_view.setWordWrapMode(
             QTextOption.WrapMode.WrapAnywhere if _has_long_run(shown)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         old = self.command_view.document()
         ours = old.parent() is self.command_view  # (Qt deletes the first one itself)
+        if self.too_large:
+            shown, breaks = display_breaks(shown)
+            spans = [(shifted(a, breaks), shifted(b, breaks), f) for a, b, f in spans]
         document = _formatted_document(shown, spans, self.command_view)
         document.setDefaultFont(self.command_view.font())
         self.command_view.setDocument(document)
@@ -168,19 +205,20 @@ class RiskLensView(QWidget):
             notes.append(f"{len(ranked) - MAX_LISTED:,} more not listed")
         if len(ranked) > MAX_HIGHLIGHTED:
             notes.append(f"{len(ranked) - MAX_HIGHLIGHTED:,} more not highlighted")
-        if len(command) > MAX_ANALYZED:
-            notes.append(f"only the first {MAX_ANALYZED:,} of {len(command):,} characters "
-                         "were checked")
         self.findings_caption.setText("What to look at" + (f" ({'; '.join(notes)})"
                                                            if notes else ""))
         if notes:
             self.findings_list.addItem("… " + "; ".join(notes).capitalize() + ".")
-        if not self.findings:
+        if self.too_large:
+            self.findings_caption.setText("What to look at (not analysed: too large)")
+            self.findings_list.addItem(too_large_note(len(command)))
+        elif not self.findings:
             self.findings_list.addItem("Nothing in this command stands out.")
 
     def shown_text(self) -> str:
-        """The command as displayed (hidden characters replaced by markers)."""
-        return self.command_view.toPlainText()
+        """The command as displayed (hidden characters replaced by markers), without the
+        display-only line breaks of a command too large to analyse."""
+        return self._shown
 
 
 class DiffPanel(QWidget):

@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QSyntaxHighlighter,
+    QTextBlock,
     QTextCharFormat,
     QTextOption,
 )
@@ -34,6 +35,14 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.preview.diffs import json_edit_diff, pretty_json
+from qoder_desktop.ui.widgets.large_text import (
+    SoftBreakEdit,
+    display_breaks,
+    is_soft,
+    set_soft_broken_text,
+    soft_broken_text,
+    unified_linear,
+)
 from qoder_desktop.ui.widgets.preview import plain_label
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?'
@@ -51,7 +60,8 @@ LARGE_TEXT = 64 * 1024
 """Editor texts longer than this (in characters) are validated after a pause in typing
 (`LARGE_DEBOUNCE_MS`) instead of at once: parsing and diffing them takes a while."""
 LARGE_DEBOUNCE_MS = 400
-_LONG_RUN = re.compile(r"\S{501,}")
+_LONG_RUN = re.compile(r"(?<!\S)\S{501}")
+"""A run of more than 500 non-spaces; the look-behind tries each run once (linear)."""
 
 
 def wrap_mode_for(text: str) -> QTextOption.WrapMode:
@@ -114,10 +124,23 @@ class JsonHighlighter(QSyntaxHighlighter):
     NUMBER = _format("#C2255C")
     LITERAL = _format("#E8590C", bold=True)
     HIDDEN = marker_format()
+    large = False
+    """Set for a large text: only hidden-character escapes are coloured (cheaply)."""
 
     def highlightBlock(self, text: str) -> None:
         """Colour one line (JSON from `pretty_json` keeps each string on one line)."""
-        if self.currentBlock().blockNumber() >= MAX_HIGHLIGHT_LINES or len(text) > 20_000:
+        if self.large:
+            if "\\u" in text:
+                for match in _HIDDEN_ESCAPE.finditer(text):
+                    self.setFormat(match.start(), match.end() - match.start(), self.HIDDEN)
+            return
+        block = self.currentBlock()
+        if block.blockNumber() >= MAX_HIGHLIGHT_LINES or len(text) > 20_000:
+            return
+        if is_soft(block.blockFormat()) or is_soft(block.next().blockFormat()):
+            # A piece of a long line: tokens may start in another block.
+            for match in _HIDDEN_ESCAPE.finditer(text):
+                self.setFormat(match.start(), match.end() - match.start(), self.HIDDEN)
             return
         for match in _TOKEN.finditer(text):
             token = match.group()
@@ -169,8 +192,9 @@ class JsonEditor(QWidget):
         self._value: dict[str, Any] | None = {}
         self._valid = True
         self._edited = False
+        self._soft = False
 
-        self.editor = QPlainTextEdit(self)
+        self.editor = SoftBreakEdit(self)
         self.editor.setObjectName("jsonEdit")
         self.editor.setFont(monospace_font())
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
@@ -228,7 +252,16 @@ class JsonEditor(QWidget):
         text = pretty_json(value)
         self.editor.setWordWrapMode(wrap_mode_for(text))
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
-        self.editor.setPlainText(text)
+        document = self.editor.document()
+        large = len(text) > LARGE_TEXT
+        self.highlighter.large = large
+        if large:
+            self.highlighter.setDocument(None)  # one pass afterwards, not one per edit
+            self._soft = set_soft_broken_text(document, text)
+            self.highlighter.setDocument(document)
+        else:
+            self._soft = False
+            self.editor.setPlainText(text)
         self._timer.stop()
         self._revalidate()
 
@@ -275,9 +308,13 @@ class JsonEditor(QWidget):
 
         `toPlainText()` turns a no-break space into a space, so `rm\\u00a0-rf` would read
         back as `rm -rf`: the raw text is used, with only the paragraph separator (U+2029)
-        between lines mapped back to `\\n`.
+        between lines mapped back to `\\n`, and the display-only breaks of a large text
+        (`large_text.set_soft_broken_text`) removed.
         """
-        return self.editor.document().toRawText().replace("\u2029", "\n")
+        document = self.editor.document()
+        if self._soft:
+            return soft_broken_text(document)
+        return document.toRawText().replace("\u2029", "\n")
 
     def _revalidate(self) -> None:
         text = self.text()
@@ -310,13 +347,13 @@ class JsonEditor(QWidget):
         self.reset_button.setEnabled(self._edited)
         self.diff_view.setVisible(self._edited)
         if self._edited and self._valid and self._value is not None:
-            self.diff_view.setPlainText(json_edit_diff(self._original, self._value))
+            self.diff_view.setPlainText(self._diff_text(self._value))
         elif self._edited:
             self.diff_view.setPlainText("(the input is not valid JSON)")
         selections = []
         if not self._valid:
             match = re.search(r"line (\d+)", self.status.text())
-            block = self.editor.document().findBlockByNumber(int(match[1]) - 1 if match else 0)
+            block = self._block_of_line(int(match[1]) - 1 if match else 0)
             selection = QTextEdit.ExtraSelection()
             selection.format.setBackground(QColor(255, 80, 80, 50))
             selection.format.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
@@ -324,3 +361,23 @@ class JsonEditor(QWidget):
             selection.cursor.setPosition(block.position())
             selections.append(selection)
         self.editor.setExtraSelections(selections)
+
+    def _diff_text(self, value: dict[str, Any]) -> str:
+        """The edit diff as shown; a large one is linear and soft-broken for display."""
+        old, new = pretty_json(self._original), pretty_json(value)
+        if len(old) + len(new) <= 2 * LARGE_TEXT:
+            return json_edit_diff(self._original, value)
+        return display_breaks(unified_linear(old + "\n", new + "\n", "original input",
+                                             "edited input"))[0]
+
+    def _block_of_line(self, line: int) -> QTextBlock:
+        """The block where line `line` (0-based, of `text()`) starts."""
+        document = self.editor.document()
+        if not self._soft:
+            return document.findBlockByNumber(line)
+        block, seen = document.begin(), 0
+        while block.isValid() and seen < line:
+            block = block.next()
+            if not is_soft(block.blockFormat()):
+                seen += 1
+        return block

@@ -1,0 +1,210 @@
+"""Large tool inputs: the analysis bound, display-only soft breaks and a linear diff.
+
+Qt lays out one text block at a time, and one block of a megabyte takes seconds on every
+edit. Long lines are therefore shown as several blocks of at most `DISPLAY_CHUNK`
+characters; the blocks that continue a line carry a `SOFT` block-format property, so the
+text read back (`soft_broken_text`) is exactly the text loaded plus the user's edits.
+A block format survives undo and is dropped with its block when the break before it is
+deleted; Enter and paste insert plain (hard) blocks (`SoftBreakEdit`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping
+
+from PySide6.QtCore import QMimeData
+from PySide6.QtGui import QKeyEvent, QTextBlockFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtWidgets import QPlainTextEdit
+
+ANALYSIS_LIMIT = 32 * 1024
+"""Inputs with more characters than this (all strings of the input, keys too) are not
+analysed for a session-rule suggestion or the risk lens: the analysis is a suggestion,
+and on a megabyte it would block the app for seconds. The CLI still decides."""
+DISPLAY_CHUNK = 1000
+"""The longest line piece put into one text block of a large text."""
+SOFT = int(QTextFormat.Property.UserProperty) + 1
+"""Block-format property: the line break before this block is for display only."""
+
+
+def input_size(value: object) -> int:
+    """The number of characters in every string (keys too) of a JSON-like value."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
+
+
+def too_large_note(size: int) -> str:
+    """Why an input is not analysed, in the dialog's words."""
+    return (f"This input is too large to analyse ({size:,} characters; the limit is "
+            f"{ANALYSIS_LIMIT:,}), so nothing is highlighted and no session rule is "
+            "offered. Read it yourself: you can allow it once or deny it, and the "
+            "agent's CLI still decides.")
+
+
+def _cut(line: str, start: int) -> int:
+    """Where the piece of `line` starting at `start` ends: never inside a `\\uXXXX`."""
+    end = start + DISPLAY_CHUNK
+    if end >= len(line):
+        return len(line)
+    slash = line.rfind("\\", end - 11, end)
+    return slash if slash > start else end
+
+
+def display_pieces(text: str) -> tuple[list[str], list[int]]:
+    """`text` as display blocks, and the numbers of the blocks that continue a line."""
+    pieces: list[str] = []
+    soft: list[int] = []
+    for line in text.split("\n"):
+        if len(line) <= DISPLAY_CHUNK:
+            pieces.append(line)
+            continue
+        start = 0
+        while start < len(line):
+            end = _cut(line, start)
+            if start:
+                soft.append(len(pieces))
+            pieces.append(line[start:end])
+            start = end
+    return pieces, soft
+
+
+def display_breaks(text: str) -> tuple[str, list[int]]:
+    """`text` with display-only breaks, and the original offsets where breaks went in."""
+    pieces, soft = display_pieces(text)
+    breaks, offset, soft_set = [], 0, set(soft)
+    for number, piece in enumerate(pieces):
+        if number in soft_set:
+            breaks.append(offset)
+        offset += len(piece) + (0 if number + 1 in soft_set else 1)
+    return "\n".join(pieces), breaks
+
+
+def shifted(offset: int, breaks: list[int]) -> int:
+    """Where original `offset` lands once the `display_breaks` breaks are inserted."""
+    return offset + bisect.bisect_right(breaks, offset)
+
+
+def set_soft_broken_text(document: QTextDocument, text: str) -> bool:
+    """Load `text` with long lines split into soft-broken blocks (no undo step).
+
+    Returns:
+        True when some blocks are soft (the text must then be read back with
+        `soft_broken_text`).
+    """
+    pieces, soft = display_pieces(text)
+    if not soft:
+        document.setPlainText("\n".join(pieces))
+        return False
+    undo = document.isUndoRedoEnabled()
+    document.setUndoRedoEnabled(False)
+    document.clear()
+    soft_format, hard_format = QTextBlockFormat(), QTextBlockFormat()
+    soft_format.setProperty(SOFT, True)
+    soft_set = set(soft)
+    cursor = QTextCursor(document)
+    cursor.beginEditBlock()
+    for number, piece in enumerate(pieces):
+        if number:
+            cursor.insertBlock(soft_format if number in soft_set else hard_format)
+        cursor.insertText(piece)
+    cursor.endEditBlock()
+    document.setUndoRedoEnabled(undo)
+    return True
+
+
+def soft_broken_text(document: QTextDocument) -> str:
+    """The document's raw text (no-break spaces kept), soft breaks removed."""
+    parts = document.toRawText().split("\u2029")
+    out: list[str] = []
+    block = document.begin()
+    for number, part in enumerate(parts):
+        if number and not (block.isValid() and block.blockFormat().property(SOFT)):
+            out.append("\n")
+        out.append(part)
+        block = block.next()
+    return "".join(out)
+
+
+def is_soft(block_format: QTextBlockFormat) -> bool:
+    """True when the break before a block with this format is for display only."""
+    return bool(block_format.property(SOFT))
+
+
+class SoftBreakEdit(QPlainTextEdit):
+    """A plain-text editor whose Enter and paste always insert hard line breaks.
+
+    A new block normally copies the current block's format, which would make a line
+    break typed inside a soft-broken line soft as well (and so lost on read-back).
+    """
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        """Enter inserts a plain block; every other key is Qt's."""
+        if event.text() in ("\r", "\n") and not self.isReadOnly():
+            self.textCursor().insertBlock(QTextBlockFormat())
+            self.ensureCursorVisible()
+            return
+        super().keyPressEvent(event)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt override)
+        """Paste and drop as plain text, each line break a hard one."""
+        cursor = self.textCursor()
+        cursor.beginEditBlock()
+        for number, line in enumerate(source.text().replace("\r\n", "\n").split("\n")):
+            if number:
+                cursor.insertBlock(QTextBlockFormat())
+            cursor.insertText(line)
+        cursor.endEditBlock()
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+
+def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
+    """A unified diff in one hunk from the first to the last changed line, in linear time.
+
+    Both texts end with a line break. Lines between two distant edits appear as removed
+    and added again: correct, if not minimal, and fast on megabytes (difflib is not).
+    """
+    if old == new:
+        return ""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # longest common prefix of lines
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    prefix = low
+    low, high = 0, min(len(a), len(b)) - prefix
+    while low < high:  # longest common suffix of lines, not overlapping the prefix
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            low = mid
+        else:
+            high = mid - 1
+    suffix = low
+    start = max(prefix - 3, 0)
+    a_end, b_end = len(a) - suffix, len(b) - suffix
+    tail = min(suffix, 3)
+
+    def span(first: int, count: int) -> str:
+        if count == 1:
+            return str(first + 1)
+        return f"{first + 1 if count else first},{count}"
+
+    out = [f"--- {old_name}\n", f"+++ {new_name}\n",
+           f"@@ -{span(start, a_end + tail - start)} +{span(start, b_end + tail - start)} @@\n"]
+    out += [" " + line for line in a[start:prefix]]
+    out += ["-" + line for line in a[prefix:a_end]]
+    out += ["+" + line for line in b[prefix:b_end]]
+    out += [" " + line for line in a[a_end:a_end + tail]]
+    return "".join(out)
