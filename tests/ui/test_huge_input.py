@@ -68,8 +68,12 @@ def test_typing_into_a_huge_input_changes_exactly_that_character(qtbot) -> None:
     qtbot.keyClicks(editor.editor, "q")
     assert editor.value() == {"command": command + "q"}
     assert editor.is_edited()
-    diff = editor.diff_view.toPlainText().replace("\n", "")
-    assert '-  "command": "rm\\u00a0-rf z' in diff and 'zq"' in diff
+    lines = editor.diff_view.toPlainText().splitlines()
+    assert len(lines) < 20  # the change with its context, not two megabyte lines
+    [removed] = [line for line in lines if line.startswith("-[")]
+    [added] = [line for line in lines if line.startswith("+[")]
+    assert "unchanged characters" in removed and removed.endswith('zz"')
+    assert added.endswith('zzq"')
     editor.editor.undo()
     assert editor.value() == {"command": command} and not editor.is_edited()
 
@@ -94,7 +98,7 @@ def test_enter_and_paste_inside_a_piece_are_real_line_breaks(qtbot) -> None:  # 
     assert "x\ny" in editor.text()
 
 
-def test_a_huge_input_gets_no_session_rule_and_says_why(open_dialog) -> None:  # type: ignore[no-untyped-def]
+def test_a_huge_input_gets_no_session_rule_and_says_why(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
     command = "echo " + "x" * (ANALYSIS_LIMIT + 1)
     suggestion = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(echo:*)"),),
                                       behavior=RuleBehavior.ALLOW, destination="session")
@@ -105,7 +109,9 @@ def test_a_huge_input_gets_no_session_rule_and_says_why(open_dialog) -> None:  #
     assert not dialog.ui.allowSessionButton.isEnabled()
     assert dialog.ui.allowOnceButton.isEnabled()
     lens = dialog.risk_lens
-    assert lens is not None and lens.too_large and not lens.findings
+    assert lens is not None
+    qtbot.waitUntil(lambda: lens.too_large)  # shown a loop turn after the dialog
+    assert not lens.findings
     assert "too large to analyse" in lens.findings_list.item(0).text()
     dialog.allow_once()
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
@@ -119,7 +125,7 @@ def test_inputs_under_the_bound_still_get_their_rule(open_dialog) -> None:  # ty
     assert dialog.risk_lens is not None and not dialog.risk_lens.too_large
 
 
-def test_hidden_characters_anywhere_in_four_mebibytes_are_flagged(open_dialog) -> None:  # type: ignore[no-untyped-def]
+def test_hidden_characters_anywhere_in_four_mebibytes_are_flagged(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
     command = "echo ok " + "a" * (4 * MIB - 100) + "\u202e; rm -rf ~ \u00a0"
     dialog, _ = open_dialog(ApprovalDialog(bash(command)), arm=False)
     warning = dialog.ui.hiddenWarning.text()
@@ -127,9 +133,11 @@ def test_hidden_characters_anywhere_in_four_mebibytes_are_flagged(open_dialog) -
     assert dialog.ui.hiddenWarning.isVisibleTo(dialog)
     lens = dialog.risk_lens
     assert lens is not None
+    qtbot.waitUntil(lambda: lens.too_large)
     shown = lens.shown_text()
     assert shown.endswith("⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩; rm -rf ~ ⟨U+00A0 NO-BREAK SPACE⟩")
-    document = lens.command_view.document()
+    assert lens.large_view.isVisibleTo(lens) and not lens.command_view.isVisibleTo(lens)
+    document = lens.large_view.document()
     end = document.characterCount() - 1
     cursor = QTextCursor(document)
     cursor.setPosition(end - 2)  # inside the last marker
@@ -169,3 +177,15 @@ def test_the_lens_of_a_command_under_and_over_the_bound_keeps_the_text(qtbot, si
     assert view.shown_text() == command.replace("\u00a0", "⟨U+00A0 NO-BREAK SPACE⟩")
     assert view.too_large == (size > ANALYSIS_LIMIT)
     assert bool(view.findings) == (size <= ANALYSIS_LIMIT)
+
+
+def test_a_change_inside_a_megabyte_line_is_shown_with_its_context_only() -> None:
+    old = "{\n" + "a" * MIB + "X" + "b" * MIB + "\n}\n"
+    new = old.replace("X", "Y")
+    diff = unified_linear(old, new, "a", "b")
+    assert len(diff) < 3000
+    removed = [line for line in diff.splitlines() if line.startswith("-") and "X" in line]
+    added = [line for line in diff.splitlines() if line.startswith("+") and "Y" in line]
+    assert removed == [f"-[… {MIB - 300:,} unchanged characters …]" + "a" * 300 + "X"
+                       + "b" * 300 + f"[… {MIB - 300:,} unchanged characters …]"]
+    assert added == [removed[0].replace("X", "Y").replace("-", "+", 1)]

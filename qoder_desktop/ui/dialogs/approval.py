@@ -21,6 +21,7 @@ from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
+from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, input_size
 
 SHELL_TOOLS = frozenset({"Bash"})
 DEFAULT_DENY = "The user denied this tool call."
@@ -109,7 +110,11 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.setSingleShot(True)
         self._inspect_timer.setInterval(150)
         self._inspect_timer.timeout.connect(self._refresh_inspection)
-        self._refresh_inspection()
+        self._large = input_size(request.tool_input) > ANALYSIS_LIMIT
+        if self._large:
+            self._inspect_timer.start()  # a later loop turn: no one long block at open
+        else:
+            self._refresh_inspection()
 
         self.grants = SessionGrants(request, self)
         ui.sessionLayout.addWidget(self.grants)
@@ -198,10 +203,13 @@ class ApprovalDialog(BaseDecisionDialog):
         self.refresh_buttons()
 
     def _on_input_changed(self, _value: object) -> None:
-        self._update_hidden_warning()
+        if not self._large:  # (a large input's warning follows with the inspection)
+            self._update_hidden_warning()
         self._inspect_timer.start()
 
     def _refresh_inspection(self) -> None:
+        if self._large:
+            self._update_hidden_warning()
         tool_input = self._current_input()
         if self.risk_lens is not None:
             command = tool_input.get("command")

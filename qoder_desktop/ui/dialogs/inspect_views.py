@@ -127,6 +127,13 @@ class RiskLensView(QWidget):
         self.command_view.setAcceptRichText(False)
         self.command_view.setFont(monospace_font())
         self.command_view.setAccessibleName("Command")
+        self.large_view = QPlainTextEdit(self)
+        self.large_view.setObjectName("largeCommandView")
+        self.large_view.setReadOnly(True)
+        self.large_view.setFont(monospace_font())
+        self.large_view.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
+        self.large_view.setAccessibleName("Command (too large to analyse)")
+        self.large_view.setVisible(False)
         self.description = plain_label()
         self.description.setObjectName("commandDescription")
         self.findings_list = QListWidget(self)
@@ -142,6 +149,7 @@ class RiskLensView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.description)
         layout.addWidget(self.command_view)
+        layout.addWidget(self.large_view)
         layout.addWidget(self.findings_caption)
         layout.addWidget(self.findings_list, 1)
 
@@ -155,40 +163,67 @@ class RiskLensView(QWidget):
         the cost does not grow with the number of findings times the text's length.
         """
         self.too_large = len(command) > ANALYSIS_LIMIT
+        self.command_view.setVisible(not self.too_large)
+        self.large_view.setVisible(self.too_large)
         if self.too_large:
             self.findings = []
-            shown, spans = _large_display(command)
+            self.command_view.clear()
+            self._show_large(command)
         else:
             self.findings = analyze_command(command, cwd, extra_dirs)
-            shown, offsets = make_visible_with_map(command)
-        ranked = sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
-                                                      f.start))
-        if not self.too_large:
-            spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
-                     for f in reversed(ranked[:MAX_HIGHLIGHTED])]
-            spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
-                      for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
+            self.large_view.clear()
+            self._show_analysed(command)
+        self.description.setText(f"The agent says: {make_visible(description)}"
+                                 if description else "")
+        self.description.setVisible(bool(description))
+        self._list_findings(command, self.ranked())
+
+    def ranked(self) -> list[RiskFinding]:
+        """The findings, the most severe first."""
+        return sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
+                                                    f.start))
+
+    def _show_analysed(self, command: str) -> None:
+        shown, offsets = make_visible_with_map(command)
+        spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
+                 for f in reversed(self.ranked()[:MAX_HIGHLIGHTED])]
+        spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
+                  for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
         self._shown = shown
         self.command_view.setWordWrapMode(
             QTextOption.WrapMode.WrapAnywhere if _has_long_run(shown)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         old = self.command_view.document()
         ours = old.parent() is self.command_view  # (Qt deletes the first one itself)
-        if self.too_large:
-            shown, breaks = display_breaks(shown)
-            spans = [(shifted(a, breaks), shifted(b, breaks), f) for a, b, f in spans]
         document = _formatted_document(shown, spans, self.command_view)
         document.setDefaultFont(self.command_view.font())
         self.command_view.setDocument(document)
         if ours:
             old.deleteLater()
+        self._fit_height(self.command_view, shown)
+
+    def _show_large(self, command: str) -> None:
+        """A command too large to analyse: plain text in pieces of at most
+        `DISPLAY_CHUNK` characters (display-only breaks), hidden characters marked."""
+        shown, spans = _large_display(command)
+        self._shown = shown
+        display, breaks = display_breaks(shown)
+        self.large_view.setPlainText(display)
+        cursor = QTextCursor(self.large_view.document())
+        cursor.beginEditBlock()
+        for start, end, fmt in spans:
+            cursor.setPosition(shifted(start, breaks))
+            cursor.setPosition(shifted(end, breaks), QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        cursor.endEditBlock()
+        self._fit_height(self.large_view, display)
+
+    @staticmethod
+    def _fit_height(view: QWidget, shown: str) -> None:
         lines = sum(1 + len(line) // 90 for line in shown[:20_000].split("\n"))
-        spacing = self.command_view.fontMetrics().lineSpacing()
-        self.command_view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
-        self.description.setText(f"The agent says: {make_visible(description)}"
-                                 if description else "")
-        self.description.setVisible(bool(description))
-        self._list_findings(command, ranked)
+        spacing = view.fontMetrics().lineSpacing()
+        view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
+
 
     def _list_findings(self, command: str, ranked: list[RiskFinding]) -> None:
         self.findings_list.clear()

@@ -67,6 +67,8 @@ _LONG_RUN = re.compile(r"(?<!\S)\S{501}")
 def wrap_mode_for(text: str) -> QTextOption.WrapMode:
     """Wrap anywhere when `text` has a run Qt's word wrap is slow on (>500 characters
     without a space: a 1 MiB word took more than 120 s to lay out), else at words."""
+    if len(text) > LARGE_TEXT:  # shown in pieces of at most `DISPLAY_CHUNK` characters
+        return QTextOption.WrapMode.WrapAnywhere
     return (QTextOption.WrapMode.WrapAnywhere if _LONG_RUN.search(text)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
 
@@ -193,6 +195,7 @@ class JsonEditor(QWidget):
         self._valid = True
         self._edited = False
         self._soft = False
+        self._original_text = "{}"
 
         self.editor = SoftBreakEdit(self)
         self.editor.setObjectName("jsonEdit")
@@ -249,7 +252,7 @@ class JsonEditor(QWidget):
     def set_value(self, value: dict[str, Any]) -> None:
         """Show `value` as the original input (clears any edit)."""
         self._original = value
-        text = pretty_json(value)
+        text = self._original_text = pretty_json(value)
         self.editor.setWordWrapMode(wrap_mode_for(text))
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
         document = self.editor.document()
@@ -364,7 +367,7 @@ class JsonEditor(QWidget):
 
     def _diff_text(self, value: dict[str, Any]) -> str:
         """The edit diff as shown; a large one is linear and soft-broken for display."""
-        old, new = pretty_json(self._original), pretty_json(value)
+        old, new = self._original_text, pretty_json(value)
         if len(old) + len(new) <= 2 * LARGE_TEXT:
             return json_edit_diff(self._original, value)
         return display_breaks(unified_linear(old + "\n", new + "\n", "original input",

@@ -146,7 +146,7 @@ class SoftBreakEdit(QPlainTextEdit):
     break typed inside a soft-broken line soft as well (and so lost on read-back).
     """
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter inserts a plain block; every other key is Qt's."""
         if event.text() in ("\r", "\n") and not self.isReadOnly():
             self.textCursor().insertBlock(QTextBlockFormat())
@@ -154,7 +154,7 @@ class SoftBreakEdit(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
-    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt override)
+    def insertFromMimeData(self, source: QMimeData) -> None:
         """Paste and drop as plain text, each line break a hard one."""
         cursor = self.textCursor()
         cursor.beginEditBlock()
@@ -172,6 +172,9 @@ def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
 
     Both texts end with a line break. Lines between two distant edits appear as removed
     and added again: correct, if not minimal, and fast on megabytes (difflib is not).
+    Inside long lines, unchanged characters more than `DIFF_CONTEXT` away from the change
+    are replaced by a "[… N unchanged characters …]" note: the diff shows the change, the
+    editor holds the text.
     """
     if old == new:
         return ""
@@ -203,8 +206,60 @@ def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
 
     out = [f"--- {old_name}\n", f"+++ {new_name}\n",
            f"@@ -{span(start, a_end + tail - start)} +{span(start, b_end + tail - start)} @@\n"]
-    out += [" " + line for line in a[start:prefix]]
-    out += ["-" + line for line in a[prefix:a_end]]
-    out += ["+" + line for line in b[prefix:b_end]]
-    out += [" " + line for line in a[a_end:a_end + tail]]
+    out += [" " + _elided(line) for line in a[start:prefix]]
+    removed, added = _around_change("".join(a[prefix:a_end]), "".join(b[prefix:b_end]))
+    out += ["-" + line for line in removed.splitlines(keepends=True)]
+    out += ["+" + line for line in added.splitlines(keepends=True)]
+    out += [" " + _elided(line) for line in a[a_end:a_end + tail]]
     return "".join(out)
+
+
+DIFF_CONTEXT = 300
+"""Unchanged characters kept on each side of a change inside a long diff line."""
+
+
+def _skipped(count: int) -> str:
+    return f"[… {count:,} unchanged characters …]"
+
+
+def _elided(line: str) -> str:
+    """An unchanged (context) line, cut to its start when it is long."""
+    if len(line) <= 4 * DIFF_CONTEXT:
+        return line
+    body = line.rstrip("\n")
+    return body[:DIFF_CONTEXT] + _skipped(len(body) - DIFF_CONTEXT) + line[len(body):]
+
+
+def _common_prefix(x: str, y: str) -> int:
+    low, high = 0, min(len(x), len(y))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if x[:mid] == y[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _around_change(old: str, new: str) -> tuple[str, str]:
+    """The changed lines, with unchanged characters far from the change elided.
+
+    Only the first changed line's start and the last one's end can be elided: the
+    character-level common prefix and suffix lie within them.
+    """
+    head = _common_prefix(old, new)
+    rest = min(len(old), len(new)) - head
+    tail = _common_prefix(old[::-1][:rest], new[::-1][:rest])
+    out = []
+    for text in (old, new):
+        start = text[:head]
+        end = text[len(text) - tail:]
+        middle = text[head:len(text) - tail]
+        if len(start) > 2 * DIFF_CONTEXT and "\n" not in start:
+            start = _skipped(len(start) - DIFF_CONTEXT) + start[-DIFF_CONTEXT:]
+        body_end = end.rstrip("\n")
+        if len(body_end) > 2 * DIFF_CONTEXT and "\n" not in body_end:
+            end = (body_end[:DIFF_CONTEXT] + _skipped(len(body_end) - DIFF_CONTEXT)
+                   + end[len(body_end):])
+        out.append(start + middle + end)
+    return out[0], out[1]
