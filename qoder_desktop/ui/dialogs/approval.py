@@ -110,9 +110,12 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.setSingleShot(True)
         self._inspect_timer.setInterval(150)
         self._inspect_timer.timeout.connect(self._refresh_inspection)
-        self._large = input_size(request.tool_input) > ANALYSIS_LIMIT
+        # A command too large to analyse: the lens and the hidden-character warning
+        # follow a loop turn later, so opening and editing are no one long block.
+        self._large = (self.risk_lens is not None
+                       and input_size(request.tool_input) > ANALYSIS_LIMIT)
         if self._large:
-            self._inspect_timer.start()  # a later loop turn: no one long block at open
+            self._inspect_timer.start()
         else:
             self._refresh_inspection()
 
