@@ -133,7 +133,7 @@ def test_hidden_characters_anywhere_in_four_mebibytes_are_flagged(open_dialog, q
     assert dialog.ui.hiddenWarning.isVisibleTo(dialog)
     lens = dialog.risk_lens
     assert lens is not None
-    qtbot.waitUntil(lambda: lens.too_large)
+    qtbot.waitUntil(lambda: lens.too_large and lens.is_complete())
     shown = lens.shown_text()
     assert shown.endswith("⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩; rm -rf ~ ⟨U+00A0 NO-BREAK SPACE⟩")
     assert lens.large_view.isVisibleTo(lens) and not lens.command_view.isVisibleTo(lens)

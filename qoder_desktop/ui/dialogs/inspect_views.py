@@ -36,6 +36,7 @@ from qoder_desktop.text.visible import (
 from qoder_desktop.ui.widgets.json_editor import DiffHighlighter, marker_format, monospace_font
 from qoder_desktop.ui.widgets.large_text import (
     ANALYSIS_LIMIT,
+    ChunkedLoader,
     display_breaks,
     shifted,
     too_large_note,
@@ -134,6 +135,7 @@ class RiskLensView(QWidget):
         self.large_view.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
         self.large_view.setAccessibleName("Command (too large to analyse)")
         self.large_view.setVisible(False)
+        self._loader = ChunkedLoader(self.large_view)
         self.description = plain_label()
         self.description.setObjectName("commandDescription")
         self.findings_list = QListWidget(self)
@@ -171,12 +173,17 @@ class RiskLensView(QWidget):
             self._show_large(command)
         else:
             self.findings = analyze_command(command, cwd, extra_dirs)
+            self._loader.cancel()
             self.large_view.clear()
             self._show_analysed(command)
         self.description.setText(f"The agent says: {make_visible(description)}"
                                  if description else "")
         self.description.setVisible(bool(description))
         self._list_findings(command, self.ranked())
+
+    def is_complete(self) -> bool:
+        """True when the whole command is in the view (a large one loads in steps)."""
+        return self._loader.done
 
     def ranked(self) -> list[RiskFinding]:
         """The findings, the most severe first."""
@@ -204,18 +211,13 @@ class RiskLensView(QWidget):
 
     def _show_large(self, command: str) -> None:
         """A command too large to analyse: plain text in pieces of at most
-        `DISPLAY_CHUNK` characters (display-only breaks), hidden characters marked."""
+        `DISPLAY_CHUNK` characters (display-only breaks), hidden characters marked, put
+        in over several loop turns."""
         shown, spans = _large_display(command)
         self._shown = shown
         display, breaks = display_breaks(shown)
-        self.large_view.setPlainText(display)
-        cursor = QTextCursor(self.large_view.document())
-        cursor.beginEditBlock()
-        for start, end, fmt in spans:
-            cursor.setPosition(shifted(start, breaks))
-            cursor.setPosition(shifted(end, breaks), QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(fmt)
-        cursor.endEditBlock()
+        self._loader.load(display, [(shifted(start, breaks), shifted(end, breaks), fmt)
+                                    for start, end, fmt in spans])
         self._fit_height(self.large_view, display)
 
     @staticmethod

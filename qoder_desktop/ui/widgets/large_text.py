@@ -13,8 +13,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping
 
-from PySide6.QtCore import QMimeData
-from PySide6.QtGui import QKeyEvent, QTextBlockFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtCore import QMimeData, QObject, QTimer
+from PySide6.QtGui import (
+    QKeyEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QPlainTextEdit
 
 ANALYSIS_LIMIT = 32 * 1024
@@ -165,6 +172,65 @@ class SoftBreakEdit(QPlainTextEdit):
         cursor.endEditBlock()
         self.setTextCursor(cursor)
         self.ensureCursorVisible()
+
+
+LOAD_STEP = 256 * 1024
+"""Characters a `ChunkedLoader` puts into its view per loop turn."""
+
+
+class ChunkedLoader(QObject):
+    """Puts a large text into a read-only plain-text view over several loop turns
+    (`LOAD_STEP` characters each), then colours the given spans: no one long block.
+
+    Signals:
+        (none; `done` says when the whole text is in)
+    """
+
+    def __init__(self, view: QPlainTextEdit) -> None:
+        super().__init__(view)
+        self._view = view
+        view.setUndoRedoEnabled(False)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
+        self._parts: list[str] = []
+        self._spans: list[tuple[int, int, QTextCharFormat]] = []
+        self.done = True
+
+    def load(self, text: str, spans: list[tuple[int, int, QTextCharFormat]]) -> None:
+        """Replace the view's text with `text`; the first step runs now."""
+        self.cancel()
+        self._view.clear()
+        self._parts = [text[i:i + LOAD_STEP] for i in range(0, len(text), LOAD_STEP)][::-1]
+        self._spans = spans
+        self.done = False
+        self._step()
+
+    def cancel(self) -> None:
+        """Stop loading (the view keeps what is in so far)."""
+        self._timer.stop()
+        self._parts = []
+        self.done = True
+
+    def _step(self) -> None:
+        document = self._view.document()
+        if self._parts:
+            cursor = QTextCursor(document)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(self._parts.pop())
+        if self._parts:
+            self._timer.start()
+            return
+        cursor = QTextCursor(document)
+        cursor.beginEditBlock()
+        for start, end, fmt in self._spans:
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        cursor.endEditBlock()
+        self._spans = []
+        self.done = True
 
 
 def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
