@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping
 
-from PySide6.QtCore import QMimeData, QObject, QTimer
+from PySide6.QtCore import QMimeData, QObject, Qt, QTimer
 from PySide6.QtGui import (
     QKeyEvent,
     QTextBlockFormat,
@@ -154,8 +154,11 @@ class SoftBreakEdit(QPlainTextEdit):
     """
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Enter inserts a plain block; every other key is Qt's."""
-        if event.text() in ("\r", "\n") and not self.isReadOnly():
+        """Plain Enter inserts a plain block; every other key (and chord) is Qt's."""
+        plain = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier == \
+            Qt.KeyboardModifier.NoModifier
+        if (plain and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and not self.isReadOnly()):
             self.textCursor().insertBlock(QTextBlockFormat())
             self.ensureCursorVisible()
             return
