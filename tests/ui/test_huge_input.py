@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from helpers.keys import press
 from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QColor, QTextCursor
 
@@ -189,3 +190,22 @@ def test_a_change_inside_a_megabyte_line_is_shown_with_its_context_only() -> Non
     assert removed == [f"-[… {MIB - 300:,} unchanged characters …]" + "a" * 300 + "X"
                        + "b" * 300 + f"[… {MIB - 300:,} unchanged characters …]"]
     assert added == [removed[0].replace("X", "Y").replace("-", "+", 1)]
+
+
+def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_that(open_dialog) -> None:  # type: ignore[no-untyped-def]
+    command = "echo " + "k" * (300 * 1024) + "\u00a0end"
+    dialog, decisions = open_dialog(ApprovalDialog(bash(command)))
+    press(dialog, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)  # focus the editor
+    editor = dialog.json_editor.editor
+    cursor = QTextCursor(editor.document().find("end"))
+    cursor.clearSelection()
+    editor.setTextCursor(cursor)
+    for key in (Qt.Key.Key_X, Qt.Key.Key_Backspace, Qt.Key.Key_Y):
+        press(dialog, key)
+    press(dialog, Qt.Key.Key_Return)  # inside the string: a raw line break, invalid JSON
+    press(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert not decisions and not dialog.json_editor.is_valid()
+    press(dialog, Qt.Key.Key_Backspace)
+    press(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+    assert decisions[0].final_input == {"command": command.replace("\u00a0end", "\u00a0endy")}
