@@ -9,6 +9,8 @@ text, no-break spaces included.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from helpers.claude_harness import Harness
 from PySide6.QtGui import QTextCursor
@@ -36,6 +38,8 @@ async def test_a_large_edited_input_reaches_the_cli_byte_exactly(harness: Harnes
     dialog.decided.connect(decisions.append)
     dialog.show()
     assert not dialog.grants.rule_edits and "too large" in dialog.grants.hint.text()
+    while dialog.json_editor.is_loading():  # a large input goes in over a few loop turns
+        await asyncio.sleep(0.01)
     editor = dialog.json_editor.editor
     found = editor.document().find("MARK")
     assert found.blockNumber() > 0 and not found.isNull()

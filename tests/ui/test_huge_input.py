@@ -51,6 +51,10 @@ def test_a_megabyte_word_is_shown_in_pieces_and_reads_back_exactly(qtbot) -> Non
     qtbot.addWidget(editor)
     command = ("a\u00a0b\u200b" + "y" * 5000) * 200
     editor.set_value({"command": command})
+    assert editor.is_loading() and editor.editor.isReadOnly()
+    assert editor.value() == {"command": command} and not editor.is_edited()
+    qtbot.waitUntil(lambda: not editor.is_loading())
+    assert not editor.editor.isReadOnly()
     assert _longest_block(editor) <= DISPLAY_CHUNK + 1
     assert not editor.is_edited()
     assert editor.value() == {"command": command}
@@ -63,6 +67,7 @@ def test_typing_into_a_huge_input_changes_exactly_that_character(qtbot) -> None:
     command = "rm\u00a0-rf " + "z" * MIB
     editor.set_value({"command": command})
     editor.show()
+    qtbot.waitUntil(lambda: not editor.is_loading())
     cursor = editor.editor.textCursor()
     cursor.setPosition(editor.editor.toPlainText().rindex('"'))
     editor.editor.setTextCursor(cursor)
@@ -84,6 +89,7 @@ def test_enter_and_paste_inside_a_piece_are_real_line_breaks(qtbot) -> None:  # 
     qtbot.addWidget(editor)
     editor.set_value({"command": "w" * 200_000})
     editor.show()
+    qtbot.waitUntil(lambda: not editor.is_loading())
     cursor = editor.editor.textCursor()
     cursor.setPosition(50_000)  # inside a continued piece of the one long line
     editor.editor.setTextCursor(cursor)
@@ -192,9 +198,10 @@ def test_a_change_inside_a_megabyte_line_is_shown_with_its_context_only() -> Non
     assert added == [removed[0].replace("X", "Y").replace("-", "+", 1)]
 
 
-def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_that(open_dialog) -> None:  # type: ignore[no-untyped-def]
+def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_that(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
     command = "echo " + "k" * (300 * 1024) + "\u00a0end"
     dialog, decisions = open_dialog(ApprovalDialog(bash(command)))
+    qtbot.waitUntil(lambda: not dialog.json_editor.is_loading())
     press(dialog, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)  # focus the editor
     editor = dialog.json_editor.editor
     cursor = QTextCursor(editor.document().find("end"))

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
 from qoder_desktop.preview.diffs import json_edit_diff, pretty_json
 from qoder_desktop.ui.widgets.large_text import (
     SoftBreakEdit,
+    SoftBreakLoader,
     display_breaks,
     is_soft,
-    set_soft_broken_text,
     soft_broken_text,
     unified_linear,
 )
@@ -246,6 +246,8 @@ class JsonEditor(QWidget):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._revalidate)
         self.editor.textChanged.connect(self._timer.start)
+        self._loader = SoftBreakLoader(self.editor)
+        self._loader.finished.connect(self._loaded)
         self._show_state()
 
     # -- public API ------------------------------------------------------------------
@@ -258,14 +260,32 @@ class JsonEditor(QWidget):
         document = self.editor.document()
         large = len(text) > LARGE_TEXT
         self.highlighter.large = large
-        if large:
-            self.highlighter.setDocument(None)  # one pass afterwards, not one per edit
-            self._soft = set_soft_broken_text(document, text)
-            self.highlighter.setDocument(document)
-        else:
-            self._soft = False
-            self.editor.setPlainText(text)
         self._timer.stop()
+        if large:
+            # In over several loop turns, read-only meanwhile; until then the value is
+            # the original (what the agent sent), and the check follows once it is in.
+            self.highlighter.setDocument(None)  # one pass afterwards, not one per piece
+            self.editor.setReadOnly(True)
+            self._soft = True
+            self._set_state(value, "")
+            self._loader.load(text)
+            return
+        self._loader.cancel()
+        self.editor.setReadOnly(False)
+        if self.highlighter.document() is None:
+            self.highlighter.setDocument(document)
+        self._soft = False
+        self.editor.setPlainText(text)
+        self._revalidate()
+
+    def is_loading(self) -> bool:
+        """True while a large input is still going into the editor (read-only then)."""
+        return self._loader.loading
+
+    def _loaded(self) -> None:
+        self._timer.stop()
+        self.highlighter.setDocument(self.editor.document())
+        self.editor.setReadOnly(False)
         self._revalidate()
 
     def original(self) -> dict[str, Any]:
@@ -302,7 +322,7 @@ class JsonEditor(QWidget):
 
     # -- internals -------------------------------------------------------------------
     def _flush(self) -> None:
-        if self._timer.isActive():
+        if self._timer.isActive() and not self._loader.loading:
             self._timer.stop()
             self._revalidate()
 
@@ -314,18 +334,24 @@ class JsonEditor(QWidget):
         between lines mapped back to `\\n`, and the display-only breaks of a large text
         (`large_text.set_soft_broken_text`) removed.
         """
+        if self._loader.loading:
+            return self._original_text
         document = self.editor.document()
         if self._soft:
             return soft_broken_text(document)
         return document.toRawText().replace("\u2029", "\n")
 
     def _revalidate(self) -> None:
+        if self._loader.loading:
+            return
         text = self.text()
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
         mode = wrap_mode_for(text)
         if self.editor.wordWrapMode() != mode:
             self.editor.setWordWrapMode(mode)
-        value, error = parse_object(text)
+        self._set_state(*parse_object(text))
+
+    def _set_state(self, value: dict[str, Any] | None, error: str) -> None:
         valid = value is not None
         edited = (not valid) or value != self._original
         self._value = value

@@ -4,6 +4,7 @@ Qt lays out one text block at a time, and one block of a megabyte takes seconds 
 edit. Long lines are therefore shown as several blocks of at most `DISPLAY_CHUNK`
 characters; the blocks that continue a line carry a `SOFT` block-format property, so the
 text read back (`soft_broken_text`) is exactly the text loaded plus the user's edits.
+Large texts go in over several loop turns (`SoftBreakLoader`, `ChunkedLoader`).
 A block format survives undo and is dropped with its block when the break before it is
 deleted; Enter and paste insert plain (hard) blocks (`SoftBreakEdit`).
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping
 
-from PySide6.QtCore import QMimeData, QObject, Qt, QTimer
+from PySide6.QtCore import QMimeData, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QKeyEvent,
     QTextBlockFormat,
@@ -98,34 +99,6 @@ def display_breaks(text: str) -> tuple[str, list[int]]:
 def shifted(offset: int, breaks: list[int]) -> int:
     """Where original `offset` lands once the `display_breaks` breaks are inserted."""
     return offset + bisect.bisect_right(breaks, offset)
-
-
-def set_soft_broken_text(document: QTextDocument, text: str) -> bool:
-    """Load `text` with long lines split into soft-broken blocks (no undo step).
-
-    Returns:
-        True when some blocks are soft (the text must then be read back with
-        `soft_broken_text`).
-    """
-    pieces, soft = display_pieces(text)
-    if not soft:
-        document.setPlainText("\n".join(pieces))
-        return False
-    undo = document.isUndoRedoEnabled()
-    document.setUndoRedoEnabled(False)
-    document.clear()
-    soft_format, hard_format = QTextBlockFormat(), QTextBlockFormat()
-    soft_format.setProperty(SOFT, True)
-    soft_set = set(soft)
-    cursor = QTextCursor(document)
-    cursor.beginEditBlock()
-    for number, piece in enumerate(pieces):
-        if number:
-            cursor.insertBlock(soft_format if number in soft_set else hard_format)
-        cursor.insertText(piece)
-    cursor.endEditBlock()
-    document.setUndoRedoEnabled(undo)
-    return True
 
 
 def soft_broken_text(document: QTextDocument) -> str:
@@ -234,6 +207,70 @@ class ChunkedLoader(QObject):
         cursor.endEditBlock()
         self._spans = []
         self.done = True
+
+
+class SoftBreakLoader(QObject):
+    """Loads a large text into an editor as soft-broken blocks (see the module
+    docstring), `LOAD_STEP` characters per loop turn, without an undo step.
+
+    Signals:
+        finished(): the whole text is in.
+    """
+
+    finished = Signal()
+
+    def __init__(self, editor: QPlainTextEdit) -> None:
+        super().__init__(editor)
+        self._editor = editor
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
+        self._pieces: list[str] = []
+        self._soft: set[int] = set()
+        self._next = 0
+        self._soft_format, self._hard_format = QTextBlockFormat(), QTextBlockFormat()
+        self._soft_format.setProperty(SOFT, True)
+        self.loading = False
+
+    def load(self, text: str) -> None:
+        """Start loading `text` (the first step runs now)."""
+        self.cancel()
+        self._pieces, soft = display_pieces(text)
+        self._soft, self._next = set(soft), 0
+        document = self._editor.document()
+        document.setUndoRedoEnabled(False)
+        document.clear()
+        self.loading = True
+        self._step()
+
+    def cancel(self) -> None:
+        """Stop loading; the document keeps what is in so far."""
+        self._timer.stop()
+        if self.loading:
+            self._editor.document().setUndoRedoEnabled(True)
+        self.loading = False
+
+    def _step(self) -> None:
+        cursor = QTextCursor(self._editor.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        budget = LOAD_STEP
+        while self._next < len(self._pieces) and budget > 0:
+            number = self._next
+            if number:
+                cursor.insertBlock(self._soft_format if number in self._soft
+                                   else self._hard_format)
+            cursor.insertText(self._pieces[number])
+            budget -= len(self._pieces[number]) + 1
+            self._next += 1
+        cursor.endEditBlock()
+        if self._next < len(self._pieces):
+            self._timer.start()
+            return
+        self._pieces = []
+        self.cancel()
+        self.finished.emit()
 
 
 def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
