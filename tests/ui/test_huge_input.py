@@ -198,7 +198,7 @@ def test_a_change_inside_a_megabyte_line_is_shown_with_its_context_only() -> Non
     assert added == [removed[0].replace("X", "Y").replace("-", "+", 1)]
 
 
-def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_that(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_it(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
     command = "echo " + "k" * (300 * 1024) + "\u00a0end"
     dialog, decisions = open_dialog(ApprovalDialog(bash(command)))
     qtbot.waitUntil(lambda: not dialog.json_editor.is_loading())
@@ -216,3 +216,24 @@ def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_that(open_d
     press(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
     assert decisions[0].final_input == {"command": command.replace("\u00a0end", "\u00a0endy")}
+
+
+def test_a_large_file_write_keeps_its_path_rule(open_dialog, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "big.txt"
+    request = ApprovalRequest(session_id="s", session_name="demo", backend=Backend.CLAUDE,
+                              tool_name="Write", cwd=str(tmp_path),
+                              tool_input={"file_path": str(target), "content": "x" * MIB})
+    dialog, _ = open_dialog(ApprovalDialog(request), arm=False)
+    assert [str(rule) for _i, rule, _e in dialog.grants.rule_edits] == [f"Edit(/{target})"]
+    assert "too large" not in dialog.grants.hint.text()
+
+
+def test_a_huge_suggested_rule_is_not_offered(open_dialog) -> None:  # type: ignore[no-untyped-def]
+    huge = RuleValue(tool_name="WebFetch", rule_content="domain:" + "h" * (ANALYSIS_LIMIT + 1))
+    suggestion = PermissionSuggestion(type="addRules", rules=(huge,),
+                                      behavior=RuleBehavior.ALLOW, destination="session")
+    request = ApprovalRequest(session_id="s", session_name="demo", backend=Backend.CLAUDE,
+                              tool_name="WebFetch", tool_input={"url": "https://x.test/"},
+                              suggestions=(suggestion,), cwd="/tmp")
+    dialog, _ = open_dialog(ApprovalDialog(request), arm=False)
+    assert not dialog.grants.rule_edits and "too large" in dialog.grants.hint.text()

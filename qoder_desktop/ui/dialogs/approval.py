@@ -21,7 +21,7 @@ from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
-from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, input_size
+from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size
 
 SHELL_TOOLS = frozenset({"Bash"})
 DEFAULT_DENY = "The user denied this tool call."
@@ -112,8 +112,8 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.timeout.connect(self._refresh_inspection)
         # A command too large to analyse: the lens and the hidden-character warning
         # follow a loop turn later, so opening and editing are no one long block.
-        self._large = (self.risk_lens is not None
-                       and input_size(request.tool_input) > ANALYSIS_LIMIT)
+        self._large = (self.risk_lens is not None and analysed_size(
+            request.tool_name, request.tool_input) > ANALYSIS_LIMIT)
         if self._large:
             self._inspect_timer.start()
         else:

@@ -12,7 +12,7 @@ deleted; Enter and paste insert plain (hard) blocks (`SoftBreakEdit`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QMimeData, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -26,28 +26,23 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit
 
 ANALYSIS_LIMIT = 32 * 1024
-"""Inputs with more characters than this (all strings of the input, keys too) are not
-analysed for a session-rule suggestion or the risk lens: the analysis is a suggestion,
-and on a megabyte it would block the app for seconds. The CLI still decides."""
+"""Commands (and suggested rules) with more characters than this are not analysed for
+a session-rule suggestion or the risk lens (`analysed_size`): the analysis is a
+suggestion, and on a megabyte it would block the app for seconds. The CLI decides."""
 DISPLAY_CHUNK = 1000
 """The longest line piece put into one text block of a large text."""
 SOFT = int(QTextFormat.Property.UserProperty) + 1
 """Block-format property: the line break before this block is for display only."""
 
 
-def input_size(value: object) -> int:
-    """The number of characters in every string (keys too) of a JSON-like value."""
-    total, stack = 0, [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            total += len(item)
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return total
+def analysed_size(tool_name: str, tool_input: Mapping[str, object],
+                  rule_texts: Sequence[str] = ()) -> int:
+    """How much the session-rule analysis would read: a Bash command (the shell
+    analyzer reads all of it) and every rule text the CLI suggested (each is shown and
+    checked). File contents are not read: a large Write still gets its path rule."""
+    command = tool_input.get("command") if tool_name == "Bash" else None
+    size = len(command) if isinstance(command, str) else 0
+    return max([size, *(len(text) for text in rule_texts)])
 
 
 def too_large_note(size: int) -> str:
