@@ -74,6 +74,7 @@ def test_typing_into_a_huge_input_changes_exactly_that_character(qtbot) -> None:
     qtbot.keyClicks(editor.editor, "q")
     assert editor.value() == {"command": command + "q"}
     assert editor.is_edited()
+    qtbot.waitUntil(lambda: "unchanged characters" in editor.diff_view.toPlainText())
     lines = editor.diff_view.toPlainText().splitlines()
     assert len(lines) < 20  # the change with its context, not two megabyte lines
     [removed] = [line for line in lines if line.startswith("-[")]

@@ -246,6 +246,10 @@ class JsonEditor(QWidget):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._revalidate)
         self.editor.textChanged.connect(self._timer.start)
+        self._diff_timer = QTimer(self)
+        self._diff_timer.setSingleShot(True)
+        self._diff_timer.setInterval(0)
+        self._diff_timer.timeout.connect(self._show_diff)
         self._loader = SoftBreakLoader(self.editor)
         self._loader.finished.connect(self._loaded)
         self._show_state()
@@ -375,8 +379,12 @@ class JsonEditor(QWidget):
         self.edited_label.setVisible(self._edited)
         self.reset_button.setEnabled(self._edited)
         self.diff_view.setVisible(self._edited)
+        self._diff_timer.stop()
         if self._edited and self._valid and self._value is not None:
-            self.diff_view.setPlainText(self._diff_text(self._value))
+            if len(self._original_text) > LARGE_TEXT:  # its own loop turn
+                self._diff_timer.start()
+            else:
+                self.diff_view.setPlainText(self._diff_text(self._value))
         elif self._edited:
             self.diff_view.setPlainText("(the input is not valid JSON)")
         selections = []
@@ -390,6 +398,10 @@ class JsonEditor(QWidget):
             selection.cursor.setPosition(block.position())
             selections.append(selection)
         self.editor.setExtraSelections(selections)
+
+    def _show_diff(self) -> None:
+        if self._edited and self._valid and self._value is not None:
+            self.diff_view.setPlainText(self._diff_text(self._value))
 
     def _diff_text(self, value: dict[str, Any]) -> str:
         """The edit diff as shown; a large one is linear and soft-broken for display."""
