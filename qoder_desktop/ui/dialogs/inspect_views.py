@@ -175,11 +175,13 @@ class RiskLensView(QWidget):
             self.findings = analyze_command(command, cwd, extra_dirs)
             self._loader.cancel()
             self.large_view.clear()
-            self._show_analysed(command)
+        ranked = self.ranked()
+        if not self.too_large:
+            self._show_analysed(command, ranked)
         self.description.setText(f"The agent says: {make_visible(description)}"
                                  if description else "")
         self.description.setVisible(bool(description))
-        self._list_findings(command, self.ranked())
+        self._list_findings(command, ranked)
 
     def is_complete(self) -> bool:
         """True when the whole command is in the view (a large one loads in steps)."""
@@ -190,10 +192,10 @@ class RiskLensView(QWidget):
         return sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
                                                     f.start))
 
-    def _show_analysed(self, command: str) -> None:
+    def _show_analysed(self, command: str, ranked: list[RiskFinding]) -> None:
         shown, offsets = make_visible_with_map(command)
         spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
-                 for f in reversed(self.ranked()[:MAX_HIGHLIGHTED])]
+                 for f in reversed(ranked[:MAX_HIGHLIGHTED])]
         spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
                   for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
         self._shown = shown
