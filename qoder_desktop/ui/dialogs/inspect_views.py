@@ -33,7 +33,8 @@ from qoder_desktop.text.visible import (
     make_visible_with_map,
     marker,
 )
-from qoder_desktop.ui.widgets.json_editor import DiffHighlighter, marker_format, monospace_font
+from qoder_desktop.ui.widgets.json_editor import monospace_font
+from qoder_desktop.ui.widgets.json_highlight import DiffHighlighter, marker_format
 from qoder_desktop.ui.widgets.large_text import (
     ANALYSIS_LIMIT,
     ChunkedLoader,
