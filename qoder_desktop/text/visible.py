@@ -96,6 +96,11 @@ def _pattern_for(text: str) -> re.Pattern[str] | None:
     return re.compile("[" + "".join(re.escape(char) for char in hidden) + "]")
 
 
+def hidden_pattern(text: str) -> re.Pattern[str] | None:
+    """A compiled pattern matching every hidden character `text` holds (None if none)."""
+    return _pattern_for(text)
+
+
 def _hidden_spans(text: str) -> list[int]:
     if len(text) < _REGEX_FROM:
         return [i for i, c in enumerate(text) if is_hidden(c)]
@@ -154,8 +159,14 @@ def describe_hidden(text: str) -> list[str]:
 
     Example: `["U+202E RIGHT-TO-LEFT OVERRIDE", "ESC ×2"]`, in order of first appearance.
     """
-    counts = Counter(char_label(c) for c in text if is_hidden(c))
-    return [label if count == 1 else f"{label} ×{count}" for label, count in counts.items()]
+    if len(text) < _REGEX_FROM:
+        counts = Counter(char_label(c) for c in text if is_hidden(c))
+        return [label if count == 1 else f"{label} ×{count}"
+                for label, count in counts.items()]
+    # Linear in C: each distinct hidden character is counted and located with str methods.
+    hidden = sorted((char for char in set(text) if is_hidden(char)), key=text.index)
+    named = ((char_label(char), text.count(char)) for char in hidden)
+    return [label if count == 1 else f"{label} ×{count}" for label, count in named]
 
 
 def json_escape_hidden(json_text: str) -> str:
@@ -167,20 +178,18 @@ def json_escape_hidden(json_text: str) -> str:
     pairs, as JSON requires. Only call this on JSON text, where such characters can only
     occur inside strings.
     """
-    if not has_hidden(json_text):
+    pattern = _pattern_for(json_text)
+    if pattern is None:
         return json_text
-    out: list[str] = []
-    for char in json_text:
-        if not is_hidden(char):
-            out.append(char)
-            continue
-        code = ord(char)
-        if code > 0xFFFF:
-            code -= 0x10000
-            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out)
+    return pattern.sub(lambda match: _json_escape(match[0]), json_text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def hidden_in_value(value: object) -> list[str]:

@@ -21,6 +21,7 @@ from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
+from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size
 
 DEFAULT_DENY = "The user denied this tool call."
 DEFAULT_DENY_STOP = "The user denied this tool call and stopped the agent."
@@ -108,7 +109,14 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.setSingleShot(True)
         self._inspect_timer.setInterval(150)
         self._inspect_timer.timeout.connect(self._refresh_inspection)
-        self._refresh_inspection()
+        # A command too large to analyse: the lens and the hidden-character warning
+        # follow a loop turn later, so opening and editing are no one long block.
+        self._large = (self.risk_lens is not None and analysed_size(
+            request.tool_name, request.tool_input) > ANALYSIS_LIMIT)
+        if self._large:
+            self._inspect_timer.start()
+        else:
+            self._refresh_inspection()
 
         self.grants = SessionGrants(request, self)
         ui.sessionLayout.addWidget(self.grants)
@@ -197,10 +205,13 @@ class ApprovalDialog(BaseDecisionDialog):
         self.refresh_buttons()
 
     def _on_input_changed(self, _value: object) -> None:
-        self._update_hidden_warning()
+        if not self._large:  # (a large input's warning follows with the inspection)
+            self._update_hidden_warning()
         self._inspect_timer.start()
 
     def _refresh_inspection(self) -> None:
+        if self._large:
+            self._update_hidden_warning()
         tool_input = self._current_input()
         if self.risk_lens is not None:
             command = tool_input.get("command")

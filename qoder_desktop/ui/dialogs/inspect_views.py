@@ -26,8 +26,22 @@ from PySide6.QtWidgets import (
 from qoder_desktop.preview.diffs import FileDiff, diff_for_tool
 from qoder_desktop.preview.sanitize import LONG_RUN
 from qoder_desktop.shell.risk import RiskFinding, Severity, analyze_command
-from qoder_desktop.text.visible import find_hidden, make_visible, make_visible_with_map
-from qoder_desktop.ui.widgets.json_editor import DiffHighlighter, marker_format, monospace_font
+from qoder_desktop.text.visible import (
+    find_hidden,
+    hidden_pattern,
+    make_visible,
+    make_visible_with_map,
+    marker,
+)
+from qoder_desktop.ui.widgets.json_editor import monospace_font
+from qoder_desktop.ui.widgets.json_highlight import DiffHighlighter, marker_format
+from qoder_desktop.ui.widgets.large_text import (
+    ANALYSIS_LIMIT,
+    ChunkedLoader,
+    display_breaks,
+    shifted,
+    too_large_note,
+)
 from qoder_desktop.ui.widgets.preview import plain_label
 
 SEVERITY_COLORS = {
@@ -40,9 +54,8 @@ MAX_HIGHLIGHTED = 200
 """Findings (and hidden characters) coloured in the command; the rest are counted."""
 MAX_LISTED = 200
 """Findings listed under the command; a last line says how many more there are."""
-MAX_ANALYZED = 256 * 1024
-"""The risk lens reads this many characters of a command; the caption says when cut."""
-_LONG_RUN = re.compile(r"\S{" + str(LONG_RUN + 1) + ",}")
+_LONG_RUN = re.compile(r"(?<!\S)\S{" + str(LONG_RUN + 1) + "}")
+"""A run longer than `LONG_RUN`; the look-behind tries each run once (linear)."""
 
 
 def _has_long_run(text: str) -> bool:
@@ -77,6 +90,20 @@ def _formatted_document(text: str, spans: list[tuple[int, int, QTextCharFormat]]
     return document
 
 
+def _large_display(command: str) -> tuple[str, list[tuple[int, int, QTextCharFormat]]]:
+    """The visible text of a command too large to analyse, with its first
+    `MAX_HIGHLIGHTED` hidden characters marked (linear: no per-character offset map)."""
+    pattern = hidden_pattern(command)
+    if pattern is None:
+        return command, []
+    spans, shift = [], 0
+    for match in itertools.islice(pattern.finditer(command), MAX_HIGHLIGHTED):
+        width = len(marker(match[0]))
+        spans.append((match.start() + shift, match.start() + shift + width, marker_format()))
+        shift += width - 1
+    return make_visible(command), spans
+
+
 def _span_format(severity: Severity) -> QTextCharFormat:
     fmt = QTextCharFormat()
     background, underline = SEVERITY_COLORS[severity]
@@ -102,6 +129,14 @@ class RiskLensView(QWidget):
         self.command_view.setAcceptRichText(False)
         self.command_view.setFont(monospace_font())
         self.command_view.setAccessibleName("Command")
+        self.large_view = QPlainTextEdit(self)
+        self.large_view.setObjectName("largeCommandView")
+        self.large_view.setReadOnly(True)
+        self.large_view.setFont(monospace_font())
+        self.large_view.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
+        self.large_view.setAccessibleName("Command (too large to analyse)")
+        self.large_view.setVisible(False)
+        self._loader = ChunkedLoader(self.large_view)
         self.description = plain_label()
         self.description.setObjectName("commandDescription")
         self.findings_list = QListWidget(self)
@@ -109,12 +144,15 @@ class RiskLensView(QWidget):
         self.findings_list.setAccessibleName("What to look at")
         self.findings_list.setWordWrap(True)
         self.findings: list[RiskFinding] = []
+        self.too_large = False
+        self._shown = ""
         self.findings_caption = plain_label("What to look at")
         self.findings_caption.setObjectName("findingsCaption")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.description)
         layout.addWidget(self.command_view)
+        layout.addWidget(self.large_view)
         layout.addWidget(self.findings_caption)
         layout.addWidget(self.findings_list, 1)
 
@@ -127,14 +165,41 @@ class RiskLensView(QWidget):
         go into a new document in one edit block (one format per run of characters), so
         the cost does not grow with the number of findings times the text's length.
         """
-        self.findings = analyze_command(command[:MAX_ANALYZED], cwd, extra_dirs)
+        self.too_large = len(command) > ANALYSIS_LIMIT
+        self.command_view.setVisible(not self.too_large)
+        self.large_view.setVisible(self.too_large)
+        if self.too_large:
+            self.findings = []
+            self.command_view.clear()
+            self._show_large(command)
+        else:
+            self.findings = analyze_command(command, cwd, extra_dirs)
+            self._loader.cancel()
+            self.large_view.clear()
+        ranked = self.ranked()
+        if not self.too_large:
+            self._show_analysed(command, ranked)
+        self.description.setText(f"The agent says: {make_visible(description)}"
+                                 if description else "")
+        self.description.setVisible(bool(description))
+        self._list_findings(command, ranked)
+
+    def is_complete(self) -> bool:
+        """True when the whole command is in the view (a large one loads in steps)."""
+        return self._loader.done
+
+    def ranked(self) -> list[RiskFinding]:
+        """The findings, the most severe first."""
+        return sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
+                                                    f.start))
+
+    def _show_analysed(self, command: str, ranked: list[RiskFinding]) -> None:
         shown, offsets = make_visible_with_map(command)
-        ranked = sorted(self.findings, key=lambda f: (-SEVERITY_ORDER.index(f.severity),
-                                                      f.start))
         spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
                  for f in reversed(ranked[:MAX_HIGHLIGHTED])]
         spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
                   for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
+        self._shown = shown
         self.command_view.setWordWrapMode(
             QTextOption.WrapMode.WrapAnywhere if _has_long_run(shown)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
@@ -145,13 +210,25 @@ class RiskLensView(QWidget):
         self.command_view.setDocument(document)
         if ours:
             old.deleteLater()
+        self._fit_height(self.command_view, shown)
+
+    def _show_large(self, command: str) -> None:
+        """A command too large to analyse: plain text in pieces of at most
+        `DISPLAY_CHUNK` characters (display-only breaks), hidden characters marked, put
+        in over several loop turns."""
+        shown, spans = _large_display(command)
+        self._shown = shown
+        display, breaks = display_breaks(shown)
+        self._loader.load(display, [(shifted(start, breaks), shifted(end, breaks), fmt)
+                                    for start, end, fmt in spans])
+        self._fit_height(self.large_view, display)
+
+    @staticmethod
+    def _fit_height(view: QWidget, shown: str) -> None:
         lines = sum(1 + len(line) // 90 for line in shown[:20_000].split("\n"))
-        spacing = self.command_view.fontMetrics().lineSpacing()
-        self.command_view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
-        self.description.setText(f"The agent says: {make_visible(description)}"
-                                 if description else "")
-        self.description.setVisible(bool(description))
-        self._list_findings(command, ranked)
+        spacing = view.fontMetrics().lineSpacing()
+        view.setFixedHeight(min(max(lines, 2), 10) * spacing + 14)
+
 
     def _list_findings(self, command: str, ranked: list[RiskFinding]) -> None:
         self.findings_list.clear()
@@ -168,19 +245,20 @@ class RiskLensView(QWidget):
             notes.append(f"{len(ranked) - MAX_LISTED:,} more not listed")
         if len(ranked) > MAX_HIGHLIGHTED:
             notes.append(f"{len(ranked) - MAX_HIGHLIGHTED:,} more not highlighted")
-        if len(command) > MAX_ANALYZED:
-            notes.append(f"only the first {MAX_ANALYZED:,} of {len(command):,} characters "
-                         "were checked")
         self.findings_caption.setText("What to look at" + (f" ({'; '.join(notes)})"
                                                            if notes else ""))
         if notes:
             self.findings_list.addItem("… " + "; ".join(notes).capitalize() + ".")
-        if not self.findings:
+        if self.too_large:
+            self.findings_caption.setText("What to look at (not analysed: too large)")
+            self.findings_list.addItem(too_large_note(len(command)))
+        elif not self.findings:
             self.findings_list.addItem("Nothing in this command stands out.")
 
     def shown_text(self) -> str:
-        """The command as displayed (hidden characters replaced by markers)."""
-        return self.command_view.toPlainText()
+        """The command as displayed (hidden characters replaced by markers), without the
+        display-only line breaks of a command too large to analyse."""
+        return self._shown
 
 
 class DiffPanel(QWidget):

@@ -9,6 +9,10 @@ switches, directories, settings-file rules, whole-tool rules such as plain `Bash
 separate, unticked check boxes; dangerous ones (a switch to a mode that stops asking)
 only a refused note; and an unticked "save to the project" box turns the granted
 rules' destination into `localSettings`.
+
+A command (or a suggested rule) longer than `large_text.ANALYSIS_LIMIT` gets no rule
+at all (not even the CLI's): the section says it is too large to analyse, and only
+"allow once" and deny remain.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_su
 from qoder_desktop.rules.narrowing import is_narrower
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
+from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size, too_large_note
 from qoder_desktop.ui.widgets.preview import plain_label
 
 
@@ -51,8 +56,12 @@ class SessionGrants(QWidget):
     def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         split = split_suggestions(request.suggestions)
-        grants = list(split.session_rules)
-        if not grants:
+        self.analysed_size = analysed_size(
+            request.tool_name, request.tool_input,
+            [str(rule) for grant in split.session_rules for rule in grant.rules or ()])
+        self.too_large = self.analysed_size > ANALYSIS_LIMIT
+        grants = [] if self.too_large else list(split.session_rules)
+        if not grants and not self.too_large:
             rule = rule_for_request(request.tool_name, dict(request.tool_input),
                                     request.cwd or "")
             if rule is not None:
@@ -124,6 +133,8 @@ class SessionGrants(QWidget):
         if self.rule_edits:
             self.hint.setText("These rules are added for the rest of this session. "
                               "You can narrow them before allowing.")
+        elif self.too_large:
+            self.hint.setText(too_large_note(self.analysed_size))
         else:
             self.hint.setText("No rule can be made for this request, so it can only be "
                               "allowed once.")

@@ -18,7 +18,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
-    QSyntaxHighlighter,
+    QTextBlock,
     QTextCharFormat,
     QTextOption,
 )
@@ -34,29 +34,36 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.preview.diffs import json_edit_diff, pretty_json
+from qoder_desktop.ui.widgets.json_highlight import (
+    DiffHighlighter,
+    JsonHighlighter,
+)
+from qoder_desktop.ui.widgets.json_highlight import (  # (re-exported: the old home)
+    marker_format as marker_format,
+)
+from qoder_desktop.ui.widgets.large_text import (
+    SoftBreakEdit,
+    SoftBreakLoader,
+    display_breaks,
+    is_soft,
+    soft_broken_text,
+    unified_linear,
+)
 from qoder_desktop.ui.widgets.preview import plain_label
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)|"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?'
-                    r"|\btrue\b|\bfalse\b|\bnull\b")
-_HIDDEN_ESCAPE = re.compile(r"\\u(?:00[01][0-9a-fA-F]|007[fF]|008[0-9a-fA-F]|009[0-9a-fA-F]"
-                            r"|20[0-6][0-9a-fA-F]|00[aA]0|1680|3000|[fF][eE][fF][fF]"
-                            r"|[dD][89abAB][0-9a-fA-F]{2}|[eE][0-9a-fA-F]{3}|[fF][0-8][0-9a-fA-F]{2})")
-
-MAX_HIGHLIGHT_LINES = 3000
-"""Lines past this are left uncoloured: colouring costs time, and every
-`QSyntaxHighlighter.setFormat` call drops a reference to None under PySide6 6.12 on
-Python 3.11 (see the project report), so huge documents are not worth the risk."""
-_MARKER_TEXT = re.compile(r"⟨[^⟩\n]{1,80}⟩")
 LARGE_TEXT = 64 * 1024
 """Editor texts longer than this (in characters) are validated after a pause in typing
 (`LARGE_DEBOUNCE_MS`) instead of at once: parsing and diffing them takes a while."""
 LARGE_DEBOUNCE_MS = 400
-_LONG_RUN = re.compile(r"\S{501,}")
+_LONG_RUN = re.compile(r"(?<!\S)\S{501}")
+"""A run of more than 500 non-spaces; the look-behind tries each run once (linear)."""
 
 
 def wrap_mode_for(text: str) -> QTextOption.WrapMode:
     """Wrap anywhere when `text` has a run Qt's word wrap is slow on (>500 characters
     without a space: a 1 MiB word took more than 120 s to lay out), else at words."""
+    if len(text) > LARGE_TEXT:  # shown in pieces of at most `DISPLAY_CHUNK` characters
+        return QTextOption.WrapMode.WrapAnywhere
     return (QTextOption.WrapMode.WrapAnywhere if _LONG_RUN.search(text)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
 
@@ -64,73 +71,6 @@ def wrap_mode_for(text: str) -> QTextOption.WrapMode:
 def monospace_font() -> QFont:
     """The system's fixed-width font."""
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-
-
-def _format(color: str, *, bold: bool = False, background: str | None = None) -> QTextCharFormat:
-    fmt = QTextCharFormat()
-    fmt.setForeground(QColor(color))
-    if bold:
-        fmt.setFontWeight(QFont.Weight.DemiBold)
-    if background:
-        fmt.setBackground(QColor(background))
-    return fmt
-
-
-def marker_format() -> QTextCharFormat:
-    """White on red: how hidden-character markers and escapes stand out."""
-    return _format("#FFFFFF", bold=True, background="#C92A2A")
-
-
-class DiffHighlighter(QSyntaxHighlighter):
-    """Colours a unified diff: additions, removals, hunk headers, file headers."""
-
-    def highlightBlock(self, text: str) -> None:
-        """Colour one diff line by its first character; flag hidden-character markers."""
-        if self.currentBlock().blockNumber() >= MAX_HIGHLIGHT_LINES or len(text) > 20_000:
-            return
-        fmt = QTextCharFormat()
-        if text.startswith(("+++", "---")):
-            fmt.setFontWeight(QFont.Weight.DemiBold)
-        elif text.startswith("+"):
-            fmt.setBackground(QColor("#D3F9D8"))
-            fmt.setForeground(QColor("#2B8A3E"))
-        elif text.startswith("-"):
-            fmt.setBackground(QColor("#FFE3E3"))
-            fmt.setForeground(QColor("#C92A2A"))
-        elif text.startswith("@@"):
-            fmt.setForeground(QColor("#1864AB"))
-        if text[:1] in ("+", "-", "@"):
-            self.setFormat(0, len(text), fmt)
-        for pattern in (_MARKER_TEXT, _HIDDEN_ESCAPE):
-            for match in pattern.finditer(text):
-                self.setFormat(match.start(), match.end() - match.start(), marker_format())
-
-
-class JsonHighlighter(QSyntaxHighlighter):
-    """Colours JSON keys, strings, numbers and literals; flags hidden-character escapes."""
-
-    KEY = _format("#364FC7", bold=True)
-    STRING = _format("#2B8A3E")
-    NUMBER = _format("#C2255C")
-    LITERAL = _format("#E8590C", bold=True)
-    HIDDEN = marker_format()
-
-    def highlightBlock(self, text: str) -> None:
-        """Colour one line (JSON from `pretty_json` keeps each string on one line)."""
-        if self.currentBlock().blockNumber() >= MAX_HIGHLIGHT_LINES or len(text) > 20_000:
-            return
-        for match in _TOKEN.finditer(text):
-            token = match.group()
-            if token.startswith('"'):
-                is_key = text[match.end():].lstrip().startswith(":")
-                fmt = self.KEY if is_key else self.STRING
-            elif token in ("true", "false", "null"):
-                fmt = self.LITERAL
-            else:
-                fmt = self.NUMBER
-            self.setFormat(match.start(), match.end() - match.start(), fmt)
-        for match in _HIDDEN_ESCAPE.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), self.HIDDEN)
 
 
 def parse_object(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -169,8 +109,10 @@ class JsonEditor(QWidget):
         self._value: dict[str, Any] | None = {}
         self._valid = True
         self._edited = False
+        self._soft = False
+        self._original_text = "{}"
 
-        self.editor = QPlainTextEdit(self)
+        self.editor = SoftBreakEdit(self)
         self.editor.setObjectName("jsonEdit")
         self.editor.setFont(monospace_font())
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
@@ -219,17 +161,50 @@ class JsonEditor(QWidget):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._revalidate)
         self.editor.textChanged.connect(self._timer.start)
+        self._diff_timer = QTimer(self)
+        self._diff_timer.setSingleShot(True)
+        self._diff_timer.setInterval(0)
+        self._diff_timer.timeout.connect(self._show_diff)
+        self._loader = SoftBreakLoader(self.editor)
+        self._loader.finished.connect(self._loaded)
         self._show_state()
 
     # -- public API ------------------------------------------------------------------
     def set_value(self, value: dict[str, Any]) -> None:
         """Show `value` as the original input (clears any edit)."""
         self._original = value
-        text = pretty_json(value)
+        text = self._original_text = pretty_json(value)
         self.editor.setWordWrapMode(wrap_mode_for(text))
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
-        self.editor.setPlainText(text)
+        document = self.editor.document()
+        large = len(text) > LARGE_TEXT
+        self.highlighter.large = large
         self._timer.stop()
+        if large:
+            # In over several loop turns, read-only meanwhile; until then the value is
+            # the original (what the agent sent), and the check follows once it is in.
+            self.highlighter.setDocument(None)  # one pass afterwards, not one per piece
+            self.editor.setReadOnly(True)
+            self._soft = True
+            self._set_state(value, "")
+            self._loader.load(text)
+            return
+        self._loader.cancel()
+        self.editor.setReadOnly(False)
+        if self.highlighter.document() is None:
+            self.highlighter.setDocument(document)
+        self._soft = False
+        self.editor.setPlainText(text)
+        self._revalidate()
+
+    def is_loading(self) -> bool:
+        """True while a large input is still going into the editor (read-only then)."""
+        return self._loader.loading
+
+    def _loaded(self) -> None:
+        self._timer.stop()
+        self.highlighter.setDocument(self.editor.document())
+        self.editor.setReadOnly(False)
         self._revalidate()
 
     def original(self) -> dict[str, Any]:
@@ -266,7 +241,7 @@ class JsonEditor(QWidget):
 
     # -- internals -------------------------------------------------------------------
     def _flush(self) -> None:
-        if self._timer.isActive():
+        if self._timer.isActive() and not self._loader.loading:
             self._timer.stop()
             self._revalidate()
 
@@ -275,17 +250,27 @@ class JsonEditor(QWidget):
 
         `toPlainText()` turns a no-break space into a space, so `rm\\u00a0-rf` would read
         back as `rm -rf`: the raw text is used, with only the paragraph separator (U+2029)
-        between lines mapped back to `\\n`.
+        between lines mapped back to `\\n`, and the display-only breaks of a large text
+        (`large_text.set_soft_broken_text`) removed.
         """
-        return self.editor.document().toRawText().replace("\u2029", "\n")
+        if self._loader.loading:
+            return self._original_text
+        document = self.editor.document()
+        if self._soft:
+            return soft_broken_text(document)
+        return document.toRawText().replace("\u2029", "\n")
 
     def _revalidate(self) -> None:
+        if self._loader.loading:
+            return
         text = self.text()
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
         mode = wrap_mode_for(text)
         if self.editor.wordWrapMode() != mode:
             self.editor.setWordWrapMode(mode)
-        value, error = parse_object(text)
+        self._set_state(*parse_object(text))
+
+    def _set_state(self, value: dict[str, Any] | None, error: str) -> None:
         valid = value is not None
         edited = (not valid) or value != self._original
         self._value = value
@@ -309,14 +294,18 @@ class JsonEditor(QWidget):
         self.edited_label.setVisible(self._edited)
         self.reset_button.setEnabled(self._edited)
         self.diff_view.setVisible(self._edited)
+        self._diff_timer.stop()
         if self._edited and self._valid and self._value is not None:
-            self.diff_view.setPlainText(json_edit_diff(self._original, self._value))
+            if len(self._original_text) > LARGE_TEXT:  # its own loop turn
+                self._diff_timer.start()
+            else:
+                self.diff_view.setPlainText(self._diff_text(self._value))
         elif self._edited:
             self.diff_view.setPlainText("(the input is not valid JSON)")
         selections = []
         if not self._valid:
             match = re.search(r"line (\d+)", self.status.text())
-            block = self.editor.document().findBlockByNumber(int(match[1]) - 1 if match else 0)
+            block = self._block_of_line(int(match[1]) - 1 if match else 0)
             selection = QTextEdit.ExtraSelection()
             selection.format.setBackground(QColor(255, 80, 80, 50))
             selection.format.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
@@ -324,3 +313,27 @@ class JsonEditor(QWidget):
             selection.cursor.setPosition(block.position())
             selections.append(selection)
         self.editor.setExtraSelections(selections)
+
+    def _show_diff(self) -> None:
+        if self._edited and self._valid and self._value is not None:
+            self.diff_view.setPlainText(self._diff_text(self._value))
+
+    def _diff_text(self, value: dict[str, Any]) -> str:
+        """The edit diff as shown; a large one is linear and soft-broken for display."""
+        old, new = self._original_text, pretty_json(value)
+        if len(old) + len(new) <= 2 * LARGE_TEXT:
+            return json_edit_diff(self._original, value)
+        return display_breaks(unified_linear(old + "\n", new + "\n", "original input",
+                                             "edited input"))[0]
+
+    def _block_of_line(self, line: int) -> QTextBlock:
+        """The block where line `line` (0-based, of `text()`) starts."""
+        document = self.editor.document()
+        if not self._soft:
+            return document.findBlockByNumber(line)
+        block, seen = document.begin(), 0
+        while block.isValid() and seen < line:
+            block = block.next()
+            if not is_soft(block.blockFormat()):
+                seen += 1
+        return block

@@ -1,0 +1,366 @@
+"""Large tool inputs: the analysis bound, display-only soft breaks and a linear diff.
+
+Qt lays out one text block at a time, and one block of a megabyte takes seconds on every
+edit. Long lines are therefore shown as several blocks of at most `DISPLAY_CHUNK`
+characters; the blocks that continue a line carry a `SOFT` block-format property, so the
+text read back (`soft_broken_text`) is exactly the text loaded plus the user's edits.
+Large texts go in over several loop turns (`SoftBreakLoader`, `ChunkedLoader`).
+A block format survives undo and is dropped with its block when the break before it is
+deleted; Enter and paste insert plain (hard) blocks (`SoftBreakEdit`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+
+from PySide6.QtCore import QMimeData, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QKeyEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit
+
+ANALYSIS_LIMIT = 32 * 1024
+"""Commands (and suggested rules) with more characters than this are not analysed for
+a session-rule suggestion or the risk lens (`analysed_size`): the analysis is a
+suggestion, and on a megabyte it would block the app for seconds. The CLI decides."""
+DISPLAY_CHUNK = 1000
+"""The longest line piece put into one text block of a large text."""
+SOFT = int(QTextFormat.Property.UserProperty) + 1
+"""Block-format property: the line break before this block is for display only."""
+
+
+def analysed_size(tool_name: str, tool_input: Mapping[str, object],
+                  rule_texts: Sequence[str] = ()) -> int:
+    """How much the session-rule analysis would read: a Bash command (the shell
+    analyzer reads all of it) and every rule text the CLI suggested (each is shown and
+    checked). File contents are not read: a large Write still gets its path rule."""
+    command = tool_input.get("command") if tool_name == "Bash" else None
+    size = len(command) if isinstance(command, str) else 0
+    return max([size, *(len(text) for text in rule_texts)])
+
+
+def too_large_note(size: int) -> str:
+    """Why an input is not analysed, in the dialog's words."""
+    return (f"This input is too large to analyse ({size:,} characters; the limit is "
+            f"{ANALYSIS_LIMIT:,}), so nothing is highlighted and no session rule is "
+            "offered. Read it yourself: you can allow it once or deny it, and the "
+            "agent's CLI still decides.")
+
+
+def _cut(line: str, start: int) -> int:
+    """Where the piece of `line` starting at `start` ends: never inside a `\\uXXXX`."""
+    end = start + DISPLAY_CHUNK
+    if end >= len(line):
+        return len(line)
+    slash = line.rfind("\\", end - 11, end)
+    return slash if slash > start else end
+
+
+def display_pieces(text: str) -> tuple[list[str], list[int]]:
+    """`text` as display blocks, and the numbers of the blocks that continue a line."""
+    pieces: list[str] = []
+    soft: list[int] = []
+    for line in text.split("\n"):
+        if len(line) <= DISPLAY_CHUNK:
+            pieces.append(line)
+            continue
+        start = 0
+        while start < len(line):
+            end = _cut(line, start)
+            if start:
+                soft.append(len(pieces))
+            pieces.append(line[start:end])
+            start = end
+    return pieces, soft
+
+
+def display_breaks(text: str) -> tuple[str, list[int]]:
+    """`text` with display-only breaks, and the original offsets where breaks went in."""
+    pieces, soft = display_pieces(text)
+    breaks, offset, soft_set = [], 0, set(soft)
+    for number, piece in enumerate(pieces):
+        if number in soft_set:
+            breaks.append(offset)
+        offset += len(piece) + (0 if number + 1 in soft_set else 1)
+    return "\n".join(pieces), breaks
+
+
+def shifted(offset: int, breaks: list[int]) -> int:
+    """Where original `offset` lands once the `display_breaks` breaks are inserted."""
+    return offset + bisect.bisect_right(breaks, offset)
+
+
+def soft_broken_text(document: QTextDocument) -> str:
+    """The document's raw text (no-break spaces kept), soft breaks removed."""
+    parts = document.toRawText().split("\u2029")
+    out: list[str] = []
+    block = document.begin()
+    for number, part in enumerate(parts):
+        if number and not (block.isValid() and block.blockFormat().property(SOFT)):
+            out.append("\n")
+        out.append(part)
+        block = block.next()
+    return "".join(out)
+
+
+def is_soft(block_format: QTextBlockFormat) -> bool:
+    """True when the break before a block with this format is for display only."""
+    return bool(block_format.property(SOFT))
+
+
+class SoftBreakEdit(QPlainTextEdit):
+    """A plain-text editor whose Enter and paste always insert hard line breaks.
+
+    A new block normally copies the current block's format, which would make a line
+    break typed inside a soft-broken line soft as well (and so lost on read-back).
+    """
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Plain Enter inserts a plain block; every other key (and chord) is Qt's."""
+        plain = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier == \
+            Qt.KeyboardModifier.NoModifier
+        if (plain and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and not self.isReadOnly()):
+            self.textCursor().insertBlock(QTextBlockFormat())
+            self.ensureCursorVisible()
+            return
+        super().keyPressEvent(event)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        """Paste and drop as plain text, each line break a hard one."""
+        cursor = self.textCursor()
+        cursor.beginEditBlock()
+        for number, line in enumerate(source.text().replace("\r\n", "\n").split("\n")):
+            if number:
+                cursor.insertBlock(QTextBlockFormat())
+            cursor.insertText(line)
+        cursor.endEditBlock()
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+
+LOAD_STEP = 256 * 1024
+"""Characters a `ChunkedLoader` puts into its view per loop turn."""
+
+
+class ChunkedLoader(QObject):
+    """Puts a large text into a read-only plain-text view over several loop turns
+    (`LOAD_STEP` characters each), then colours the given spans: no one long block.
+
+    Signals:
+        (none; `done` says when the whole text is in)
+    """
+
+    def __init__(self, view: QPlainTextEdit) -> None:
+        super().__init__(view)
+        self._view = view
+        view.setUndoRedoEnabled(False)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
+        self._parts: list[str] = []
+        self._spans: list[tuple[int, int, QTextCharFormat]] = []
+        self.done = True
+
+    def load(self, text: str, spans: list[tuple[int, int, QTextCharFormat]]) -> None:
+        """Replace the view's text with `text`; the first step runs now."""
+        self.cancel()
+        self._view.clear()
+        self._parts = [text[i:i + LOAD_STEP] for i in range(0, len(text), LOAD_STEP)][::-1]
+        self._spans = spans
+        self.done = False
+        self._step()
+
+    def cancel(self) -> None:
+        """Stop loading (the view keeps what is in so far)."""
+        self._timer.stop()
+        self._parts = []
+        self.done = True
+
+    def _step(self) -> None:
+        document = self._view.document()
+        if self._parts:
+            cursor = QTextCursor(document)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(self._parts.pop())
+        if self._parts:
+            self._timer.start()
+            return
+        cursor = QTextCursor(document)
+        cursor.beginEditBlock()
+        for start, end, fmt in self._spans:
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        cursor.endEditBlock()
+        self._spans = []
+        self.done = True
+
+
+class SoftBreakLoader(QObject):
+    """Loads a large text into an editor as soft-broken blocks (see the module
+    docstring), `LOAD_STEP` characters per loop turn, without an undo step.
+
+    Signals:
+        finished(): the whole text is in.
+    """
+
+    finished = Signal()
+
+    def __init__(self, editor: QPlainTextEdit) -> None:
+        super().__init__(editor)
+        self._editor = editor
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
+        self._pieces: list[str] = []
+        self._soft: set[int] = set()
+        self._next = 0
+        self._soft_format, self._hard_format = QTextBlockFormat(), QTextBlockFormat()
+        self._soft_format.setProperty(SOFT, True)
+        self.loading = False
+
+    def load(self, text: str) -> None:
+        """Start loading `text` (the first step runs now)."""
+        self.cancel()
+        self._pieces, soft = display_pieces(text)
+        self._soft, self._next = set(soft), 0
+        document = self._editor.document()
+        document.setUndoRedoEnabled(False)
+        document.clear()
+        self.loading = True
+        self._step()
+
+    def cancel(self) -> None:
+        """Stop loading; the document keeps what is in so far."""
+        self._timer.stop()
+        if self.loading:
+            self._editor.document().setUndoRedoEnabled(True)
+        self.loading = False
+
+    def _step(self) -> None:
+        cursor = QTextCursor(self._editor.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        budget = LOAD_STEP
+        while self._next < len(self._pieces) and budget > 0:
+            number = self._next
+            if number:
+                cursor.insertBlock(self._soft_format if number in self._soft
+                                   else self._hard_format)
+            cursor.insertText(self._pieces[number])
+            budget -= len(self._pieces[number]) + 1
+            self._next += 1
+        cursor.endEditBlock()
+        if self._next < len(self._pieces):
+            self._timer.start()
+            return
+        self._pieces = []
+        self.cancel()
+        self.finished.emit()
+
+
+def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
+    """A unified diff in one hunk from the first to the last changed line, in linear time.
+
+    Both texts end with a line break. Lines between two distant edits appear as removed
+    and added again: correct, if not minimal, and fast on megabytes (difflib is not).
+    Inside long lines, unchanged characters more than `DIFF_CONTEXT` away from the change
+    are replaced by a "[… N unchanged characters …]" note: the diff shows the change, the
+    editor holds the text.
+    """
+    if old == new:
+        return ""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # longest common prefix of lines
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    prefix = low
+    low, high = 0, min(len(a), len(b)) - prefix
+    while low < high:  # longest common suffix of lines, not overlapping the prefix
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            low = mid
+        else:
+            high = mid - 1
+    suffix = low
+    start = max(prefix - 3, 0)
+    a_end, b_end = len(a) - suffix, len(b) - suffix
+    tail = min(suffix, 3)
+
+    def span(first: int, count: int) -> str:
+        if count == 1:
+            return str(first + 1)
+        return f"{first + 1 if count else first},{count}"
+
+    out = [f"--- {old_name}\n", f"+++ {new_name}\n",
+           f"@@ -{span(start, a_end + tail - start)} +{span(start, b_end + tail - start)} @@\n"]
+    out += [" " + _elided(line) for line in a[start:prefix]]
+    removed, added = _around_change("".join(a[prefix:a_end]), "".join(b[prefix:b_end]))
+    out += ["-" + line for line in removed.splitlines(keepends=True)]
+    out += ["+" + line for line in added.splitlines(keepends=True)]
+    out += [" " + _elided(line) for line in a[a_end:a_end + tail]]
+    return "".join(out)
+
+
+DIFF_CONTEXT = 300
+"""Unchanged characters kept on each side of a change inside a long diff line."""
+
+
+def _skipped(count: int) -> str:
+    return f"[… {count:,} unchanged characters …]"
+
+
+def _elided(line: str) -> str:
+    """An unchanged (context) line, cut to its start when it is long."""
+    if len(line) <= 4 * DIFF_CONTEXT:
+        return line
+    body = line.rstrip("\n")
+    return body[:DIFF_CONTEXT] + _skipped(len(body) - DIFF_CONTEXT) + line[len(body):]
+
+
+def _common_prefix(x: str, y: str) -> int:
+    low, high = 0, min(len(x), len(y))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if x[:mid] == y[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _around_change(old: str, new: str) -> tuple[str, str]:
+    """The changed lines, with unchanged characters far from the change elided.
+
+    Only the first changed line's start and the last one's end can be elided: the
+    character-level common prefix and suffix lie within them.
+    """
+    head = _common_prefix(old, new)
+    rest = min(len(old), len(new)) - head
+    tail = _common_prefix(old[::-1][:rest], new[::-1][:rest])
+    out = []
+    for text in (old, new):
+        start = text[:head]
+        end = text[len(text) - tail:]
+        middle = text[head:len(text) - tail]
+        if len(start) > 2 * DIFF_CONTEXT and "\n" not in start:
+            start = _skipped(len(start) - DIFF_CONTEXT) + start[-DIFF_CONTEXT:]
+        body_end = end.rstrip("\n")
+        if len(body_end) > 2 * DIFF_CONTEXT and "\n" not in body_end:
+            end = (body_end[:DIFF_CONTEXT] + _skipped(len(body_end) - DIFF_CONTEXT)
+                   + end[len(body_end):])
+        out.append(start + middle + end)
+    return out[0], out[1]
