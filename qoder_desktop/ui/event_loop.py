@@ -39,6 +39,12 @@ garbage collector, which may run in any thread: a closed loop collected in a wor
 thread deleted Qt objects there and crashed the process (seen in the test suite, where
 a loop is made and closed per test).
 
+A worker thread that finishes after the loop closed (a keyring call, an import on a
+thread) hands its result back through ``call_soon_threadsafe``: on qasync's closed loop
+that emitted a signal of a deleted object and crashed the process (seen under
+pytest-xdist). `AppEventLoop` refuses it, as asyncio's own loops do ("Event loop is
+closed"), and a lock keeps the emission and the deletion apart.
+
 Every place that creates the app's loop (``run_gui``, the benchmarks, the tests) uses
 this class, so what the tests exercise is the loop the app runs.
 """
@@ -49,6 +55,7 @@ import asyncio
 import logging
 import math
 import sys
+import threading
 from typing import Any
 
 import qasync
@@ -92,6 +99,7 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
 
     def __init__(self, app: Any = None, **kwargs: Any) -> None:
         self._previous_asyncgen_hooks: Any = None
+        self._threadsafe = threading.Lock()  # call_soon_threadsafe against close()
         super().__init__(app, **kwargs)
         plain = self.__dict__["_timer"]  # qasync's, which has no callbacks yet
         self.__dict__["_timer"] = _LoopTimer(self)
@@ -117,10 +125,19 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
         """Close the loop and delete its Qt helpers now, in this thread (see above)."""
         helpers = [getattr(self, "_timer", None),
                    getattr(self, "_QEventLoop__call_soon_signaller", None)]
-        super().close()
-        for helper in helpers:
-            if helper is not None and shiboken6.isValid(helper):
-                shiboken6.delete(helper)
+        super().close()  # waits for the default executor's threads; not under the lock
+        with self._threadsafe:
+            for helper in helpers:
+                if helper is not None and shiboken6.isValid(helper):
+                    shiboken6.delete(helper)
+
+    def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
+        """qasync's `call_soon_threadsafe`, refused once the loop is closed (as asyncio's
+        loops refuse it) instead of emitting through a deleted Qt object."""
+        with self._threadsafe:
+            if self.is_closed():
+                raise RuntimeError("Event loop is closed")
+            return super().call_soon_threadsafe(callback, *args, context=context)
 
     def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
         """Arm a Qt timer for `handle`; see the module docstring for long delays."""

@@ -159,6 +159,29 @@ def test_closing_deletes_the_qt_helpers_in_the_loops_thread(qapp: object) -> Non
     own.close()  # a second close is harmless
 
 
+def test_a_thread_that_finishes_after_the_loop_closed_does_not_crash_it(qapp: object) -> None:
+    """A worker's result handed back after close is refused, as asyncio refuses it; on
+    plain qasync it emitted through a deleted Qt object (the process died)."""
+    import concurrent.futures
+    import threading
+
+    own = AppEventLoop(qapp)
+    release = threading.Event()
+    with concurrent.futures.ThreadPoolExecutor(1) as worker:  # not the loop's executor
+        future = own.run_until_complete(_wrap(own, worker.submit(release.wait, 10)))
+        own.close()
+        release.set()
+        assert future.result(timeout=10) is True  # the worker finished and its callback ran
+    with pytest.raises(RuntimeError, match="closed"):
+        own.call_soon_threadsafe(lambda: None)
+
+
+async def _wrap(loop: AppEventLoop, job: object) -> object:
+    """`job` (a concurrent future) as an asyncio future of `loop`, handed back unawaited."""
+    asyncio.wrap_future(job, loop=loop)  # type: ignore[arg-type]
+    return job
+
+
 def test_callbacks_in_the_last_pass_of_run_until_complete_see_their_loop(
         loop: AppEventLoop) -> None:
     """qasync runs Qt's events once more after the loop stopped; a task stepped there
