@@ -25,6 +25,7 @@ async def run(base_url: str, samples: int) -> list[Figure]:
     """Interrupt `samples` times; returns the table row."""
     from benchmarks.qt_support import Probe, build_desktop, probe_dialog
     from qoder_desktop.agents.hub import HubEvent
+    from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT
     from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
     from qoder_desktop.ui.dialogs import dialog_for
 
@@ -43,8 +44,9 @@ async def run(base_url: str, samples: int) -> list[Figure]:
 
     def on_hub(event: HubEvent) -> None:
         line = event.line
-        if line is not None and line.kind in (TranscriptKind.RESULT, TranscriptKind.ERROR):
-            turn_over.set()
+        if line is not None and (line.kind in (TranscriptKind.RESULT, TranscriptKind.ERROR)
+                                 or line.text in (INTERRUPTED_TEXT, STOPPED_TEXT)):
+            turn_over.set()  # an interrupted turn ends with "Interrupted.", not an error
 
     desktop.hub.subscribe(on_hub)
     workspace = Path(tempfile.mkdtemp(prefix="qoder-bench-interrupt-"))

@@ -27,6 +27,7 @@ from typing import TypeVar
 import claude_agent_sdk
 import pytest
 from helpers.app_home import app_home
+from helpers.desktop import wait_for, xvfb_display
 
 from qoder_desktop.gateway.contract import (
     GATEWAY_TOKEN_ENV,
@@ -54,13 +55,7 @@ T = TypeVar("T")
 
 
 def _wait_for(check: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(check, timeout, what)
 
 
 @dataclass
@@ -97,22 +92,8 @@ class App:
 @pytest.fixture(scope="module")
 def display() -> Iterator[dict[str, str]]:
     """A private Xvfb display (no window manager, no tray: the window shows the count)."""
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1600x1000x24",
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    env = dict(os.environ, DISPLAY=f":{number}", QT_QPA_PLATFORM="xcb")
-    try:
+    with xvfb_display() as env:
         yield env
-    finally:
-        xvfb.terminate()
-        try:
-            xvfb.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            xvfb.kill()
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 from helpers.app_home import app_home
+from helpers.desktop import wait_for, windows, xvfb_display
 
 TOOLS = ("Xvfb", "trayer", "xdotool", "import")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -40,22 +41,6 @@ pytestmark = [
     pytest.mark.skipif(any(shutil.which(tool) is None for tool in TOOLS),
                        reason="needs Xvfb, trayer, xdotool and ImageMagick (see .ci/run)"),
 ]
-
-
-def _wait_for(check, timeout: float, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _windows(display_env: dict[str, str], title_regex: str) -> list[str]:
-    found = subprocess.run(["xdotool", "search", "--name", title_regex], env=display_env,
-                           capture_output=True, text=True, check=False)
-    return found.stdout.split()
 
 
 def _key(env: dict[str, str], window: str, *keys: str) -> None:
@@ -86,29 +71,10 @@ def _screenshot(env: dict[str, str], name: str) -> Path:
 
 
 @pytest.fixture
-def display(tmp_path: Path) -> Iterator[dict[str, str]]:
+def display() -> Iterator[dict[str, str]]:
     """A private Xvfb display with trayer running as the system tray."""
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1600x1000x24",
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    env = dict(os.environ, DISPLAY=f":{number}")
-    env.pop("QT_QPA_PLATFORM", None)
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--height", "24",
-                             "--widthtype", "request"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with xvfb_display(tray=True) as env:
         yield env
-    finally:
-        for process in (tray, xvfb):
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
@@ -124,40 +90,40 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         app = subprocess.Popen([sys.executable, "-m", "qoder_desktop", "--demo"], env=env,
                                stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        [dialog] = _wait_for(lambda: _windows(env, "^Approve Bash"), 60,
+        [dialog] = wait_for(lambda: windows(env, "^Approve Bash"), 60,
                              "the approval dialog (app output: see app-output.txt)")
-        _wait_for(lambda: _windows(env, "^Qoder Desktop"), 10, "the main window")
+        wait_for(lambda: windows(env, "^Qoder Desktop"), 10, "the main window")
         _screenshot(env, "desktop-check.png")
 
         # 1. Bash: allowed by Ctrl+Return.
         _key(env, dialog, "ctrl+Return")
-        [workspace] = _wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
+        [workspace] = wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
                                 10, "the demo workspace")
         hello = workspace / "hello.txt"
         # The shell creates the file before echo writes into it: wait for its text.
-        _wait_for(lambda: hello.exists() and hello.read_text() == "Hello from the demo\n", 30,
+        wait_for(lambda: hello.exists() and hello.read_text() == "Hello from the demo\n", 30,
                   "the allowed command to run")
 
         # The next request (a Write) now waits for a person: nothing answers it by itself.
-        [dialog] = _wait_for(lambda: _windows(env, "^Approve Write"), 30,
+        [dialog] = wait_for(lambda: windows(env, "^Approve Write"), 30,
                              "the Write approval dialog")
         time.sleep(1.5)
         notes = workspace / "notes.md"
         assert not notes.exists()
 
         # 2. Write: Ctrl+E from the deny reason, replace the JSON, allow the edited input.
-        original = json.loads(_wait_for(lambda: _ledger(home)[1:2], 10, "the Write row")[0][3])
+        original = json.loads(wait_for(lambda: _ledger(home)[1:2], 10, "the Write row")[0][3])
         edited = dict(original, content=original["content"] + "- Edited in the dialog.\n")
         _key(env, dialog, "ctrl+e")
         subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+a"], env=env, check=True)
         _type(env, json.dumps(edited))
         _key(env, dialog, "ctrl+Return")
-        _wait_for(lambda: notes.exists() and notes.read_text() == edited["content"], 30,
+        wait_for(lambda: notes.exists() and notes.read_text() == edited["content"], 30,
                   "the edited Write to run")
         assert "Edited in the dialog" not in original["content"]
 
         # 3. Edit: denied by Escape; the file stays as it was.
-        [dialog] = _wait_for(lambda: _windows(env, "^Approve Edit"), 30,
+        [dialog] = wait_for(lambda: windows(env, "^Approve Edit"), 30,
                              "the Edit approval dialog")
         shot = _screenshot(env, "desktop-check-edit.png")
         if os.environ.get("QODER_DESKTOP_UPDATE_SCREENSHOT"):  # refresh the README's image
@@ -165,14 +131,14 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
             subprocess.run(["convert", str(shot), "-crop", "1600x830+0+0", "+repage",
                             str(readme_image)], check=True)
         _key(env, dialog, "Escape")
-        _wait_for(lambda: len(_ledger(home)) > 2 and _ledger(home)[2][1] is not None, 30,
+        wait_for(lambda: len(_ledger(home)) > 2 and _ledger(home)[2][1] is not None, 30,
                   "the Edit to be denied")
 
         # 4. The question: digit 2 picks the second option, Ctrl+Return submits it.
-        [dialog] = _wait_for(lambda: _windows(env, "^Question"), 30, "the question dialog")
+        [dialog] = wait_for(lambda: windows(env, "^Question"), 30, "the question dialog")
         _key(env, dialog, "2")
         _key(env, dialog, "ctrl+Return")
-        rows = _wait_for(lambda: [r for r in _ledger(home) if r[0] == "AskUserQuestion"
+        rows = wait_for(lambda: [r for r in _ledger(home) if r[0] == "AskUserQuestion"
                                   and r[1] is not None], 30, "the answered question")
         assert notes.read_text() == edited["content"]  # the denied Edit changed nothing
 

@@ -11,15 +11,14 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from helpers.app_home import app_home
+from helpers.desktop import wait_for, xvfb_display
 from helpers.notification_server import NotifyCall, ServerThread, dbus_daemon, private_bus
 
-T = TypeVar("T")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.e2e,
@@ -28,34 +27,11 @@ pytestmark = [
 ]
 
 
-def _wait_for(check: Callable[[], T], timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def display() -> Iterator[dict[str, str]]:
     """A private Xvfb display (no window manager, no tray)."""
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1366x768x24",
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    try:
-        yield dict(os.environ, DISPLAY=f":{number}", QT_QPA_PLATFORM="xcb")
-    finally:
-        xvfb.terminate()
-        try:
-            xvfb.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            xvfb.kill()
+    with xvfb_display("1366x768x24") as env:
+        yield env
 
 
 def test_the_demo_request_is_allowed_from_its_notification(display: dict[str, str],
@@ -79,17 +55,17 @@ def test_the_demo_request_is_allowed_from_its_notification(display: dict[str, st
                          if c.summary.endswith("wants approval")]
                 return calls[0] if calls else None
 
-            call = _wait_for(approval, 90, "the demo's approval notification")
+            call = wait_for(approval, 90, "the demo's approval notification")
             assert call.app_name == "Qoder Desktop"
             assert call.body == "echo hello &gt; hello.txt"
             assert ("allow", "Allow once") in call.action_pairs()
             time.sleep(2.0)  # well past the 400 ms arming delay
             notifications.call(notifications.server.click, call.notification_id, "allow")
-            [workspace] = _wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
+            [workspace] = wait_for(lambda: list(scratch.glob("qoder-desktop-demo-*/workspace")),
                                     30, "the demo workspace")
             hello = workspace / "hello.txt"
             # The shell creates the file before echo writes into it: wait for its text.
-            _wait_for(lambda: hello.exists() and hello.read_text() == "hello\n", 60,
+            wait_for(lambda: hello.exists() and hello.read_text() == "hello\n", 60,
                       "the allowed command to run")
             with sqlite3.connect(home / "data" / "qoder-desktop.sqlite3") as db:
                 rows = db.execute("SELECT tool_name, outcome, decided_by FROM approvals "

@@ -12,12 +12,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from helpers.app_home import app_home
+from helpers.desktop import wait_for, windows, xvfb_display
 
 from qoder_desktop.ui.wiring import QUIT_DENY_MESSAGE
 
@@ -27,23 +27,10 @@ pytestmark = [
     pytest.mark.skipif(any(shutil.which(tool) is None for tool in TOOLS),
                        reason="needs Xvfb, trayer and xdotool (see .ci/run)"),
 ]
-T = TypeVar("T")
 
 
-def _wait_for(check: Callable[[], T], timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _windows(env: dict[str, str], title_regex: str) -> list[str]:
-    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title_regex],
-                           env=env, capture_output=True, text=True, check=False)
-    return found.stdout.split()
+def _shown(env: dict[str, str], title_regex: str) -> list[str]:
+    return windows(env, title_regex, visible_only=True)
 
 
 def _key(env: dict[str, str], window: str, keys: str) -> None:
@@ -54,26 +41,8 @@ def _key(env: dict[str, str], window: str, keys: str) -> None:
 @pytest.fixture
 def display() -> Iterator[dict[str, str]]:
     """A private Xvfb display with trayer as the system tray."""
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1600x1000x24",
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    env = dict(os.environ, DISPLAY=f":{number}", QT_QPA_PLATFORM="xcb")
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--height", "24",
-                             "--widthtype", "request"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with xvfb_display(tray=True) as env:
         yield env
-    finally:
-        for process in (tray, xvfb):
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def _rows(home: Path, sql: str) -> list[tuple[object, ...]]:
@@ -93,8 +62,8 @@ def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
                               "bash"], env=env, stdout=output, stderr=subprocess.STDOUT,
                              start_new_session=True)
     try:
-        _wait_for(lambda: _windows(env, "^Approve Bash"), 90, "the first demo's dialog")
-        [main] = _wait_for(lambda: _windows(env, "^Qoder Desktop$"), 10, "the main window")
+        wait_for(lambda: _shown(env, "^Approve Bash"), 90, "the first demo's dialog")
+        [main] = wait_for(lambda: _shown(env, "^Qoder Desktop$"), 10, "the main window")
 
         second = subprocess.run([sys.executable, "-m", "qoder_desktop", "--demo", "--scenario",
                                  "write_edit"], env=env, capture_output=True, text=True,
@@ -106,27 +75,27 @@ def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
             rows = _rows(home, "SELECT name, cwd FROM sessions ORDER BY created_at")
             return rows if len(rows) == 2 else []
 
-        (name_1, cwd_1), (name_2, cwd_2) = _wait_for(two_sessions, 30, "the handed-over demo")
+        (name_1, cwd_1), (name_2, cwd_2) = wait_for(two_sessions, 30, "the handed-over demo")
         assert (name_1, name_2) == ("Demo (bash)", "Demo (write_edit)")
         assert cwd_1 != cwd_2 and Path(str(cwd_2)).parent == Path(str(cwd_1)).parent
-        _wait_for(lambda: _rows(home, "SELECT 1 FROM approvals WHERE tool_name = 'Write'"),
+        wait_for(lambda: _rows(home, "SELECT 1 FROM approvals WHERE tool_name = 'Write'"),
                   60, "the handed-over demo's Write request")
-        assert _windows(env, "^Qoder Desktop$") == [main]  # still one main window
+        assert _shown(env, "^Qoder Desktop$") == [main]  # still one main window
         log_text = (home / "state" / "qoder-desktop.log").read_text()
         assert "gateway is not running" not in log_text
         assert "approval gateway listening" in log_text
 
         _key(env, main, "ctrl+q")
-        [box] = _wait_for(lambda: _windows(env, "^Quit Qoder Desktop\\?$"), 10,
+        [box] = wait_for(lambda: _shown(env, "^Quit Qoder Desktop\\?$"), 10,
                           "the quit question")
         assert first.poll() is None  # asked, not quit
         _key(env, box, "Escape")
-        _wait_for(lambda: not _windows(env, "^Quit Qoder Desktop\\?$"), 10, "the box to close")
+        wait_for(lambda: not _shown(env, "^Quit Qoder Desktop\\?$"), 10, "the box to close")
         time.sleep(1.0)
         assert first.poll() is None  # Cancel keeps it running
 
         _key(env, main, "ctrl+q")
-        [box] = _wait_for(lambda: _windows(env, "^Quit Qoder Desktop\\?$"), 10,
+        [box] = wait_for(lambda: _shown(env, "^Quit Qoder Desktop\\?$"), 10,
                           "the quit question again")
         _key(env, box, "alt+q")  # "&Quit and deny"
         assert first.wait(timeout=60) == 0

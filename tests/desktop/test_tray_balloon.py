@@ -4,7 +4,6 @@ command as written, from its start, and it goes away when its request is answere
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.desktop import xvfb_display
 
 pytestmark = pytest.mark.skipif(any(shutil.which(t) is None for t in ("Xvfb", "trayer")),
                                 reason="needs Xvfb and trayer (see .ci/run)")
@@ -21,26 +21,8 @@ CHILD = Path(__file__).with_name("balloon_child.py")
 @pytest.fixture
 def display() -> Iterator[dict[str, str]]:
     """A private Xvfb display with trayer as the tray; no session bus (Qt's own balloon)."""
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1366x768x24",
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    env = dict(os.environ, DISPLAY=f":{number}", QT_QPA_PLATFORM="xcb")
-    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--height", "24"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with xvfb_display("1366x768x24", tray=True, tray_args=(), session_bus=False) as env:
         yield env
-    finally:
-        for process in (tray, xvfb):
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def test_the_balloon_shows_the_command_as_written_and_leaves_with_its_request(
