@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.loop import LoopTicks
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 
 from qoder_desktop.agents.base import SessionStartError
@@ -93,21 +93,10 @@ async def test_a_session_whose_key_the_keyring_never_gives_does_not_start_and_sa
     launcher = SessionLauncher(store, keyring_timeout=0.6)
     ledger = Ledger(db)
     hub = SessionHub(db, ledger, ApprovalBroker(db, ledger), launcher)
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0.005)
-
-    ticker = asyncio.ensure_future(tick())
-    try:
+    async with LoopTicks() as ticks:
         with pytest.raises(SessionStartError, match="did not answer"):
             await hub.start_session(SessionOptions(cwd=str(tmp_path), backend=Backend.CLAUDE))
-    finally:
-        ticker.cancel()
-    assert ticks > 3  # the loop served other work while the keyring hung
+    assert ticks.count > 3  # the loop served other work while the keyring hung
     [info] = hub.sessions()
     assert info.state is SessionState.FAILED
     assert info.error is not None and "keyring did not answer" in info.error

@@ -8,7 +8,7 @@ import os
 import signal
 
 import pytest
-from helpers.claude_harness import Harness
+from helpers.claude_harness import Harness, session_grant
 
 from qoder_desktop.approval.broker import BrokerEvent
 from qoder_desktop.approval.questions import (
@@ -21,19 +21,11 @@ from qoder_desktop.domain.models import (
     DecidedBy,
     Decision,
     DecisionKind,
-    PermissionSuggestion,
-    RuleBehavior,
-    RuleValue,
     SessionState,
 )
 from qoder_desktop.domain.session_options import SettingSource
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
-
-
-def _session_grant(rule: str) -> tuple[PermissionSuggestion, ...]:
-    return (PermissionSuggestion(type="addRules", rules=(RuleValue.parse(rule),),
-                                 behavior=RuleBehavior.ALLOW, destination="session"),)
 
 
 async def test_allow_once_runs_the_tool(harness: Harness) -> None:
@@ -85,7 +77,7 @@ async def test_allow_for_session_skips_the_second_ask_and_writes_no_project_sett
     first = await harness.next_request()
     assert first.tool_input["command"] == "touch marker.txt"
     harness.broker.answer(first.request_id, Decision.allow_session(
-        dict(first.tool_input), _session_grant("Bash(touch marker.txt)")))
+        dict(first.tool_input), session_grant("Bash(touch marker.txt)")))
     await harness.wait_idle()
     assert harness.requests.empty(), "the second identical command reached the callback"
     assert (harness.workspace / "marker.txt").exists()
@@ -101,7 +93,7 @@ async def test_a_session_grant_on_the_agents_settings_file_still_asks_for_the_ne
     settings_file = harness.workspace / ".claude" / "settings.local.json"
     assert first.tool_name == "Write" and first.tool_input["file_path"] == str(settings_file)
     harness.broker.answer(first.request_id, Decision.allow_session(
-        dict(first.tool_input), _session_grant(f"Edit(/{settings_file})")))
+        dict(first.tool_input), session_grant(f"Edit(/{settings_file})")))
     second = await harness.next_request()
     assert second.tool_input["content"] == '{"permissions": {"allow": ["Bash"]}}\n'
     harness.broker.answer(second.request_id, Decision.deny("No, you may not allow yourself Bash."))
@@ -115,7 +107,7 @@ async def test_revoked_session_rule_makes_the_next_identical_command_ask_again(
     session_id = await harness.start("repeat_command")
     first = await harness.next_request()
     harness.broker.answer(first.request_id, Decision.allow_session(
-        dict(first.tool_input), _session_grant("Bash(touch marker.txt)")))
+        dict(first.tool_input), session_grant("Bash(touch marker.txt)")))
     await harness.wait_idle()
     assert harness.requests.empty()
     [rule] = harness.hub.rules(session_id)

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from helpers.claude_harness import Harness
+from helpers.claude_harness import Harness, session_grant
 
 from qoder_desktop.domain.models import (
     DecidedBy,
     Decision,
     DecisionKind,
-    PermissionSuggestion,
-    RuleBehavior,
-    RuleValue,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
-
-
-def _grant(rule: str) -> tuple[PermissionSuggestion, ...]:
-    return (PermissionSuggestion(type="addRules", rules=(RuleValue.parse(rule),),
-                                 behavior=RuleBehavior.ALLOW, destination="session"),)
 
 
 async def test_a_call_the_cli_allowed_under_a_session_grant_gets_an_approval_row(
@@ -27,7 +19,7 @@ async def test_a_call_the_cli_allowed_under_a_session_grant_gets_an_approval_row
     session_id = await harness.start("repeat_command")
     first = await harness.next_request()
     harness.broker.answer(first.request_id, Decision.allow_session(
-        dict(first.tool_input), _grant("Bash(touch marker.txt)")))
+        dict(first.tool_input), session_grant("Bash(touch marker.txt)")))
     await harness.wait_idle()
     assert harness.requests.empty()  # the second call never reached us
     entries = harness.ledger.entries(session_id)

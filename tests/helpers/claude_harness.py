@@ -9,7 +9,13 @@ from typing import Any
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Decision,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+)
 from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.scripted_model.server import ThreadedScriptedModel
 from qoder_desktop.store.database import Database
@@ -17,6 +23,13 @@ from qoder_desktop.store.ledger import Ledger
 
 WAIT = 90.0
 """Seconds a test waits for the CLI before it fails instead of hanging."""
+
+
+
+def session_grant(rule: str) -> tuple[PermissionSuggestion, ...]:
+    """The suggestion "allow `rule` for this session", as the CLI sends it."""
+    return (PermissionSuggestion(type="addRules", rules=(RuleValue.parse(rule),),
+                                 behavior=RuleBehavior.ALLOW, destination="session"),)
 
 
 @dataclass

@@ -22,3 +22,25 @@ async def settle(condition: Callable[[], object], timeout: float = 5.0) -> None:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not reached")
         await asyncio.sleep(0.005)
+
+
+class LoopTicks:
+    """Counts loop turns by a 5 ms ticker while it is entered: proof that the loop kept
+    serving other work meanwhile (`async with LoopTicks() as ticks: …; ticks.count`)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            self.count += 1
+            await asyncio.sleep(0.005)
+
+    async def __aenter__(self) -> LoopTicks:
+        self._task = asyncio.ensure_future(self._tick())
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()

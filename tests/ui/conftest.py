@@ -25,6 +25,7 @@ from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.dialogs import arming
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.windows.main_window import MainWindow
 from qoder_desktop.ui.wiring import DesktopApp
 
 _HERE = Path(__file__).resolve().parent
@@ -148,3 +149,14 @@ def desktop(db: Database, loop: AppEventLoop, qtbot: QtBot,
     app.bridge.unsubscribe()
     app.hub.close()
     app.tray.dispose()
+
+
+@pytest.fixture
+def window(qtbot: QtBot) -> MainWindow:
+    """A main window on screen (1300×800), as a person first sees it."""
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1300, 800)
+    win.show()
+    qtbot.waitExposed(win)
+    return win

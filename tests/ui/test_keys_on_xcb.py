@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.desktop import xvfb_display as desktop_display
 
 HERE = Path(__file__).resolve().parent
 KEY_MODULES = ("test_approval_dialog.py", "test_question_dialog.py", "test_plan_dialog.py",
@@ -31,23 +32,9 @@ pytestmark = [
 @pytest.fixture
 def xvfb_display() -> Iterator[str]:
     """A private Xvfb display (1366×768, the smallest screen dialogs must fit); its name."""
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
-                               "1366x768x24", "-nolisten", "tcp"], pass_fds=(write_fd,),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    try:
-        assert number, "Xvfb did not report a display number"
-        yield f":{number}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with desktop_display("1366x768x24") as env:
+        assert env["DISPLAY"] != ":", "Xvfb did not report a display number"
+        yield env["DISPLAY"]
 
 
 def test_key_handling_view_tests_pass_on_xcb(xvfb_display: str) -> None:

@@ -66,16 +66,6 @@ def request(info: SessionInfo, tool: str = "Bash", minutes_ago: int = 0,
 
 
 @pytest.fixture
-def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1300, 800)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
-
-
-@pytest.fixture
 def no_confirm(monkeypatch: pytest.MonkeyPatch) -> list[PermissionMode]:
     """Replace the confirmation box with one that the person declines."""
     asked: list[PermissionMode] = []

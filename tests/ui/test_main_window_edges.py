@@ -9,7 +9,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -29,16 +28,6 @@ def _request(info: SessionInfo) -> ApprovalRequest:
     return ApprovalRequest(session_id=info.session_id, session_name=info.name,
                            backend=info.backend, tool_name="Bash",
                            tool_input={"command": "ls"})
-
-
-@pytest.fixture
-def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1300, 800)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
 
 
 def _quit_box(window: MainWindow) -> QMessageBox | None:

@@ -102,16 +102,6 @@ def make_session(name: str, cwd: str) -> SessionInfo:
     return SessionInfo(name=name, backend=Backend.EXTERNAL, cwd=cwd, state=SessionState.RUNNING)
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1300, 800)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
-
-
 def hover(view: Any, rect: Any) -> None:
     event = QHelpEvent(QEvent.Type.ToolTip, rect.center(),
                        view.viewport().mapToGlobal(rect.center()))

@@ -7,13 +7,15 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import asyncio
 import json
 import socket
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
+from helpers.loop import LoopTicks
+from helpers.loop import run as run_on_loop
+from helpers.loop import settle as settle_on_loop
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
@@ -32,16 +34,14 @@ from qoder_desktop.ui.windows.main_window import MainWindow
 T = TypeVar("T")
 
 
-def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 30) -> T:
-    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
+    """`helpers.loop.run` with room for a whole start-up (30 s)."""
+    return run_on_loop(loop, coroutine, timeout=30)
 
 
-async def settle(condition: Any, timeout: float = 20.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
+async def settle(condition: Any) -> None:
+    """`helpers.loop.settle` with room for a whole start-up (20 s)."""
+    await settle_on_loop(condition, timeout=20.0)
 
 
 class PaintLog(QObject):
@@ -125,20 +125,9 @@ def start_up(qtbot: QtBot, loop: AppEventLoop, app_paths: AppPaths,
 
 async def _ticking_until(condition: Any) -> int:
     """Loop turns counted by a 5 ms ticker until `condition()` holds."""
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0.005)
-
-    ticker = asyncio.ensure_future(tick())
-    try:
+    async with LoopTicks() as ticks:
         await settle(condition)
-    finally:
-        ticker.cancel()
-    return ticks
+    return ticks.count
 
 
 def test_a_slow_keyring_shows_waiting_and_the_gateway_starts_once_it_answers(
