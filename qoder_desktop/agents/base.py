@@ -17,12 +17,14 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from qoder_desktop.agents import private_files
 from qoder_desktop.agents.hooks import HookCallbacks
 from qoder_desktop.agents.ran_tools import RanTools
+from qoder_desktop.agents.requests import request_from_context
 from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
+from qoder_desktop.agents.sink import SessionSink, SessionStartError
 from qoder_desktop.agents.transcript import (
     INTERRUPTED_TEXT,
     STOPPED_TEXT,
@@ -55,27 +57,6 @@ from qoder_desktop.domain.session_options import (
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_LINES = 40
-
-
-class SessionSink(Protocol):
-    """Where a session reports what happens (the session hub in the app)."""
-
-    def add_transcript_line(self, event: TranscriptEvent) -> None:
-        """A new transcript line."""
-        ...
-
-    def state_changed(self, session_id: str, state: SessionState, error: str | None) -> None:
-        """The session's state changed (with the error text when it failed)."""
-        ...
-
-    def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
-                  tool_input: dict[str, Any], phase: str) -> None:
-        """A tool call passed a hook (PreToolUse, PostToolUse, PermissionDenied)."""
-        ...
-
-
-class SessionStartError(RuntimeError):
-    """The agent CLI could not be started; the message says why."""
 
 
 class AgentSession(HookCallbacks, ABC):
@@ -373,32 +354,10 @@ class AgentSession(HookCallbacks, ABC):
 
     def _request_from(self, tool_name: str, tool_input: dict[str, Any],
                       context: Any) -> ApprovalRequest:
-        suggestions = []
-        for raw in getattr(context, "suggestions", None) or []:
-            try:
-                wire = raw.to_dict() if hasattr(raw, "to_dict") else raw
-                suggestion = PermissionSuggestion.from_wire(wire)
-                problem = self._sdk_update_problem(suggestion)
-                if problem is not None:
-                    raise ValueError(problem)
-                suggestions.append(suggestion)
-            except Exception as exc:
-                log.warning("ignored a malformed permission suggestion from the CLI (%s); "
-                            "the person is still asked", exc)
-        return ApprovalRequest(
-            session_id=self.session_id, session_name=self.info.name, backend=self.info.backend,
-            tool_name=tool_name, tool_input=tool_input,
-            title=getattr(context, "title", None),
-            display_name=getattr(context, "display_name", None),
-            description=getattr(context, "description", None),
-            decision_reason=getattr(context, "decision_reason", None),
-            blocked_path=getattr(context, "blocked_path", None),
-            agent_id=getattr(context, "agent_id", None),
-            tool_use_id=getattr(context, "tool_use_id", None),
-            suggestions=tuple(suggestions), cwd=self.options.cwd,
-            add_dirs=tuple(self.options.add_dirs),
-            project_settings_file=self._project_settings_file(),
-        )
+        return request_from_context(
+            tool_name, tool_input, context, info=self.info, options=self.options,
+            update_problem=self._sdk_update_problem,
+            project_settings_file=self._project_settings_file())
 
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
         """The SDK callback: ask the broker, answer with the SDK's result; fail closed."""

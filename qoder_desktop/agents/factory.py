@@ -18,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qoder_desktop.agents.base import AgentSession, SessionSink, SessionStartError
+from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.private_files import AUTH_DIR_PREFIX as AUTH_DIR_PREFIX
 from qoder_desktop.agents.private_files import STALE_AGE_S, sweep_private_dirs
+from qoder_desktop.agents.sink import SessionSink, SessionStartError
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
 from qoder_desktop.config.secrets import SecretName, SecretStore, SecretStoreError

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.agents.base import AgentSession
+from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (

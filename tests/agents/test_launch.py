@@ -11,9 +11,9 @@ import pytest
 from helpers.loop import LoopTicks
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 
-from qoder_desktop.agents.base import SessionStartError
 from qoder_desktop.agents.factory import DemoModel, SessionLauncher, sweep_stale_auth_dirs
 from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.agents.sink import SessionStartError
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SERVICE_NAME, SecretName, SecretStore
 from qoder_desktop.domain.models import Backend, SessionState

@@ -20,7 +20,8 @@ import pytest
 import pytest_asyncio
 import qoder_agent_sdk
 from claude_agent_sdk import ClaudeSDKClient
-from helpers.qoder_peer import QoderHarness, ScriptedQoderPeer
+from helpers.qoder_harness import QoderHarness
+from helpers.qoder_peer import ScriptedQoderPeer
 
 from qoder_desktop.agents.claude import ClaudeSession
 from qoder_desktop.agents.sdk_guard import EveryRequestById

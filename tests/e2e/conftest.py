@@ -12,9 +12,10 @@ import pytest_asyncio
 from helpers.broker_events import route_broker_events
 from helpers.claude_harness import Harness
 
-from qoder_desktop.agents.base import AgentSession, SessionSink
+from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.claude import ClaudeSession
 from qoder_desktop.agents.hub import HubEvent, SessionHub
+from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import SessionInfo

@@ -7,28 +7,26 @@ hub on a fresh database, and answers requests through the broker, as the dialogs
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import socket
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import pytest_asyncio
-from helpers import gateway_client
 from helpers.broker_events import route_broker_events
-from helpers.memory_keyring import MemoryKeyring
-from keyring.backends import fail
+from helpers.gateway_rig import (
+    BASH,
+    TOKEN,
+    WAIT,
+    Fixture,
+    ask,
+    mcp_client,
+    result_of,
+    unused_factory,
+)
 from mcp import types
-from mcp.client.session import ClientSession
 from mcp.shared.exceptions import McpError
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.config.secrets import SERVICE_NAME, RedactSecrets, SecretStore
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -40,79 +38,14 @@ from qoder_desktop.domain.models import (
     SessionRule,
 )
 from qoder_desktop.gateway.contract import (
-    GATEWAY_TOKEN_ENV,
-    GATEWAY_TOKEN_KEY,
     PERMISSION_PROMPT_TOOL,
-    TOKEN_PLACEHOLDER,
     client_label,
-    client_snippets,
-    gateway_token,
     parse_arguments,
     permission_result,
 )
-from qoder_desktop.gateway.server import ApprovalGateway, GatewayPortInUse
+from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
-
-TOKEN = "test-gateway-token-0123456789abcdef"
-WAIT = 10.0
-BASH = {"tool_name": "Bash", "input": {"command": "rm -r build"}, "tool_use_id": "toolu_1"}
-
-
-class Fixture:
-    """A running gateway and what its broker was asked."""
-
-    def __init__(self, gateway: ApprovalGateway, broker: ApprovalBroker, hub: SessionHub,
-                 db: Database, ledger: Ledger) -> None:
-        self.gateway, self.broker, self.hub, self.db, self.ledger = gateway, broker, hub, db, ledger
-        self.added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
-        self.finished: asyncio.Queue[tuple[BrokerEvent, ApprovalRequest, Decision | None]] = (
-            asyncio.Queue())
-
-    async def next_request(self) -> ApprovalRequest:
-        return await asyncio.wait_for(self.added.get(), WAIT)
-
-    async def next_finished(self) -> tuple[BrokerEvent, ApprovalRequest, Decision | None]:
-        return await asyncio.wait_for(self.finished.get(), WAIT)
-
-
-def _unused_factory(*args: Any) -> Any:
-    raise AssertionError("the gateway never starts in-app sessions")
-
-
-@pytest_asyncio.fixture
-async def gw(db: Database) -> AsyncIterator[Fixture]:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, _unused_factory)
-    gateway = ApprovalGateway(broker, hub, TOKEN, port=0, keepalive_seconds=0.2)
-    fixture = Fixture(gateway, broker, hub, db, ledger)
-
-    route_broker_events(broker, fixture.added, fixture.finished)
-    await gateway.start()
-    try:
-        yield fixture
-    finally:
-        await gateway.stop()
-
-
-def mcp_client(url: str, *, token: str = TOKEN, **options: Any
-               ) -> AbstractAsyncContextManager[ClientSession]:
-    """An initialized MCP client session against the gateway (`helpers.gateway_client`)."""
-    return gateway_client.mcp_client(url, token, **options)
-
-
-def _result(call: types.CallToolResult) -> dict[str, Any]:
-    assert not call.isError, call
-    assert len(call.content) == 1 and isinstance(call.content[0], types.TextContent)
-    return json.loads(call.content[0].text)
-
-
-async def _ask(session: ClientSession, arguments: Any = None,
-               **kwargs: Any) -> asyncio.Task[types.CallToolResult]:
-    return asyncio.create_task(session.call_tool("approve", BASH if arguments is None
-                                                 else arguments, **kwargs))
-
 
 # -- the tool and its answers ---------------------------------------------------------
 
@@ -129,14 +62,14 @@ async def test_the_tool_is_listed_as_approve(gw: Fixture) -> None:
 @pytest.mark.asyncio
 async def test_allow_returns_the_input_that_will_run(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         assert request.backend is Backend.EXTERNAL
         assert (request.tool_name, request.tool_input) == ("Bash", {"command": "rm -r build"})
         assert request.tool_use_id == "toolu_1"
         assert request.session_name == "test-agent 1.0"
         gw.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
-        result = _result(await asyncio.wait_for(call, WAIT))
+        result = result_of(await asyncio.wait_for(call, WAIT))
     assert result == {"behavior": "allow", "updatedInput": {"command": "rm -r build"}}
     [entry] = gw.ledger.entries(request.session_id, include_tool_events=False)
     assert entry.outcome is DecisionKind.ALLOW_ONCE and entry.backend is Backend.EXTERNAL
@@ -145,30 +78,30 @@ async def test_allow_returns_the_input_that_will_run(gw: Fixture) -> None:
 @pytest.mark.asyncio
 async def test_allow_with_edited_input(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         gw.broker.answer(request.request_id, Decision.allow_once({"command": "rm -r build/tmp"}))
-        result = _result(await asyncio.wait_for(call, WAIT))
+        result = result_of(await asyncio.wait_for(call, WAIT))
     assert result == {"behavior": "allow", "updatedInput": {"command": "rm -r build/tmp"}}
 
 
 @pytest.mark.asyncio
 async def test_deny_carries_the_message(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         gw.broker.answer(request.request_id, Decision.deny("Not the build folder, please."))
-        result = _result(await asyncio.wait_for(call, WAIT))
+        result = result_of(await asyncio.wait_for(call, WAIT))
     assert result == {"behavior": "deny", "message": "Not the build folder, please."}
 
 
 @pytest.mark.asyncio
 async def test_deny_and_stop_sets_interrupt(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         gw.broker.answer(request.request_id, Decision.deny("Stop here.", interrupt=True))
-        result = _result(await asyncio.wait_for(call, WAIT))
+        result = result_of(await asyncio.wait_for(call, WAIT))
     assert result == {"behavior": "deny", "message": "Stop here.", "interrupt": True}
 
 
@@ -181,11 +114,11 @@ async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
                                  destination="localSettings")
     mode = PermissionSuggestion(type="setMode", mode="plan", destination="session")
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         gw.broker.answer(request.request_id,
                          Decision.allow_session(dict(request.tool_input), (grant, mode)))
-        result = _result(await asyncio.wait_for(call, WAIT))
+        result = result_of(await asyncio.wait_for(call, WAIT))
         assert result == {"behavior": "allow", "updatedInput": {"command": "rm -r build"},
                           "updatedPermissions": [
                               {"type": "addRules", "destination": "session",
@@ -195,13 +128,13 @@ async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
                                "destination": "session"}]}
         # The agent asks again although it holds the rule: a person decides, and the
         # request says which rule covers it.
-        call = await _ask(session)
+        call = await ask(session)
         again = await gw.next_request()
         assert again.covered_by_rule == "Bash(rm -r build)"
         [rule] = gw.hub.rules(again.session_id)
         gw.hub.revoke_rule(rule.rule_id)
         gw.broker.answer(again.request_id, Decision.allow_once(dict(again.tool_input)))
-        after_revoke = _result(await asyncio.wait_for(call, WAIT))
+        after_revoke = result_of(await asyncio.wait_for(call, WAIT))
     assert after_revoke["updatedPermissions"] == [
         {"type": "removeRules", "destination": "session",
          "rules": [{"toolName": "Bash", "ruleContent": "rm -r build"}], "behavior": "allow"}]
@@ -210,13 +143,13 @@ async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
 @pytest.mark.asyncio
 async def test_a_session_deny_rule_answers_without_asking(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         gw.db.add_rules([SessionRule(session_id=request.session_id, behavior=RuleBehavior.DENY,
                                      rule=RuleValue.parse("Bash"))])
         gw.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
         await asyncio.wait_for(call, WAIT)
-        result = _result(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
+        result = result_of(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
     assert result["behavior"] == "deny" and "Bash" in result["message"]
     assert gw.added.empty()
 
@@ -233,7 +166,7 @@ async def test_a_session_deny_rule_answers_without_asking(gw: Fixture) -> None:
 async def test_malformed_arguments_are_denied_and_never_asked(gw: Fixture,
                                                               arguments: Any) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        result = _result(await asyncio.wait_for(session.call_tool("approve", arguments), WAIT))
+        result = result_of(await asyncio.wait_for(session.call_tool("approve", arguments), WAIT))
     assert result["behavior"] == "deny"
     assert "malformed" in result["message"]
     assert gw.added.empty()
@@ -242,7 +175,7 @@ async def test_malformed_arguments_are_denied_and_never_asked(gw: Fixture,
 @pytest.mark.asyncio
 async def test_an_unknown_tool_name_is_denied(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        result = _result(await asyncio.wait_for(session.call_tool("allow_everything", BASH),
+        result = result_of(await asyncio.wait_for(session.call_tool("allow_everything", BASH),
                                                 WAIT))
     assert result["behavior"] == "deny"
 
@@ -255,7 +188,7 @@ async def test_an_exception_is_a_deny_never_an_allow(gw: Fixture,
 
     monkeypatch.setattr(gw.hub, "external_session", broken)
     async with mcp_client(gw.gateway.url) as session:
-        result = _result(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
+        result = result_of(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
     assert result == {"behavior": "deny",
                       "message": "Qoder Desktop failed while asking: the hub fell over"}
 
@@ -267,7 +200,7 @@ async def test_a_failing_broker_is_a_deny(gw: Fixture, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(gw.broker, "request", broken)
     async with mcp_client(gw.gateway.url) as session:
-        result = _result(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
+        result = result_of(await asyncio.wait_for(session.call_tool("approve", BASH), WAIT))
     assert result["behavior"] == "deny" and "no database" in result["message"]
 
 
@@ -294,7 +227,7 @@ async def test_each_agent_run_gets_its_own_external_session(gw: Fixture) -> None
     for name in ("claude-code", "claude-code", "qodercli"):
         async with mcp_client(gw.gateway.url, name=name, version="2.0") as session:
             for _ in range(2):
-                call = await _ask(session)
+                call = await ask(session)
                 request = await gw.next_request()
                 seen.append(request)
                 gw.broker.answer(request.request_id, Decision.deny("no"))
@@ -311,7 +244,7 @@ async def test_each_agent_run_gets_its_own_external_session(gw: Fixture) -> None
 @pytest.mark.asyncio
 async def test_the_clients_root_becomes_the_requests_cwd(gw: Fixture, tmp_path: Path) -> None:
     async with mcp_client(gw.gateway.url, roots=[str(tmp_path)]) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         gw.broker.answer(request.request_id, Decision.deny("no"))
         await asyncio.wait_for(call, WAIT)
@@ -326,7 +259,7 @@ async def test_the_clients_root_becomes_the_requests_cwd(gw: Fixture, tmp_path: 
 async def test_an_agent_that_gives_up_withdraws_its_request(gw: Fixture,
                                                             terminate_on_close: bool) -> None:
     async with mcp_client(gw.gateway.url, terminate_on_close=terminate_on_close) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         assert gw.broker.is_pending(request.request_id)
         call.cancel()  # the agent stops waiting and closes its connection
@@ -343,7 +276,7 @@ async def test_an_agent_that_gives_up_withdraws_its_request(gw: Fixture,
 @pytest.mark.asyncio
 async def test_an_mcp_cancellation_withdraws_the_request(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         # JSON-RPC ids of this client: initialize is 0, the pending tools/call is 1.
         await session.send_notification(types.ClientNotification(types.CancelledNotification(
@@ -365,12 +298,12 @@ async def test_a_long_wait_is_kept_alive_and_never_timed_out(gw: Fixture) -> Non
 
     # The client's HTTP read timeout is 2 s; the person takes longer than that.
     async with mcp_client(gw.gateway.url) as session:
-        call = await _ask(session, progress_callback=on_progress)
+        call = await ask(session, progress_callback=on_progress)
         request = await gw.next_request()
         await asyncio.sleep(3.0)
         assert not call.done() and gw.broker.is_pending(request.request_id)
         gw.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
-        result = _result(await asyncio.wait_for(call, WAIT))
+        result = result_of(await asyncio.wait_for(call, WAIT))
     assert result["behavior"] == "allow"
     assert len(progress) >= 5 and progress == sorted(progress)
 
@@ -381,17 +314,17 @@ async def test_an_idle_session_is_closed_but_a_pending_call_keeps_it_open(db: Da
     outlives the idle timeout; once nothing is in flight, the session is closed."""
     ledger = Ledger(db)
     broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, _unused_factory)
+    hub = SessionHub(db, ledger, broker, unused_factory)
     gateway = ApprovalGateway(broker, hub, TOKEN, port=0, keepalive_seconds=0,
                               session_idle_timeout=0.3)
     fixture = Fixture(gateway, broker, hub, db, ledger)
     route_broker_events(broker, fixture.added, fixture.finished)
     async with gateway, mcp_client(gateway.url) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await fixture.next_request()
         await asyncio.sleep(1.0)  # more than three idle timeouts while the person decides
         broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
-        assert _result(await asyncio.wait_for(call, WAIT))["behavior"] == "allow"
+        assert result_of(await asyncio.wait_for(call, WAIT))["behavior"] == "allow"
         await asyncio.sleep(1.5)  # nothing in flight: more than the idle timeout
         with pytest.raises(McpError, match=r"[Ss]ession"):
             await session.list_tools()
@@ -400,7 +333,7 @@ async def test_an_idle_session_is_closed_but_a_pending_call_keeps_it_open(db: Da
 @pytest.mark.asyncio
 async def test_stopping_the_gateway_withdraws_pending_requests(gw: Fixture) -> None:
     async with mcp_client(gw.gateway.url, terminate_on_close=False) as session:
-        call = await _ask(session)
+        call = await ask(session)
         request = await gw.next_request()
         await gw.gateway.stop()
         event, finished, _ = await gw.next_finished()
@@ -408,152 +341,3 @@ async def test_stopping_the_gateway_withdraws_pending_requests(gw: Fixture) -> N
         call.cancel()
         with pytest.raises((asyncio.CancelledError, Exception)):
             await call
-
-
-# -- the token ------------------------------------------------------------------------------
-
-
-def _initialize_body() -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "intruder", "version": "0"}}}
-
-
-@pytest.mark.parametrize("header", [None, "Bearer wrong-token", f"Basic {TOKEN}", "Bearer",
-                                    f"Bearer {TOKEN}x"])
-@pytest.mark.asyncio
-async def test_requests_without_the_token_are_refused_and_logged(
-        gw: Fixture, header: str | None, caplog: pytest.LogCaptureFixture) -> None:
-    headers = {"Accept": "application/json, text/event-stream"}
-    if header is not None:
-        headers["Authorization"] = header
-    caplog.set_level(logging.WARNING, logger="qoder_desktop.gateway.server")
-    async with httpx.AsyncClient() as http:
-        response = await http.post(gw.gateway.url, json=_initialize_body(), headers=headers)
-    assert response.status_code == 401
-    assert response.json()["error"] == "unauthorized"
-    assert response.headers["www-authenticate"].startswith("Bearer")
-    assert gw.gateway.refused == 1
-    [record] = [r for r in caplog.records if "refused" in r.getMessage()]
-    assert "127.0.0.1:" in record.getMessage()
-    assert "wrong-token" not in caplog.text and TOKEN not in caplog.text
-
-
-@pytest.mark.asyncio
-async def test_an_mcp_client_with_a_wrong_token_gets_nothing(gw: Fixture) -> None:
-    with pytest.raises(Exception) as caught:  # anyio wraps the HTTP error in a group
-        async with mcp_client(gw.gateway.url, token="wrong") as session:
-            await session.call_tool("approve", BASH)
-    assert "401" in repr(caught.value) or "Unauthorized" in repr(caught.value)
-    assert gw.added.empty() and gw.gateway.refused >= 1
-
-
-@pytest.mark.asyncio
-async def test_the_token_is_read_on_every_request(db: Database) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, _unused_factory)
-    current = ["first-token-1234"]
-    async with ApprovalGateway(broker, hub, lambda: current[0], port=0) as gateway, \
-            httpx.AsyncClient() as http:
-        headers = {"Accept": "application/json, text/event-stream",
-                   "Authorization": "Bearer first-token-1234"}
-        first = await http.post(gateway.url, json=_initialize_body(), headers=headers)
-        current[0] = "second-token-5678"
-        second = await http.post(gateway.url, json=_initialize_body(), headers=headers)
-    assert first.status_code == 200 and second.status_code == 401
-
-
-@pytest.mark.asyncio
-async def test_a_foreign_host_header_is_refused(gw: Fixture) -> None:
-    headers = {"Accept": "application/json, text/event-stream",
-               "Authorization": f"Bearer {TOKEN}", "Host": "evil.example:80"}
-    async with httpx.AsyncClient() as http:
-        response = await http.post(gw.gateway.url, json=_initialize_body(), headers=headers)
-    assert response.status_code == 421
-
-
-# -- binding ----------------------------------------------------------------------------------
-
-
-@pytest.mark.asyncio
-async def test_a_taken_port_gives_a_clear_error(db: Database) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, _unused_factory)
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        port = taken.getsockname()[1]
-        gateway = ApprovalGateway(broker, hub, TOKEN, port=port)
-        # A plain listener cannot prove it is a gateway with our token: a squatter
-        # (tests/gateway/test_port_squatting.py has the rest).
-        with pytest.raises(GatewayPortInUse, match=f"127.0.0.1:{port}, .*another gateway port"):
-            await gateway.start()
-    assert not gateway.running
-
-
-def test_only_loopback_is_served(db: Database) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, _unused_factory)
-    for host in ("0.0.0.0", "::", "192.168.1.2", "localhost"):
-        with pytest.raises(ValueError, match=r"127\.0\.0\.1"):
-            ApprovalGateway(broker, hub, TOKEN, host=host)
-    gateway = ApprovalGateway(broker, hub, TOKEN, port=9123)
-    assert gateway.url == "http://127.0.0.1:9123/mcp" and gateway.port == 9123
-
-
-# -- token storage and snippets -----------------------------------------------------------------
-
-
-def test_the_token_is_created_once_in_the_keyring(memory_keyring: MemoryKeyring) -> None:
-    store = SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,))
-    redactor = RedactSecrets()
-    first = gateway_token(store, redactor=redactor)
-    assert first.persistent and len(first.reveal()) >= 40
-    assert memory_keyring.passwords[(SERVICE_NAME, GATEWAY_TOKEN_KEY)] == first.reveal()
-    assert gateway_token(store).reveal() == first.reveal()
-    assert redactor.redact(f"token {first.reveal()}") == "token ********"
-    assert first.reveal() not in repr(first)
-    replaced = gateway_token(store, replace=True)
-    assert replaced.persistent and replaced.reveal() != first.reveal()
-
-
-def test_without_a_keyring_the_token_lives_in_memory_for_this_run() -> None:
-    store = SecretStore(fail.Keyring())
-    first = gateway_token(store, environ={})
-    second = gateway_token(store, environ={})
-    assert not first.persistent and first.reveal() != second.reveal()
-    assert "in memory for this run only" in first.message
-    from_env = gateway_token(store, environ={GATEWAY_TOKEN_ENV: "env-token-value"})
-    assert from_env.reveal() == "env-token-value" and GATEWAY_TOKEN_ENV in from_env.message
-
-
-def test_a_keyring_that_loses_the_token_is_not_trusted() -> None:
-    class Dropping(MemoryKeyring):
-        def set_password(self, service: str, username: str, password: str) -> None:
-            return None
-
-    token = gateway_token(SecretStore(Dropping(), extra_allowed=(MemoryKeyring,)), environ={})
-    assert not token.persistent and "did not keep" in token.message
-
-
-def test_snippets_show_a_placeholder_unless_the_token_is_asked_for() -> None:
-    url = "http://127.0.0.1:8765/mcp"
-    shown = client_snippets(url)
-    assert TOKEN not in "".join(shown.values())
-    assert shown["claude_flags"] == ("--mcp-config qoder-desktop.json "
-                                     "--permission-prompt-tool mcp__qoder-desktop__approve")
-    assert shown["qodercli_flags"] == shown["claude_flags"]
-    config = json.loads(shown["claude_mcp_config"])
-    assert config == {"mcpServers": {"qoder-desktop": {
-        "type": "http", "url": url,
-        "headers": {"Authorization": f"Bearer {TOKEN_PLACEHOLDER}"}}}}
-    assert json.loads(shown["qodercli_mcp_config"]) == config
-    copied = client_snippets(url, TOKEN)
-    assert json.loads(copied["claude_mcp_config"])["mcpServers"]["qoder-desktop"]["headers"] == {
-        "Authorization": f"Bearer {TOKEN}"}
-    assert copied["claude_command"].startswith("claude -p ")
-    assert copied["qodercli_command"].startswith("qodercli -p ")
-    assert 'permission_prompt_tool_name="mcp__qoder-desktop__approve"' in copied["qoder_sdk"]

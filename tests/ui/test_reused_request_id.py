@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.qoder_peer import QoderHarness
+from helpers.qoder_harness import QoderHarness
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.config.secrets import SecretStore
