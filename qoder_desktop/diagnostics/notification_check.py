@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from qoder_desktop.diagnostics.self_check import CheckResult, Status
+from qoder_desktop.diagnostics.report import CheckResult, Status
 from qoder_desktop.notifications.probe import ProbeResult
 
 NotificationProbe = Callable[[], ProbeResult]

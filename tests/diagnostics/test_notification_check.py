@@ -9,7 +9,7 @@ import pytest
 from helpers.notification_server import ServerThread, dbus_daemon, private_bus
 
 from qoder_desktop.diagnostics.notification_check import check_notifications
-from qoder_desktop.diagnostics.self_check import Status
+from qoder_desktop.diagnostics.report import Status
 from qoder_desktop.notifications.probe import probe_service
 
 pytestmark = pytest.mark.skipif(dbus_daemon() is None,

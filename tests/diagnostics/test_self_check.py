@@ -15,22 +15,23 @@ import qoder_desktop
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.diagnostics import self_check
-from qoder_desktop.diagnostics.self_check import (
+from qoder_desktop.diagnostics.cli_check import (
     CLAUDE_CLI,
     QODER_CLI,
-    CheckResult,
     CliLocation,
     CliSpec,
-    Status,
     check_cli,
+    cli_env,
+    locate_cli,
+    run_version,
+)
+from qoder_desktop.diagnostics.report import CheckResult, Status
+from qoder_desktop.diagnostics.self_check import (
     check_dir,
     check_keyring,
     check_keyrings_alt,
     check_tray,
-    cli_env,
-    locate_cli,
     run_self_check,
-    run_version,
 )
 from qoder_desktop.notifications.probe import ProbeResult
 
