@@ -34,12 +34,8 @@ import asyncio
 import contextlib
 import json
 import logging
-import weakref
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
-from urllib.request import url2pathname
 
 import anyio
 import uvicorn
@@ -47,7 +43,6 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.message import ServerMessageMetadata
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
@@ -55,7 +50,8 @@ from starlette.types import ASGIApp
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleBehavior, RuleValue
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.gateway.callers import Callers
 from qoder_desktop.gateway.contract import (
     HTTP_CLOSED,
     INPUT_SCHEMA,
@@ -65,7 +61,6 @@ from qoder_desktop.gateway.contract import (
     TOOL_NAME,
     BearerAuth,
     TokenSource,
-    client_label,
     deny_result,
     gateway_url,
     parse_arguments,
@@ -97,24 +92,12 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 20.0
 """How often a waiting call sends a progress notification (if the client asked)."""
-ROOTS_TIMEOUT = 2.0
-"""How long to wait for the client's roots (its working directory) once per session."""
 SESSION_IDLE_TIMEOUT = 24 * 3600.0
 """An MCP session with no request in flight for this long is closed (a pending call
 keeps its session open, however long the person takes); see the module docstring."""
 
 
 # -- the gateway ----------------------------------------------------------------------
-
-
-@dataclass
-class _Caller:
-    """One MCP session (one agent run): its session in the hub, and revocations sent."""
-
-    name: str
-    cwd: str | None
-    session_id: str
-    removals_sent: set[str] = field(default_factory=set)
 
 
 class ApprovalGateway:
@@ -160,7 +143,7 @@ class ApprovalGateway:
         """The connection cap and header deadline (renewed at each start)."""
         self._server: QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
-        self._callers: weakref.WeakKeyDictionary[Any, _Caller] = weakref.WeakKeyDictionary()
+        self._callers = Callers(hub)
         self.refused = 0
         """How many HTTP requests were refused for want of the right token."""
         self._mcp = self._build_mcp_server()
@@ -310,7 +293,7 @@ class ApprovalGateway:
                 return deny_result(f"Qoder Desktop refused a malformed permission prompt: {exc}. "
                                    "Expected {tool_name, input, tool_use_id}.")
             context = self._mcp.request_context
-            caller = await self._caller(context)
+            caller = await self._callers.of(context)
             request = ApprovalRequest(
                 session_id=caller.session_id, session_name=caller.name,
                 backend=Backend.EXTERNAL, tool_name=tool_name, tool_input=tool_input,
@@ -318,7 +301,7 @@ class ApprovalGateway:
             decision = await self._decide(request, context)
             if decision is None:
                 return deny_result("The agent withdrew the request.")
-            return permission_result(decision, self._removals(caller, decision))
+            return permission_result(decision, self._callers.removals(caller, decision))
         except Exception as exc:
             log.exception("approval gateway: a permission prompt failed")
             return deny_result(f"Qoder Desktop failed while asking: {exc}")
@@ -362,51 +345,3 @@ class ApprovalGateway:
             except Exception:
                 log.debug("approval gateway: a keep-alive could not be sent", exc_info=True)
                 return
-
-    async def _caller(self, context: Any) -> _Caller:
-        """Who calls: the client's name and version, its first root as the cwd, and its
-        own external session (one per MCP session, so a grant never reaches another
-        agent run that happens to have the same client name)."""
-        session = context.session
-        caller = self._callers.get(session)
-        if caller is None:
-            params = session.client_params
-            client = params.clientInfo if params else None
-            name = client_label(client.name if client else None,
-                                client.version if client else None)
-            cwd = await self._client_cwd(context)
-            info = self._hub.external_session(name, cwd or "")
-            caller = _Caller(name, cwd, info.session_id)
-            self._callers[session] = caller
-        return caller
-
-    def _removals(self, caller: _Caller, decision: Decision) -> list[RuleValue]:
-        """Allow rules revoked in the app that this agent run was not yet told to drop."""
-        if not decision.kind.allows:
-            return []
-        revoked = [rule for rule in self._hub.rules(caller.session_id)
-                   if not rule.active and rule.behavior is RuleBehavior.ALLOW
-                   and rule.rule_id not in caller.removals_sent]
-        caller.removals_sent.update(rule.rule_id for rule in revoked)
-        return [rule.rule for rule in revoked]
-
-    async def _client_cwd(self, context: Any) -> str | None:
-        """The client's first ``file://`` root, if it offers roots and answers in time."""
-        session = context.session
-        if not session.check_client_capability(types.ClientCapabilities(
-                roots=types.RootsCapability())):
-            return None
-        try:
-            with anyio.fail_after(ROOTS_TIMEOUT):
-                result = await session.send_request(
-                    types.ServerRequest(types.ListRootsRequest()), types.ListRootsResult,
-                    metadata=ServerMessageMetadata(related_request_id=context.request_id))
-        except Exception as exc:
-            log.info("approval gateway: the client's roots are unknown (%s)",
-                     type(exc).__name__)
-            return None
-        for root in result.roots:
-            parts = urlsplit(str(root.uri))
-            if parts.scheme == "file" and parts.path:
-                return url2pathname(parts.path)
-        return None

@@ -1,0 +1,93 @@
+"""Who calls the gateway: one external session per MCP session (one agent run).
+
+Each MCP session gets its own session in the hub, named by its ``clientInfo``, with the
+client's first ``file://`` root as its cwd; a grant made for one agent run never reaches
+another that happens to have the same client name. Each also remembers which revoked
+rules that run was already told to drop.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+import anyio
+from mcp import types
+from mcp.shared.message import ServerMessageMetadata
+
+from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.domain.models import Decision, RuleBehavior, RuleValue
+from qoder_desktop.gateway.contract import client_label
+
+log = logging.getLogger(__name__)
+
+ROOTS_TIMEOUT = 2.0
+"""How long to wait for the client's roots (its working directory) once per session."""
+
+
+@dataclass
+class Caller:
+    """One MCP session (one agent run): its session in the hub, and revocations sent."""
+
+    name: str
+    cwd: str | None
+    session_id: str
+    removals_sent: set[str] = field(default_factory=set)
+
+
+class Callers:
+    """The caller of each live MCP session (forgotten with the session)."""
+
+    def __init__(self, hub: SessionHub) -> None:
+        self._hub = hub
+        self._by_session: weakref.WeakKeyDictionary[Any, Caller] = weakref.WeakKeyDictionary()
+
+    async def of(self, context: Any) -> Caller:
+        """The caller of this request's MCP session, opening its external session once."""
+        session = context.session
+        caller = self._by_session.get(session)
+        if caller is None:
+            params = session.client_params
+            client = params.clientInfo if params else None
+            name = client_label(client.name if client else None,
+                                client.version if client else None)
+            cwd = await client_cwd(context)
+            info = self._hub.external_session(name, cwd or "")
+            caller = Caller(name, cwd, info.session_id)
+            self._by_session[session] = caller
+        return caller
+
+    def removals(self, caller: Caller, decision: Decision) -> list[RuleValue]:
+        """Allow rules revoked in the app that this agent run was not yet told to drop."""
+        if not decision.kind.allows:
+            return []
+        revoked = [rule for rule in self._hub.rules(caller.session_id)
+                   if not rule.active and rule.behavior is RuleBehavior.ALLOW
+                   and rule.rule_id not in caller.removals_sent]
+        caller.removals_sent.update(rule.rule_id for rule in revoked)
+        return [rule.rule for rule in revoked]
+
+
+async def client_cwd(context: Any) -> str | None:
+    """The client's first ``file://`` root, if it offers roots and answers in time."""
+    session = context.session
+    if not session.check_client_capability(types.ClientCapabilities(
+            roots=types.RootsCapability())):
+        return None
+    try:
+        with anyio.fail_after(ROOTS_TIMEOUT):
+            result = await session.send_request(
+                types.ServerRequest(types.ListRootsRequest()), types.ListRootsResult,
+                metadata=ServerMessageMetadata(related_request_id=context.request_id))
+    except Exception as exc:
+        log.info("approval gateway: the client's roots are unknown (%s)", type(exc).__name__)
+        return None
+    for root in result.roots:
+        parts = urlsplit(str(root.uri))
+        if parts.scheme == "file" and parts.path:
+            return url2pathname(parts.path)
+    return None
