@@ -28,6 +28,7 @@ from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
+    DecidedBy,
     Decision,
     DecisionKind,
     PermissionMode,
@@ -131,7 +132,11 @@ class SessionHub(SessionSink):
         mode = decision.next_mode
         if (mode is not None and decision.kind.allows and mode is not PermissionMode.PLAN
                 and request.session_id in self._sessions):
-            self._run(request.session_id, self.set_mode(request.session_id, mode),
+            # The person chose this mode in the plan dialog, next to what it lets run
+            # (a decision never carries a bypass mode): that choice is the confirmation.
+            confirmed = decision.decided_by is DecidedBy.USER
+            self._run(request.session_id,
+                      self.set_mode(request.session_id, mode, confirmed=confirmed),
                       "Switching the permission mode")
 
     def _run(self, session_id: str, work: Coroutine[Any, Any, None], what: str) -> None:

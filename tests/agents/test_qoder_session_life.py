@@ -205,23 +205,24 @@ async def test_interrupt_and_mode_switch_go_through_the_control_protocol(
     assert harness.hub.session(session_id).permission_mode is PermissionMode.PLAN
 
 
+@pytest.mark.parametrize("mode", [PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS])
 async def test_an_approved_plan_switches_the_session_to_its_chosen_mode_once(
-        harness: QoderHarness) -> None:
+        harness: QoderHarness, mode: PermissionMode) -> None:
     session_id, peer = await harness.start(permission_mode=PermissionMode.PLAN)
     plan = {"plan": "1. Read the code\n2. Fix the bug"}
     asked = peer.ask("ExitPlanMode", plan)
     request = await harness.next_request()
     harness.hub_events.clear()
     harness.broker.answer(request.request_id, Decision.allow_once(
-        dict(request.tool_input), next_mode=PermissionMode.DEFAULT))
+        dict(request.tool_input), next_mode=mode))
     assert (await peer.answer(asked.request_id))["behavior"] == "allow"
     await harness.wait_for(lambda: peer.sdk_requests[-1] == {
-        "subtype": "set_permission_mode", "mode": "default"}, "the mode switch")
+        "subtype": "set_permission_mode", "mode": mode.value}, "the mode switch")
     await harness.wait_for(
-        lambda: harness.hub.session(session_id).permission_mode is PermissionMode.DEFAULT,
+        lambda: harness.hub.session(session_id).permission_mode is mode,
         "the new mode in the hub")
     switched = [event for event in harness.hub_events if event.session is not None
-                and event.session.permission_mode is PermissionMode.DEFAULT]
+                and event.session.permission_mode is mode]
     assert len(switched) == 1  # stored and published once
     assert not [event for event in harness.hub_events if event.text]  # no failure notice
 
