@@ -90,3 +90,8 @@ class AppPaths:
     def window_state_file(self) -> Path:
         """Remembered window geometry and layout (JSON)."""
         return self.state_dir / "window.json"
+
+    @property
+    def log_file(self) -> Path:
+        """The app's log (secrets redacted)."""
+        return self.state_dir / "qoder-desktop.log"

@@ -15,13 +15,11 @@ import os
 import signal
 import sys
 import tempfile
-import traceback
 from collections.abc import Callable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
 
 from qoder_desktop import __version__
 from qoder_desktop.cli import session_options_from_args
@@ -31,6 +29,7 @@ from qoder_desktop.config.settings import load_settings
 from qoder_desktop.domain.session_options import DEMO_SCENARIO, SessionOptions
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.error_reporter import ErrorReporter
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.single_instance import hand_over, server_name
 from qoder_desktop.ui.start_up import StartUp, after_first_paint
@@ -49,7 +48,7 @@ log = logging.getLogger(__name__)
 
 
 def _setup_logging(paths: AppPaths) -> RedactSecrets:
-    handler = logging.FileHandler(paths.state_dir / "qoder-desktop.log", encoding="utf-8")
+    handler = logging.FileHandler(paths.log_file, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.WARNING)
@@ -60,41 +59,6 @@ def _setup_logging(paths: AppPaths) -> RedactSecrets:
     redactor = RedactSecrets()
     redactor.install(root)
     return redactor
-
-
-class ErrorReporter:
-    """Shows unexpected errors in a (non-blocking) message box instead of dying."""
-
-    def __init__(self) -> None:
-        self._boxes: list[QMessageBox] = []
-
-    def excepthook(self, kind: type[BaseException], error: BaseException,
-                   tb: TracebackType | None) -> None:
-        """`sys.excepthook`: log the error and show it."""
-        log.error("unexpected error", exc_info=(kind, error, tb))
-        self.show(f"{kind.__name__}: {error}",
-                  "".join(traceback.format_exception(kind, error, tb))[-4000:])
-
-    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        """The asyncio loop's exception handler."""
-        error = context.get("exception")
-        log.error("unexpected error in the event loop: %s", context.get("message"),
-                  exc_info=error if isinstance(error, BaseException) else None)
-        if isinstance(error, BaseException):
-            self.show(f"{type(error).__name__}: {error}", str(context.get("message", "")))
-
-    def show(self, text: str, details: str = "") -> None:
-        """Open a message box with `text` (plain text, never rich text)."""
-        if QApplication.instance() is None:
-            return
-        box = QMessageBox(QMessageBox.Icon.Critical, "Qoder Desktop — unexpected error", "")
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText(f"Something went wrong, but Qoder Desktop keeps running.\n\n{text}")
-        if details:
-            box.setDetailedText(details)
-        box.finished.connect(lambda _code, b=box: self._boxes.remove(b))
-        self._boxes.append(box)
-        box.open()
 
 
 DEMO_PROMPT = "Show me what Qoder Desktop can do."
@@ -177,7 +141,7 @@ def run_gui(args: argparse.Namespace) -> int:
         print(f"Qoder Desktop is already running; {what} went to that window.")
         return 0
     redactor = _setup_logging(paths)
-    reporter = ErrorReporter()
+    reporter = ErrorReporter(paths.log_file)
     sys.excepthook = reporter.excepthook
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
