@@ -10,10 +10,11 @@ that cannot read its key does not start; the gateway without its token stays off
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
 from qoder_desktop.config.secrets import SecretStoreError
 
@@ -24,26 +25,50 @@ KEYRING_SLOW_S = 0.25
 """After this long a keyring call is shown as "waiting for the keyring"."""
 
 _T = TypeVar("_T")
-_keyring_worker: ThreadPoolExecutor | None = None
-_keyring_worker_lock = threading.Lock()
 
 
 class KeyringTimeout(SecretStoreError):
     """The keyring did not answer in time (a hung D-Bus call, an unlock prompt left open)."""
 
 
-def _worker() -> ThreadPoolExecutor:
-    """The one thread every keyring call of the app runs on (created on first use).
+class _KeyringThread:
+    """The one thread every keyring call of the app runs on, in order (started on first use).
 
     One thread, so a hung keyring holds one thread, not the default pool, and calls keep
-    their order.
+    their order (a later write never lands before an earlier one). A daemon thread, so a
+    call that never returns cannot keep the app from quitting (the pool's threads are
+    joined at exit).
     """
-    global _keyring_worker
-    with _keyring_worker_lock:
-        if _keyring_worker is None:
-            _keyring_worker = ThreadPoolExecutor(max_workers=1,
-                                                 thread_name_prefix="qoder-desktop-keyring")
-        return _keyring_worker
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = (
+            queue.SimpleQueue())
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, call: Callable[[], _T]) -> Future[_T]:
+        """Queue `call`; its future ends with its result or its exception."""
+        future: Future[_T] = Future()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, daemon=True,
+                                                name="qoder-desktop-keyring")
+                self._thread.start()
+            self._calls.put((call, future))
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            call, future = self._calls.get()
+            if not future.set_running_or_notify_cancel():
+                continue  # given up on before it started
+            try:
+                future.set_result(call())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+
+_keyring_thread = _KeyringThread()
 
 
 async def keyring_call(call: Callable[[], _T], what: str, *,
@@ -67,13 +92,15 @@ async def keyring_call(call: Callable[[], _T], what: str, *,
         Exception: whatever `call` raised.
     """
     limit = KEYRING_TIMEOUT_S if timeout is None else timeout
-    future = asyncio.wrap_future(_worker().submit(call))
+    queued = _keyring_thread.submit(call)
+    future = asyncio.wrap_future(queued)
     done, _ = await asyncio.wait({future}, timeout=min(slow_after, limit))
     if not done:
         if on_slow is not None and slow_after < limit:
             on_slow()
         done, _ = await asyncio.wait({future}, timeout=max(0.0, limit - slow_after))
     if not done:
+        queued.cancel()  # now, not on a later loop turn: a call given up on never runs
         future.cancel()
         raise KeyringTimeout(
             f"The keyring did not answer within {limit:g} s, so Qoder Desktop could not "

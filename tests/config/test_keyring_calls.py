@@ -4,6 +4,8 @@ silent one times out with a clear message (issue #13 item 5)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -116,3 +118,41 @@ async def test_an_error_from_the_keyring_reaches_the_caller(slow: SlowKeyring) -
 
     with pytest.raises(RuntimeError, match="D-Bus said no"):
         await keyring_call(broken, "read the token")
+
+
+@pytest.mark.asyncio
+async def test_a_write_given_up_on_never_lands_later(slow: SlowKeyring) -> None:
+    store = SecretStore(slow, extra_allowed=(MemoryKeyring,))
+    with pytest.raises(KeyringTimeout):  # the keyring hangs on this read …
+        await keyring_call(lambda: store.get(SecretName.ANTHROPIC_API_KEY), "read the key",
+                           timeout=0.1, slow_after=0.05)
+    with pytest.raises(KeyringTimeout):  # … so this write, queued behind it, gives up
+        await keyring_call(lambda: store.set(SecretName.QODER_TOKEN, "pat_new_token_0123456789"),
+                           "save the token", timeout=0.1, slow_after=0.05)
+    slow.release.set()  # the read comes back at last
+    assert await keyring_call(lambda: "served", "check the thread") == "served"
+    assert (SERVICE_NAME, SecretName.QODER_TOKEN.value) not in slow.passwords
+
+
+HUNG_KEYRING_AT_QUIT = """
+import asyncio, threading
+from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
+
+async def main():
+    try:
+        await keyring_call(threading.Event().wait, "read the key", timeout=0.1,
+                           slow_after=0.05)
+    except KeyringTimeout:
+        print("timed out", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_a_keyring_call_that_never_returns_does_not_keep_the_app_from_quitting() -> None:
+    # Without a daemon thread the interpreter joins the stuck keyring thread at exit and
+    # the app hangs on quit; the generous limit only tells "quits" from "hangs".
+    result = subprocess.run([sys.executable, "-c", HUNG_KEYRING_AT_QUIT], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "timed out"
