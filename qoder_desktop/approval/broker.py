@@ -24,6 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -71,17 +72,19 @@ class RuleStore(Protocol):
 class Ledger(Protocol):
     """Where every request and its outcome is written before the answer goes back.
 
-    Both writes run off the event loop (the store's writer thread); the broker awaits
-    them, so a decision is committed before its answer goes back to the agent.
+    Both writes run off the event loop (the store's writer thread), in order. The broker
+    asks the person while the request's row is written and awaits the decision's write
+    (which fails if the request's did) before the answer goes back to the agent.
     """
 
-    async def write_request(self, request: ApprovalRequest) -> None:
-        """Write a request as pending."""
+    def start_request(self, request: ApprovalRequest) -> Future[None]:
+        """Queue the request's row (pending); the future ends once it is written."""
         ...
 
     async def write_decision(self, request: ApprovalRequest, decision: Decision,
-                             latency_ms: float) -> None:
-        """Write a request's outcome."""
+                             latency_ms: float, *,
+                             request_written: Future[None] | None = None) -> None:
+        """Write a request's outcome, after its row (failing if that row failed)."""
         ...
 
 
@@ -180,23 +183,25 @@ class ApprovalBroker:
             return Decision.error(
                 "Qoder Desktop refused a duplicate permission request (the same id is already "
                 "waiting for an answer).")
+        # The request's row is written while the person looks at it: the dialog does
+        # not wait for the disk; a request the ledger cannot hold is denied at once.
+        written = self._start_request(request)
         try:
-            await self._ledger.write_request(request)
             request, decision = self._decide_by_rule(request)
             if decision is None:
-                decision = await self._ask_person(request)
+                decision = await self._ask_person(request, written)
             if decision.kind is DecisionKind.ALLOW_SESSION:
                 decision = self._deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
             decision = Decision.withdrawn()
             # Shielded: a second cancel must not keep the withdrawal out of the ledger
             # or from the subscribers.
-            await asyncio.shield(self._finish(request, decision, started))
+            await asyncio.shield(self._finish(request, decision, started, written))
             raise
         except Exception as exc:
             log.exception("request %s failed", request.request_id)
             decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
-        return await self._finish(request, decision, started)
+        return await self._finish(request, decision, started, written)
 
     def _decide_by_rule(self, request: ApprovalRequest
                         ) -> tuple[ApprovalRequest, Decision | None]:
@@ -258,18 +263,38 @@ class ApprovalBroker:
                     dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
                     rule=str(verdict.rule.rule)))
 
-    async def _ask_person(self, request: ApprovalRequest) -> Decision:
+    async def _ask_person(self, request: ApprovalRequest, written: Future[None]) -> Decision:
         loop = asyncio.get_running_loop()
         entry = _Pending(request, loop.create_future())
         self._pending[request.request_id] = entry
+        watched = asyncio.wrap_future(written)
+        watched.add_done_callback(lambda done: self._unrecorded(entry, done))
         try:
             self._notify(BrokerEvent.ADDED, request, None)
             return await entry.future
         finally:
             self._pending.pop(request.request_id, None)
 
+    def _start_request(self, request: ApprovalRequest) -> Future[None]:
+        """The ledger's `start_request`; one that cannot even be queued is a failed write."""
+        try:
+            return self._ledger.start_request(request)
+        except Exception as exc:
+            failed: Future[None] = Future()
+            failed.set_exception(exc)
+            return failed
+
+    @staticmethod
+    def _unrecorded(entry: _Pending, written: asyncio.Future[None]) -> None:
+        """A request whose row could not be written is denied now (its dialog closes)."""
+        problem = None if written.cancelled() else written.exception()
+        if problem is None or entry.future.done():
+            return
+        entry.future.set_result(Decision.error(
+            f"Qoder Desktop could not record the request, so it was denied: {problem}"))
+
     async def _finish(self, request: ApprovalRequest, decision: Decision,
-                      started: float) -> Decision:
+                      started: float, written: Future[None]) -> Decision:
         """Persist the decision, then tell subscribers; a failed write turns allow into deny.
 
         A withdrawal is told first: no write can change it, and the withdrawals of a
@@ -285,7 +310,8 @@ class ApprovalBroker:
                 granted = grants.session_rules_from_updates(
                     request.session_id, decision.updates, granted_by="user")
                 self._rule_store.add_rules(granted)
-            await self._ledger.write_decision(request, decision, latency_ms)
+            await self._ledger.write_decision(request, decision, latency_ms,
+                                              request_written=written)
         except Exception as exc:
             log.exception("could not record the decision for %s", request.request_id)
             if not withdrawn:

@@ -6,9 +6,10 @@ its decision is written (and synced) before the answer goes back to the agent. T
 calls that never needed a decision are seen through hooks and written as tool events;
 one the agent's CLI allowed under a session grant it holds also gets an approval row
 (decided by that session rule), so the ledger shows why it ran. On the event loop,
-`write_request`/`write_decision` wait for the database's writer thread without blocking
-the loop, and `post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook
-answer never waits on a disk sync).
+`start_request` only queues a request's row (the broker asks the person meanwhile) and
+`write_decision` waits for the database's writer thread without blocking the loop;
+`post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook answer never
+waits on a disk sync).
 
 Exporting it (CSV, JSON Lines, the ``qoder-desktop ledger export`` command) lives in
 `store.ledger_export`.
@@ -16,6 +17,7 @@ Exporting it (CSV, JSON Lines, the ``qoder-desktop ledger export`` command) live
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -138,19 +140,33 @@ class Ledger:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def write_request(self, request: ApprovalRequest) -> None:
-        """`record_request` on the writer thread; the loop keeps serving meanwhile."""
-        await self.db.writer.run(lambda: self.record_request(request))
+    def start_request(self, request: ApprovalRequest) -> Future[None]:
+        """Queue `record_request` on the writer thread and return at once.
+
+        A decision written later for the same request is written after this row.
+        """
+        return self.db.writer.queue_in_order(lambda: self.record_request(request))
 
     async def write_decision(self, request: ApprovalRequest, decision: Decision,
-                             latency_ms: float | None = None) -> None:
+                             latency_ms: float | None = None, *,
+                             request_written: Future[None] | None = None) -> None:
         """`record_decision` on the writer thread; returns once it is committed.
+
+        Args:
+            request_written: the `start_request` of this request; when it failed, this
+                write fails with its error and writes nothing (no outcome is recorded for
+                a request the ledger could not hold).
 
         Raises:
             LedgerError: the request already has a decision.
-            StorageError: the write failed.
+            StorageError: the write failed (or the request's own write did).
         """
-        await self.db.writer.run(lambda: self.record_decision(request, decision, latency_ms))
+        def write() -> None:
+            if request_written is not None:
+                request_written.result()  # queued before us, so done by now
+            self.record_decision(request, decision, latency_ms)
+
+        await self.db.writer.run(write)
 
     def post_tool_event(self, session_id: str, tool_use_id: str | None, tool_name: str,
                         tool_input: dict[str, Any] | None, phase: ToolEventPhase | str) -> None:

@@ -88,6 +88,15 @@ class StoreWriter:
         self._queue.put(_Job(call, future))
         return future
 
+    def queue_in_order(self, call: Callable[[], T]) -> Future[T]:
+        """Queue `call` behind everything posted or queued before it; returns at once.
+
+        The returned future holds its result (or its exception); a write queued later
+        runs after this one.
+        """
+        self._hand_over()
+        return self.submit(call)
+
     async def run(self, call: Callable[[], T]) -> T:
         """Run `call` on the writer thread and wait (without blocking the loop) for it.
 
@@ -96,8 +105,7 @@ class StoreWriter:
         Raises:
             Exception: whatever `call` raised (e.g. `StorageError`).
         """
-        self._hand_over()
-        return await asyncio.wrap_future(self.submit(call))
+        return await asyncio.wrap_future(self.queue_in_order(call))
 
     def post(self, call: Callable[[], Any]) -> None:
         """Queue `call` without waiting; a failure is logged (the caller has moved on)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 
 import pytest
 
@@ -317,3 +318,33 @@ async def test_a_person_cannot_answer_with_withdrawn(broker: ApprovalBroker) -> 
         broker.answer(request.request_id, Decision.withdrawn())
     broker.answer(request.request_id, Decision.deny("no"))
     await task
+
+
+async def test_the_person_is_asked_while_the_request_is_written_and_the_answer_waits_for_it(
+        broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
+    recorder = Recorder(broker)
+    disk = threading.Event()
+    db.writer.submit(disk.wait)  # the writer thread is busy (a slow disk)
+    try:
+        task = asyncio.create_task(broker.request(_bash("make")))
+        request = await recorder.next_added()  # the dialog does not wait for the disk
+        broker.answer(request.request_id, Decision.allow_once({"command": "make"}))
+        await asyncio.sleep(0.05)
+        assert not task.done()  # but the answer waits until both rows are committed
+    finally:
+        disk.set()
+    assert (await task).kind is DecisionKind.ALLOW_ONCE
+    [entry] = ledger.entries(SESSION)
+    assert entry.outcome == DecisionKind.ALLOW_ONCE
+
+
+async def test_a_request_that_cannot_be_recorded_is_denied_without_waiting_for_a_person(
+        broker: ApprovalBroker, db: Database) -> None:
+    recorder = Recorder(broker)
+    db.writer.close()  # every write now fails; reads still work
+    decision = await asyncio.wait_for(broker.request(_bash("make")), 5)
+    assert decision.kind is DecisionKind.ERROR
+    assert "could not record" in decision.message
+    assert [event for event, _, _ in recorder.events] == [BrokerEvent.ADDED,
+                                                          BrokerEvent.ANSWERED]
+    assert not broker.pending()
