@@ -2,12 +2,14 @@
 
 Path measured: `broker.request()` → ledger write → rules → `BrokerBridge` →
 `BrokerBridge.pending_changed` → `DialogQueue` (main window queue and tray two turns
-later) → `dialog_for`
-→ `show()` → expose → first paint; then the agent cancels the awaiting task → broker
-records *withdrawn* → bridge → `DialogQueue.close` → `withdraw()` → hidden. Under qasync,
-main window shown, real SQLite store, on the offscreen platform or (``--platform xcb``)
+later) → the queue's factory (the spare dialog of the request's kind, built while the
+loop was idle, filled in with the request; a new dialog when none is ready) → `show()` →
+expose → first paint; then the agent cancels the awaiting task → broker records
+*withdrawn* → bridge → `DialogQueue.close` → `withdraw()` → hidden. Under qasync, main
+window shown, real SQLite store, on the offscreen platform or (``--platform xcb``)
 on a private Xvfb. Each sample starts with an empty queue; Bash approvals and (every 5th
-sample) questions with previews are interleaved.
+sample) questions with previews are interleaved. Start-up's `warm_dialog` runs once
+after the desktop is built, as in the app.
 
 Every sample counts: the first (cold) dialog is in the statistics and is also reported
 on its own row. The floor, interleaved sample by sample: a bare `QDialog` of the same
@@ -101,7 +103,7 @@ async def run(samples: int, profile: bool, platform: str) -> list[Figure]:
     """Measure the figures and their floors; returns the table rows."""
     from benchmarks.qt_support import Breakdown, Heartbeat, build_desktop, probe_dialog
     from benchmarks.sample_requests import bash_request, question_request
-    from qoder_desktop.ui.dialogs import dialog_for
+    from qoder_desktop.ui.start_up import warm_dialog
 
     desktop = build_desktop()
     session = desktop.hub.external_session("bench", cwd="/tmp")
@@ -113,16 +115,19 @@ async def run(samples: int, profile: bool, platform: str) -> list[Figure]:
     parts.wrap(desktop.app.window, "set_pending", "window queue")
     parts.wrap(desktop.app.tray, "set_pending", "tray")
 
+    app_factory = desktop.app.dialogs._factory  # the queue's own: a spare filled in
+
     def factory(request: Any, parent: Any) -> Any:
         start = now()
-        dialog = dialog_for(request, parent)
-        parts.add("dialog build", (now() - start) * 1e3)
+        dialog = app_factory(request, parent)
+        parts.add("dialog build / fill", (now() - start) * 1e3)
         parts.wrap(dialog, "show", "dialog show()")
         probe_dialog(dialog, probes[-1])
         dialog.shown.connect(lambda: sizes.append((dialog.size(), parent)))
         return dialog
 
     desktop.app.dialogs._factory = factory  # harness hook: attach probes, nothing else
+    warm_dialog(desktop.app)  # as the app's start-up does once the window has painted
     await asyncio.sleep(0.3)  # let the main window paint once
     heartbeat = Heartbeat()
     heartbeat.start()

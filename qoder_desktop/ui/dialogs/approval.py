@@ -74,10 +74,45 @@ class ApprovalDialog(BaseDecisionDialog):
         shown(): the dialog was shown.
     """
 
-    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
-        super().__init__(request, parent)
+    def __init__(self, request: ApprovalRequest | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.ui = Ui_ApprovalDialog()
         self.ui.setupUi(self)
+        ui = self.ui
+        self.json_editor = JsonEditor(self)
+        ui.inputLayout.addWidget(self.json_editor)
+        # Both inspection views are built, so one spare fits every tool; `_fill` keeps
+        # the one the tool needs (or none) and drops the other.
+        self.risk_lens: RiskLensView | None = RiskLensView(self)
+        self.diff_panel: DiffPanel | None = DiffPanel(self)
+        ui.inspectLayout.addWidget(self.risk_lens)
+        ui.inspectLayout.addWidget(self.diff_panel)
+        self._inspect_timer = QTimer(self)
+        self._inspect_timer.setSingleShot(True)
+        self._inspect_timer.setInterval(150)
+        self._inspect_timer.timeout.connect(self._refresh_inspection)
+        self._large = False
+        self.grants = SessionGrants(None, self)
+        ui.sessionLayout.addWidget(self.grants)
+        _set_plain(ui.hiddenWarning, "")
+        ui.hiddenWarning.hide()
+
+        self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
+        self.guard(ui.allowSessionButton, self.allow_session,
+                   lambda: self.json_editor.is_valid() and self.grants.is_valid())
+        self.guard(ui.denyButton, self.deny)
+        self.guard(ui.denyStopButton, self.deny_and_stop)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once)
+        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
+        self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
+        ui.allowSessionButton.setToolTip("")
+        self.setTabOrder(ui.denyReasonEdit, ui.denyButton)
+        if request is not None:
+            self.load(request)
+
+    def _fill(self, request: ApprovalRequest) -> None:
+        """Show the whole request: header, JSON input, inspection, session grant."""
         ui = self.ui
         self.setWindowTitle(approval_title(request))
         _set_plain(ui.titleLabel, request.title or f"Allow {request.label}?")
@@ -89,26 +124,17 @@ class ApprovalDialog(BaseDecisionDialog):
             _set_plain(label, text)
             ui.infoForm.setRowVisible(row, bool(text))
 
-        self.json_editor = JsonEditor(self)
-        ui.inputLayout.addWidget(self.json_editor)
         self.json_editor.set_value(dict(request.tool_input))
-
-        self.risk_lens: RiskLensView | None = None
-        self.diff_panel: DiffPanel | None = None
         if request.tool_name == BASH_TOOL:
-            self.risk_lens = RiskLensView(self)
-            ui.inspectLayout.addWidget(self.risk_lens)
+            self._drop_diff_panel()
             ui.detailTabs.setTabText(0, "Command")
         elif request.tool_name in DIFF_TOOLS:
-            self.diff_panel = DiffPanel(self)
-            ui.inspectLayout.addWidget(self.diff_panel)
+            self._drop_risk_lens()
             ui.detailTabs.setTabText(0, "Changes")
         else:
+            self._drop_risk_lens()
+            self._drop_diff_panel()
             ui.detailTabs.removeTab(0)
-        self._inspect_timer = QTimer(self)
-        self._inspect_timer.setSingleShot(True)
-        self._inspect_timer.setInterval(150)
-        self._inspect_timer.timeout.connect(self._refresh_inspection)
         # A command too large to analyse: the lens and the hidden-character warning
         # follow a loop turn later, so opening and editing are no one long block.
         self._large = (self.risk_lens is not None and analysed_size(
@@ -118,24 +144,24 @@ class ApprovalDialog(BaseDecisionDialog):
         else:
             self._refresh_inspection()
 
-        self.grants = SessionGrants(request, self)
-        ui.sessionLayout.addWidget(self.grants)
-        _set_plain(ui.hiddenWarning, "")
+        self.grants.load(request)
         self._update_hidden_warning()
-
-        self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
-        self.guard(ui.allowSessionButton, self.allow_session,
-                   lambda: self.json_editor.is_valid() and self.grants.is_valid())
-        self.guard(ui.denyButton, self.deny)
-        self.guard(ui.denyStopButton, self.deny_and_stop)
-        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once)
-        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
-        self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
         self.json_editor.validity_changed.connect(self._on_validity_changed)
         self.json_editor.value_changed.connect(self._on_input_changed)
         self.grants.validity_changed.connect(self.refresh_buttons)
-        ui.allowSessionButton.setToolTip("")
-        self.setTabOrder(ui.denyReasonEdit, ui.denyButton)
+        self.refresh_buttons()
+
+    def _drop_risk_lens(self) -> None:
+        if self.risk_lens is not None:
+            self.risk_lens.hide()
+            self.risk_lens.deleteLater()
+            self.risk_lens = None
+
+    def _drop_diff_panel(self) -> None:
+        if self.diff_panel is not None:
+            self.diff_panel.hide()
+            self.diff_panel.deleteLater()
+            self.diff_panel = None
 
     # -- actions ---------------------------------------------------------------------
     def allow_once(self) -> None:
