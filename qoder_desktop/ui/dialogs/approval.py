@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -29,10 +29,15 @@ HEADER_MAX_HEIGHT = 180
 """The most the title, who and info lines take; longer model text scrolls there."""
 
 
-def _set_plain(label: QLabel, text: str | None) -> None:
+def _make_plain(label: QLabel) -> None:
+    """A label for model text: plain text only, selectable by mouse."""
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(make_visible(text or ""))
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+
+def _set_plain(label: QLabel, text: str | None) -> None:
+    """Show model text in a `_make_plain` label, hidden characters made visible."""
+    label.setText(make_visible(text or ""))
 
 
 def approval_title(request: ApprovalRequest) -> str:
@@ -93,9 +98,13 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.setInterval(150)
         self._inspect_timer.timeout.connect(self._refresh_inspection)
         self._large = False
+        self._header_fitted_for = -1
+        """The header's width when it was last fitted (-1: fit again)."""
         self.grants = SessionGrants(None, self)
         ui.sessionLayout.addWidget(self.grants)
-        _set_plain(ui.hiddenWarning, "")
+        for label in (ui.titleLabel, ui.whoLabel, ui.descriptionLabel, ui.reasonLabel,
+                      ui.blockedLabel, ui.hiddenWarning):
+            _make_plain(label)
         ui.hiddenWarning.hide()
 
         self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
@@ -114,6 +123,7 @@ class ApprovalDialog(BaseDecisionDialog):
     def _fill(self, request: ApprovalRequest) -> None:
         """Show the whole request: header, JSON input, inspection, session grant."""
         ui = self.ui
+        self._header_fitted_for = -1
         self.setWindowTitle(approval_title(request))
         _set_plain(ui.titleLabel, request.title or f"Allow {request.label}?")
         _set_plain(ui.whoLabel, who_text(request))
@@ -204,6 +214,12 @@ class ApprovalDialog(BaseDecisionDialog):
         super().resizeEvent(event)
         self._fit_header()
 
+    def changeEvent(self, event: QEvent) -> None:
+        """A new font or style changes the header's height: fit it again."""
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._header_fitted_for = -1
+        super().changeEvent(event)
+
     def showEvent(self, event: QShowEvent) -> None:
         """Fit the header to the laid-out width before the dialog first paints."""
         layout = self.layout()
@@ -216,6 +232,9 @@ class ApprovalDialog(BaseDecisionDialog):
     def _fit_header(self) -> None:
         scroll, layout = self.ui.headerScroll, self.ui.headerLayout
         width = scroll.viewport().width()
+        if width == self._header_fitted_for:
+            return  # same texts, same width: the same height (showing asks twice)
+        self._header_fitted_for = width
         needed = (layout.totalHeightForWidth(width) if layout.hasHeightForWidth()
                   else layout.sizeHint().height())
         scroll.setFixedHeight(min(needed, HEADER_MAX_HEIGHT))

@@ -135,6 +135,7 @@ class DialogSpares(QObject):
         Raises:
             DialogBuildError: the request cannot be shown; fail closed with the message.
         """
+        self._timer.stop()  # no building until this dialog has painted (see `_PaintWatch`)
         spare = (self._spares.pop(request.kind, None) if parent is self._parent_widget
                  else None)
         if spare is None:
