@@ -238,6 +238,7 @@ class QuestionDialog(BaseDecisionDialog):
         ui.dialogLayout.insertWidget(ui.dialogLayout.indexOf(ui.keysHint), self.error)
         self.preview = PreviewPane(ui.previewContainer)
         ui.previewLayout.addWidget(self.preview, 1)
+        self.preview.show_message("Point at an option to see its preview.")
         self.shown_option: QuestionOption | None = None
         """The option whose preview (or "no preview" note) the pane shows now."""
         self._shows_other = False
@@ -277,7 +278,6 @@ class QuestionDialog(BaseDecisionDialog):
             ui.contentSplitter.setSizes([420, 420])
         else:
             self.resize(600, self.height())
-        self.preview.show_message("Point at an option to see its preview.")
         self.boxes[0].set_current(True)
         app = QApplication.instance()
         if isinstance(app, QApplication):

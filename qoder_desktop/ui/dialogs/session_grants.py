@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from qoder_desktop.domain.models import (
     ApprovalRequest,
@@ -74,6 +74,8 @@ class SessionGrants(QWidget):
         self._form = QFormLayout()
         self._form.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._form)
+        self._first_row = self._new_row()
+        self._form.setRowVisible(0, False)
         self.error = plain_label()
         self.error.setObjectName("ruleError")
         layout.addWidget(self.error)
@@ -121,13 +123,15 @@ class SessionGrants(QWidget):
         self._grants = grants
         for index, grant in enumerate(grants):
             for rule in grant.rules or ():
-                edit = QLineEdit(make_visible(str(rule)), self)
-                edit.setObjectName(f"ruleEdit{len(self.rule_edits)}")
-                edit.setAccessibleName("Session rule")
+                if self.rule_edits:
+                    caption, edit = self._new_row()
+                else:  # the first rule goes in the row built ahead
+                    caption, edit = self._first_row
+                    self._form.setRowVisible(0, True)
+                edit.setText(make_visible(str(rule)))
                 edit.textChanged.connect(self._revalidate)
                 self.rule_edits.append((index, rule, edit))
-                caption = plain_label(f"Rule {len(self.rule_edits)}:", wrap=False)
-                self._form.addRow(caption, edit)
+                caption.setText(f"Rule {len(self.rule_edits)}:")
         at = self._layout.indexOf(self.refused_note)
         for update in split.kept_aside:
             if is_dangerous(update):
@@ -159,6 +163,15 @@ class SessionGrants(QWidget):
             self.hint.setText("No rule can be made for this request, so it can only be "
                               "allowed once.")
         self._revalidate()
+
+    def _new_row(self) -> tuple[QLabel, QLineEdit]:
+        """A caption and an edit box for one rule, added to the form."""
+        edit = QLineEdit(self)
+        edit.setObjectName(f"ruleEdit{self._form.rowCount()}")
+        edit.setAccessibleName("Session rule")
+        caption = plain_label(wrap=False)
+        self._form.addRow(caption, edit)
+        return caption, edit
 
     def is_valid(self) -> bool:
         """True when there is at least one rule and every rule text is acceptable."""
