@@ -220,6 +220,9 @@ def test_the_queue_fills_a_spare_and_builds_the_next_one_after_the_first_paint(
     qtbot.waitUntil(queue.spares.is_idle, timeout=8000)
     spare = queue.spares.spare(RequestKind.TOOL)
     assert spare is not None
+    # its native window exists already, nameless: nothing called "Approve …" before a request
+    assert spare.testAttribute(Qt.WidgetAttribute.WA_WState_Created)
+    assert all(queue.spares.spare(kind).windowTitle() == "" for kind in RequestKind)
     request = make_request("Bash", {"command": "make test"}, cwd="/work/p")
     queue.set_pending([request])
     [dialog] = queue.open_dialogs()

@@ -84,6 +84,7 @@ class ApprovalDialog(BaseDecisionDialog):
         super().__init__(parent)
         self.ui = Ui_ApprovalDialog()
         self.ui.setupUi(self)
+        self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
         ui = self.ui
         self.json_editor = JsonEditor(self)
         ui.inputLayout.addWidget(self.json_editor)

@@ -40,6 +40,7 @@ class PlanDialog(BaseDecisionDialog):
         super().__init__(parent)
         self.ui = Ui_PlanDialog()
         self.ui.setupUi(self)
+        self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
         ui = self.ui
         ui.titleLabel.setText("The agent is ready to leave plan mode")
         self.preview = PreviewPane(ui.planContainer)

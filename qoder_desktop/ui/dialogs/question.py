@@ -228,6 +228,7 @@ class QuestionDialog(BaseDecisionDialog):
         super().__init__(parent)
         self.ui = Ui_QuestionDialog()
         self.ui.setupUi(self)
+        self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
         ui = self.ui
         self.questions = QuestionSet.model_construct(questions=())
         """The questions shown (none until `load`)."""
