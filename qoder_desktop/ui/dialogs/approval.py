@@ -150,13 +150,14 @@ class ApprovalDialog(BaseDecisionDialog):
         # follow a loop turn later, so opening and editing are no one long block.
         self._large = (self.risk_lens is not None and analysed_size(
             request.tool_name, request.tool_input) > ANALYSIS_LIMIT)
+        original = dict(request.tool_input)  # what the editor holds now, unparsed
         if self._large:
             self._inspect_timer.start()
         else:
-            self._refresh_inspection()
+            self._refresh_inspection(original)
 
         self.grants.load(request)
-        self._update_hidden_warning()
+        self._update_hidden_warning(original)
         self.json_editor.validity_changed.connect(self._on_validity_changed)
         self.json_editor.value_changed.connect(self._on_input_changed)
         self.grants.validity_changed.connect(self.refresh_buttons)
@@ -255,10 +256,11 @@ class ApprovalDialog(BaseDecisionDialog):
             self._update_hidden_warning()
         self._inspect_timer.start()
 
-    def _refresh_inspection(self) -> None:
+    def _refresh_inspection(self, tool_input: dict[str, Any] | None = None) -> None:
         if self._large:
             self._update_hidden_warning()
-        tool_input = self._current_input()
+        if tool_input is None:
+            tool_input = self._current_input()
         if self.risk_lens is not None:
             command = tool_input.get("command")
             description = tool_input.get("description")
@@ -268,9 +270,9 @@ class ApprovalDialog(BaseDecisionDialog):
         if self.diff_panel is not None:
             self.diff_panel.show_diff(self.request.tool_name, tool_input, self.request.cwd)
 
-    def _update_hidden_warning(self) -> None:
+    def _update_hidden_warning(self, tool_input: dict[str, Any] | None = None) -> None:
         request = self.request
-        names = hidden_in_value(self._current_input())
+        names = hidden_in_value(self._current_input() if tool_input is None else tool_input)
         meta = "".join(t or "" for t in (request.title, request.description,
                                          request.decision_reason, request.blocked_path,
                                          request.display_name, request.session_name))
