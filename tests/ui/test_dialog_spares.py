@@ -252,3 +252,15 @@ def test_a_failing_spare_makes_the_queue_report_the_build_failure(
     assert failures and failures[0][0] == bad.request_id
     assert "could not show this request" in failures[0][1]
     queue.close_all()
+
+
+def test_building_resumes_after_a_request_that_cannot_be_shown(
+        qtbot: QtBot, spares: DialogSpares, make_request: Any) -> None:
+    taken = spares.take(make_request("Bash", {"command": "ls"}), None)
+    qtbot.addWidget(taken)  # never shown: its paint would restart the building
+    assert spares.spare(RequestKind.TOOL) is None
+    other_parent = QWidget()
+    qtbot.addWidget(other_parent)
+    with pytest.raises(DialogBuildError):  # built for its request (no spare for that parent)
+        spares.take(make_request("AskUserQuestion", {"questions": []}), other_parent)
+    qtbot.waitUntil(lambda: spares.spare(RequestKind.TOOL) is not None, timeout=5000)

@@ -136,22 +136,26 @@ class DialogSpares(QObject):
             DialogBuildError: the request cannot be shown; fail closed with the message.
         """
         self._timer.stop()  # no building until this dialog has painted (see `_PaintWatch`)
-        spare = (self._spares.pop(request.kind, None) if parent is self._parent_widget
-                 else None)
-        if spare is None:
-            dialog = dialog_for(request, parent)
-        else:
-            try:
-                spare.load(request)
-            except Exception as exc:
-                spare.deleteLater()
-                self._schedule()
-                raise DialogBuildError(
-                    f"Qoder Desktop could not show this request: {exc}") from exc
-            dialog = spare
+        try:
+            dialog = self._filled(request, parent)
+        except DialogBuildError:
+            self._schedule()
+            raise
         if self._running:
             _PaintWatch(dialog, self._schedule)
         return dialog
+
+    def _filled(self, request: ApprovalRequest, parent: QWidget | None) -> BaseDecisionDialog:
+        spare = (self._spares.pop(request.kind, None) if parent is self._parent_widget
+                 else None)
+        if spare is None:
+            return dialog_for(request, parent)
+        try:
+            spare.load(request)
+        except Exception as exc:
+            spare.deleteLater()
+            raise DialogBuildError(f"Qoder Desktop could not show this request: {exc}") from exc
+        return spare
 
     # -- building, one step per loop turn ------------------------------------------------
     def _schedule(self) -> None:
