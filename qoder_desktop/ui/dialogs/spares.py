@@ -24,7 +24,14 @@ from functools import partial
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
-from qoder_desktop.domain.models import ApprovalRequest, Backend, RequestKind
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    PermissionSuggestion,
+    RequestKind,
+    RuleBehavior,
+    RuleValue,
+)
 from qoder_desktop.ui.dialogs import (
     ApprovalDialog,
     BaseDecisionDialog,
@@ -54,12 +61,17 @@ def warm_up_requests(cwd: str) -> list[ApprovalRequest]:
                      "preview": "## Sidebar\n\n- fast\n- `code`"},
                     {"label": "Tabs", "description": "One tab per item"}]}]}
 
-    def request(tool_name: str, tool_input: dict[str, object]) -> ApprovalRequest:
+    def request(tool_name: str, tool_input: dict[str, object],
+                *suggestions: PermissionSuggestion) -> ApprovalRequest:
         return ApprovalRequest(session_id="warm-up", session_name="warm-up",
                                backend=Backend.CLAUDE, tool_name=tool_name,
-                               tool_input=tool_input, cwd=cwd)
+                               tool_input=tool_input, cwd=cwd, suggestions=suggestions)
 
-    return [request("Bash", {"command": "ls -la ~/project | grep -v x > out.txt"}),
+    # shaped like the CLI's: a description and its "don't ask again" suggestion
+    dont_ask = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(ls:*)"),),
+                                    behavior=RuleBehavior.ALLOW, destination="localSettings")
+    return [request("Bash", {"command": "ls -la ~/project | grep -v x > out.txt",
+                             "description": "List the project"}, dont_ask),
             request("AskUserQuestion", question),
             request("ExitPlanMode", {"plan": "# Plan\n\n1. Read `a.py`\n2. **Fix** the bug"})]
 
