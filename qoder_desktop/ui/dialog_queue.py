@@ -2,7 +2,9 @@
 
 The main window's queue shows every pending request; a person can open any of them
 directly. When a dialog's request is answered (by anyone) or withdrawn, the dialog
-closes at once and the next oldest request gets its dialog.
+closes at once and the next oldest request gets its dialog. Dialogs come from
+`DialogSpares` (a spare built ahead, filled in with the request) once
+`prepare_spares()` has been called; until then each is built for its request.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
-from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError, dialog_for
+from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError
+from qoder_desktop.ui.dialogs.spares import DialogSpares
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +39,18 @@ class DialogQueue(QObject):
     dialog_opened = Signal(object)
 
     def __init__(self, parent_widget: QWidget | None = None,
-                 factory: DialogFactory = dialog_for) -> None:
+                 factory: DialogFactory | None = None) -> None:
         super().__init__()
         self._parent_widget = parent_widget
-        self._factory = factory
+        self.spares = DialogSpares(parent_widget)
+        self._factory: DialogFactory = factory or self.spares.take
         self._dialogs: dict[str, BaseDecisionDialog] = {}
         self._pending: list[ApprovalRequest] = []
+
+    def prepare_spares(self, warm_up_cwd: str | None = None) -> None:
+        """Build spare dialogs while the loop is idle (after start-up), so a request
+        only fills one in; see `DialogSpares.start`."""
+        self.spares.start(warm_up_cwd)
 
     def dialog(self, request_id: str) -> BaseDecisionDialog | None:
         """The open dialog of a request, if any."""
@@ -93,7 +102,8 @@ class DialogQueue(QObject):
             dialog.deleteLater()
 
     def close_all(self) -> None:
-        """Close every dialog (the app is quitting)."""
+        """Close every dialog and drop the spares (the app is quitting)."""
+        self.spares.stop()
         for request_id in list(self._dialogs):
             self.close(request_id)
 

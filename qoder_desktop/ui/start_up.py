@@ -158,7 +158,7 @@ class StartUp:
             wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
         await self._start_gateway(desktop)
         await asyncio.sleep(0)
-        warm_dialog()
+        warm_dialog(desktop)
         await asyncio.sleep(0)
         from qoder_desktop.diagnostics.memory import settle_memory
 
@@ -238,22 +238,13 @@ class StartUp:
             self.demo.cleanup()
 
 
-def warm_dialog() -> None:
-    """Build and render one approval dialog off screen, then drop it.
+def warm_dialog(desktop: DesktopApp) -> None:
+    """Warm the dialogs' first-time work and keep spare dialogs ready.
 
     The first dialog of a run pays for Qt's first layout, fonts and style polish of its
-    widgets; doing it once here means the first real request is not the slow one.
+    widgets, and every dialog for building and polishing its widgets; the dialog queue
+    does that ahead, one step per loop turn (one dialog of each kind rendered off screen
+    and dropped, then one spare of each kind), so a request only fills a spare in.
     Nothing is shown, asked or recorded.
     """
-    from qoder_desktop.domain.models import ApprovalRequest, Backend
-    from qoder_desktop.ui.dialogs import dialog_for
-
-    request = ApprovalRequest(session_id="warm-up", session_name="warm-up",
-                              backend=Backend.CLAUDE, tool_name="Bash",
-                              tool_input={"command": "ls -la ~/project | grep -v x > out.txt"},
-                              cwd=os.getcwd())
-    dialog = dialog_for(request, None)
-    try:
-        dialog.grab()
-    finally:
-        dialog.deleteLater()
+    desktop.dialogs.prepare_spares(warm_up_cwd=os.getcwd())

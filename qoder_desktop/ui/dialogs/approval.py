@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -29,10 +29,15 @@ HEADER_MAX_HEIGHT = 180
 """The most the title, who and info lines take; longer model text scrolls there."""
 
 
-def _set_plain(label: QLabel, text: str | None) -> None:
+def _make_plain(label: QLabel) -> None:
+    """A label for model text: plain text only, selectable by mouse."""
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(make_visible(text or ""))
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+
+def _set_plain(label: QLabel, text: str | None) -> None:
+    """Show model text in a `_make_plain` label, hidden characters made visible."""
+    label.setText(make_visible(text or ""))
 
 
 def approval_title(request: ApprovalRequest) -> str:
@@ -74,11 +79,52 @@ class ApprovalDialog(BaseDecisionDialog):
         shown(): the dialog was shown.
     """
 
-    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
-        super().__init__(request, parent)
+    def __init__(self, request: ApprovalRequest | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.ui = Ui_ApprovalDialog()
         self.ui.setupUi(self)
+        self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
         ui = self.ui
+        self.json_editor = JsonEditor(self)
+        ui.inputLayout.addWidget(self.json_editor)
+        # Both inspection views are built, so one spare fits every tool; `_fill` keeps
+        # the one the tool needs (or none) and drops the other.
+        self.risk_lens: RiskLensView | None = RiskLensView(self)
+        self.diff_panel: DiffPanel | None = DiffPanel(self)
+        ui.inspectLayout.addWidget(self.risk_lens)
+        ui.inspectLayout.addWidget(self.diff_panel)
+        self._inspect_timer = QTimer(self)
+        self._inspect_timer.setSingleShot(True)
+        self._inspect_timer.setInterval(150)
+        self._inspect_timer.timeout.connect(self._refresh_inspection)
+        self._large = False
+        self._header_fitted_for = -1
+        """The header's width when it was last fitted (-1: fit again)."""
+        self.grants = SessionGrants(None, self)
+        ui.sessionLayout.addWidget(self.grants)
+        for label in (ui.titleLabel, ui.whoLabel, ui.descriptionLabel, ui.reasonLabel,
+                      ui.blockedLabel, ui.hiddenWarning):
+            _make_plain(label)
+        ui.hiddenWarning.hide()
+
+        self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
+        self.guard(ui.allowSessionButton, self.allow_session,
+                   lambda: self.json_editor.is_valid() and self.grants.is_valid())
+        self.guard(ui.denyButton, self.deny)
+        self.guard(ui.denyStopButton, self.deny_and_stop)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once)
+        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
+        self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
+        ui.allowSessionButton.setToolTip("")
+        self.setTabOrder(ui.denyReasonEdit, ui.denyButton)
+        if request is not None:
+            self.load(request)
+
+    def _fill(self, request: ApprovalRequest) -> None:
+        """Show the whole request: header, JSON input, inspection, session grant."""
+        ui = self.ui
+        self._header_fitted_for = -1
         self.setWindowTitle(approval_title(request))
         _set_plain(ui.titleLabel, request.title or f"Allow {request.label}?")
         _set_plain(ui.whoLabel, who_text(request))
@@ -89,53 +135,45 @@ class ApprovalDialog(BaseDecisionDialog):
             _set_plain(label, text)
             ui.infoForm.setRowVisible(row, bool(text))
 
-        self.json_editor = JsonEditor(self)
-        ui.inputLayout.addWidget(self.json_editor)
         self.json_editor.set_value(dict(request.tool_input))
-
-        self.risk_lens: RiskLensView | None = None
-        self.diff_panel: DiffPanel | None = None
         if request.tool_name == BASH_TOOL:
-            self.risk_lens = RiskLensView(self)
-            ui.inspectLayout.addWidget(self.risk_lens)
+            self._drop_diff_panel()
             ui.detailTabs.setTabText(0, "Command")
         elif request.tool_name in DIFF_TOOLS:
-            self.diff_panel = DiffPanel(self)
-            ui.inspectLayout.addWidget(self.diff_panel)
+            self._drop_risk_lens()
             ui.detailTabs.setTabText(0, "Changes")
         else:
+            self._drop_risk_lens()
+            self._drop_diff_panel()
             ui.detailTabs.removeTab(0)
-        self._inspect_timer = QTimer(self)
-        self._inspect_timer.setSingleShot(True)
-        self._inspect_timer.setInterval(150)
-        self._inspect_timer.timeout.connect(self._refresh_inspection)
         # A command too large to analyse: the lens and the hidden-character warning
         # follow a loop turn later, so opening and editing are no one long block.
         self._large = (self.risk_lens is not None and analysed_size(
             request.tool_name, request.tool_input) > ANALYSIS_LIMIT)
+        original = dict(request.tool_input)  # what the editor holds now, unparsed
         if self._large:
             self._inspect_timer.start()
         else:
-            self._refresh_inspection()
+            self._refresh_inspection(original)
 
-        self.grants = SessionGrants(request, self)
-        ui.sessionLayout.addWidget(self.grants)
-        _set_plain(ui.hiddenWarning, "")
-        self._update_hidden_warning()
-
-        self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
-        self.guard(ui.allowSessionButton, self.allow_session,
-                   lambda: self.json_editor.is_valid() and self.grants.is_valid())
-        self.guard(ui.denyButton, self.deny)
-        self.guard(ui.denyStopButton, self.deny_and_stop)
-        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once)
-        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
-        self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
+        self.grants.load(request)
+        self._update_hidden_warning(original)
         self.json_editor.validity_changed.connect(self._on_validity_changed)
         self.json_editor.value_changed.connect(self._on_input_changed)
         self.grants.validity_changed.connect(self.refresh_buttons)
-        ui.allowSessionButton.setToolTip("")
-        self.setTabOrder(ui.denyReasonEdit, ui.denyButton)
+        self.refresh_buttons()
+
+    def _drop_risk_lens(self) -> None:
+        if self.risk_lens is not None:
+            self.risk_lens.hide()
+            self.risk_lens.deleteLater()
+            self.risk_lens = None
+
+    def _drop_diff_panel(self) -> None:
+        if self.diff_panel is not None:
+            self.diff_panel.hide()
+            self.diff_panel.deleteLater()
+            self.diff_panel = None
 
     # -- actions ---------------------------------------------------------------------
     def allow_once(self) -> None:
@@ -178,6 +216,12 @@ class ApprovalDialog(BaseDecisionDialog):
         super().resizeEvent(event)
         self._fit_header()
 
+    def changeEvent(self, event: QEvent) -> None:
+        """A new font or style changes the header's height: fit it again."""
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._header_fitted_for = -1
+        super().changeEvent(event)
+
     def showEvent(self, event: QShowEvent) -> None:
         """Fit the header to the laid-out width before the dialog first paints."""
         layout = self.layout()
@@ -190,6 +234,9 @@ class ApprovalDialog(BaseDecisionDialog):
     def _fit_header(self) -> None:
         scroll, layout = self.ui.headerScroll, self.ui.headerLayout
         width = scroll.viewport().width()
+        if width == self._header_fitted_for:
+            return  # same texts, same width: the same height (showing asks twice)
+        self._header_fitted_for = width
         needed = (layout.totalHeightForWidth(width) if layout.hasHeightForWidth()
                   else layout.sizeHint().height())
         scroll.setFixedHeight(min(needed, HEADER_MAX_HEIGHT))
@@ -209,10 +256,11 @@ class ApprovalDialog(BaseDecisionDialog):
             self._update_hidden_warning()
         self._inspect_timer.start()
 
-    def _refresh_inspection(self) -> None:
+    def _refresh_inspection(self, tool_input: dict[str, Any] | None = None) -> None:
         if self._large:
             self._update_hidden_warning()
-        tool_input = self._current_input()
+        if tool_input is None:
+            tool_input = self._current_input()
         if self.risk_lens is not None:
             command = tool_input.get("command")
             description = tool_input.get("description")
@@ -222,9 +270,9 @@ class ApprovalDialog(BaseDecisionDialog):
         if self.diff_panel is not None:
             self.diff_panel.show_diff(self.request.tool_name, tool_input, self.request.cwd)
 
-    def _update_hidden_warning(self) -> None:
+    def _update_hidden_warning(self, tool_input: dict[str, Any] | None = None) -> None:
         request = self.request
-        names = hidden_in_value(self._current_input())
+        names = hidden_in_value(self._current_input() if tool_input is None else tool_input)
         meta = "".join(t or "" for t in (request.title, request.description,
                                          request.decision_reason, request.blocked_path,
                                          request.display_name, request.session_name))

@@ -53,8 +53,11 @@ def button_text(text: str) -> str:
 class BaseDecisionDialog(QDialog):
     """Base for the approval, question and plan dialogs.
 
-    Subclasses build their widgets, register their decision buttons with `guard()` and
-    their keys with `add_shortcut()`, and implement `escape_decision()`.
+    Subclasses build their widgets in `__init__`, register their decision buttons with
+    `guard()` and their keys with `add_shortcut()`, put the request's content in with
+    `_fill()`, and implement `escape_decision()`. A dialog built without a request (a
+    spare, see `ui/dialogs/spares.py`) is filled later by `load()`, exactly once, and
+    can never be shown before that.
 
     Signals:
         decided(object): the user's `models.Decision`; emitted at most once.
@@ -64,9 +67,9 @@ class BaseDecisionDialog(QDialog):
     decided = Signal(object)
     shown = Signal()
 
-    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.request = request
+        self._request: ApprovalRequest | None = None
         self._finished = False
         self._withdrawn = False
         self._decision_buttons: list[QPushButton] = []
@@ -90,7 +93,39 @@ class BaseDecisionDialog(QDialog):
         # dialog built (milliseconds on the request → dialog path).
         self.setProperty(DIALOG_PROPERTY, True)
 
+    @property
+    def request(self) -> ApprovalRequest:
+        """The request this dialog decides (a spare holds none until `load`)."""
+        if self._request is None:
+            raise RuntimeError("this decision dialog holds no request yet")
+        return self._request
+
+    def is_loaded(self) -> bool:
+        """True once the dialog holds its request (and shows all of it)."""
+        return self._request is not None
+
+    def load(self, request: ApprovalRequest) -> None:
+        """Put `request` in this dialog: all of its content, before it can be shown.
+
+        A dialog shows one request, once: loading a second one raises. When filling in
+        fails, the dialog stays unloaded (so it can never be shown) and the error
+        propagates; the caller fails closed.
+        """
+        if self._request is not None or self._finished:
+            raise RuntimeError("a decision dialog shows one request, once")
+        self._request = request
+        try:
+            self._fill(request)
+        except BaseException:
+            self._request = None
+            self._finish()
+            raise
+
     # -- for subclasses --------------------------------------------------------------
+    def _fill(self, request: ApprovalRequest) -> None:
+        """Show `request` in the widgets built by `__init__` (subclasses override)."""
+        raise NotImplementedError
+
     def guard(self, button: QPushButton, slot: Callable[[], None],
               condition: Callable[[], bool] | None = None) -> None:
         """Make `button` a decision button: inert until armed (and `condition()`)."""
@@ -166,6 +201,12 @@ class BaseDecisionDialog(QDialog):
         self.done(QDialog.DialogCode.Rejected.value)
 
     # -- Qt overrides ----------------------------------------------------------------
+    def setVisible(self, visible: bool) -> None:
+        """A dialog without its request (an unfilled spare) is never shown."""
+        if visible and self._request is None:
+            raise RuntimeError("a decision dialog is never shown without its request")
+        super().setVisible(visible)
+
     def showEvent(self, event: QShowEvent) -> None:
         """Start the arming delay and announce `shown`."""
         super().showEvent(event)

@@ -35,22 +35,16 @@ class PlanDialog(BaseDecisionDialog):
         shown(): the dialog was shown.
     """
 
-    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
-        super().__init__(request, parent)
+    def __init__(self, request: ApprovalRequest | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.ui = Ui_PlanDialog()
         self.ui.setupUi(self)
+        self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
         ui = self.ui
-        self.setWindowTitle(make_visible(f"Approve plan — {request.session_name}"
-                                         if request.session_name else "Approve plan"))
         ui.titleLabel.setText("The agent is ready to leave plan mode")
-        ui.whoLabel.setText(make_visible(who_text(request)))
         self.preview = PreviewPane(ui.planContainer)
         ui.planLayout.addWidget(self.preview)
-        plan = request.tool_input.get("plan")
-        if isinstance(plan, str) and plan.strip():
-            self.preview.show_preview(plan, "markdown")
-        else:
-            self.preview.show_message("(The agent sent no plan text.)")
         for mode, text in CONTINUE_MODES:
             ui.modeCombo.addItem(text, mode.value)
         ui.modeCombo.setCurrentIndex(0)
@@ -58,6 +52,19 @@ class PlanDialog(BaseDecisionDialog):
         self.guard(ui.approveButton, self.approve)
         self.guard(ui.keepPlanningButton, self.keep_planning)
         self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.approve)
+        if request is not None:
+            self.load(request)
+
+    def _fill(self, request: ApprovalRequest) -> None:
+        """Show who asks and the plan."""
+        self.setWindowTitle(make_visible(f"Approve plan — {request.session_name}"
+                                         if request.session_name else "Approve plan"))
+        self.ui.whoLabel.setText(make_visible(who_text(request)))
+        plan = request.tool_input.get("plan")
+        if isinstance(plan, str) and plan.strip():
+            self.preview.show_preview(plan, "markdown")
+        else:
+            self.preview.show_message("(The agent sent no plan text.)")
 
     def chosen_mode(self) -> PermissionMode:
         """The mode picked in the combo box."""

@@ -41,6 +41,7 @@ from qoder_desktop.approval.questions import (
     QuestionAnswer,
     QuestionInputError,
     QuestionOption,
+    QuestionSet,
     answer_labels,
     encode_answers,
     parse_questions,
@@ -222,11 +223,41 @@ class QuestionDialog(BaseDecisionDialog):
         shown(): the dialog was shown.
     """
 
-    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
-        self.questions = parse_questions(request.tool_input)  # raises before any widget
-        super().__init__(request, parent)
+    def __init__(self, request: ApprovalRequest | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.ui = Ui_QuestionDialog()
         self.ui.setupUi(self)
+        self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
+        ui = self.ui
+        self.questions = QuestionSet.model_construct(questions=())
+        """The questions shown (none until `load`)."""
+        self.boxes: list[QuestionBox] = []
+        self.error = plain_label()
+        self.error.setObjectName("questionError")
+        self.error.hide()
+        ui.dialogLayout.insertWidget(ui.dialogLayout.indexOf(ui.keysHint), self.error)
+        self.preview = PreviewPane(ui.previewContainer)
+        ui.previewLayout.addWidget(self.preview, 1)
+        self.preview.show_message("Point at an option to see its preview.")
+        self.shown_option: QuestionOption | None = None
+        """The option whose preview (or "no preview" note) the pane shows now."""
+        self._shows_other = False
+        self.current = 0
+
+        self.guard(ui.submitButton, self.submit, self.all_answered)
+        self.guard(ui.cancelButton, self.cancel)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.submit)
+        for number in range(1, 5):
+            self.add_shortcut([str(number)], partial(self.choose, number))
+        self.add_shortcut([OTHER_KEY], self.choose_other)
+        if request is not None:
+            self.load(request)
+
+    def _fill(self, request: ApprovalRequest) -> None:
+        """Show every question with its options; raises `QuestionInputError` on a
+        malformed input before any widget changes."""
+        self.questions = parse_questions(request.tool_input)
         ui = self.ui
         self.setWindowTitle(make_visible(f"Question — {request.session_name}"
                                          if request.session_name else "Question"))
@@ -234,7 +265,6 @@ class QuestionDialog(BaseDecisionDialog):
         ui.titleLabel.setText("The agent asks you a question" if count == 1
                               else f"The agent asks you {count} questions")
         ui.whoLabel.setText(make_visible(who_text(request)))
-        self.boxes: list[QuestionBox] = []
         for number, question in enumerate(self.questions.questions, start=1):
             box = QuestionBox(question, number, ui.questionsContainer)
             box.changed.connect(self._on_answer_changed)
@@ -243,31 +273,13 @@ class QuestionDialog(BaseDecisionDialog):
             ui.questionsLayout.addWidget(box)
             self.boxes.append(box)
         ui.questionsLayout.addStretch(1)
-        self.error = plain_label()
-        self.error.setObjectName("questionError")
-        self.error.hide()
-        ui.dialogLayout.insertWidget(ui.dialogLayout.indexOf(ui.keysHint), self.error)
-        self.preview = PreviewPane(ui.previewContainer)
-        ui.previewLayout.addWidget(self.preview, 1)
         has_previews = any(q.has_previews for q in self.questions.questions)
         ui.previewContainer.setVisible(has_previews)
         if has_previews:
             ui.contentSplitter.setSizes([420, 420])
         else:
             self.resize(600, self.height())
-        self.preview.show_message("Point at an option to see its preview.")
-        self.shown_option: QuestionOption | None = None
-        """The option whose preview (or "no preview" note) the pane shows now."""
-        self._shows_other = False
-        self.current = 0
         self.boxes[0].set_current(True)
-
-        self.guard(ui.submitButton, self.submit, self.all_answered)
-        self.guard(ui.cancelButton, self.cancel)
-        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.submit)
-        for number in range(1, 5):
-            self.add_shortcut([str(number)], partial(self.choose, number))
-        self.add_shortcut([OTHER_KEY], self.choose_other)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_focus_changed)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from qoder_desktop.domain.models import (
     ApprovalRequest,
@@ -53,8 +53,60 @@ class SessionGrants(QWidget):
 
     validity_changed = Signal(bool)
 
-    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
+    def __init__(self, request: ApprovalRequest | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.analysed_size = 0
+        self.too_large = False
+        self._grants: list[PermissionSuggestion] = []
+        self.rule_edits: list[tuple[int, RuleValue, QLineEdit]] = []
+        self.kept_aside: list[tuple[PermissionSuggestion, QCheckBox]] = []
+        self.refused: list[PermissionSuggestion] = []
+        self._valid = False
+
+        layout = QVBoxLayout(self)
+        self._layout = layout
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        self.hint = plain_label()
+        self.hint.setObjectName("sessionHint")
+        layout.addWidget(self.hint)
+        self._form = QFormLayout()
+        self._form.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._form)
+        self._first_row = self._new_row()
+        self._form.setRowVisible(0, False)
+        self.error = plain_label()
+        self.error.setObjectName("ruleError")
+        layout.addWidget(self.error)
+        self.broader_note = plain_label()
+        self.broader_note.setObjectName("broaderNote")
+        layout.addWidget(self.broader_note)
+        self.confirm_broader = QCheckBox(
+            "I understand this allows more than the agent asked for", self)
+        self.confirm_broader.setObjectName("confirmBroaderCheck")
+        self.confirm_broader.setChecked(False)
+        self.confirm_broader.toggled.connect(self._revalidate)
+        layout.addWidget(self.confirm_broader)
+        self.refused_note = plain_label()
+        self.refused_note.setObjectName("refusedNote")
+        self.refused_note.hide()
+        layout.addWidget(self.refused_note)
+        self.save_to_project = QCheckBox(self)
+        self.save_to_project.setObjectName("saveToProjectCheck")
+        self.save_to_project.setChecked(False)
+        self.save_to_project.hide()
+        layout.addWidget(self.save_to_project)
+        self._loaded = False
+        self._revalidate()
+        if request is not None:
+            self.load(request)
+
+    def load(self, request: ApprovalRequest) -> None:
+        """Offer the rules and updates of `request` (once per section)."""
+        if self._loaded:
+            raise RuntimeError("a session-grant section shows one request, once")
+        self._loaded = True
         split = split_suggestions(request.suggestions)
         self.analysed_size = analysed_size(
             request.tool_name, request.tool_input,
@@ -69,41 +121,18 @@ class SessionGrants(QWidget):
                                                    behavior=RuleBehavior.ALLOW,
                                                    destination="session"))
         self._grants = grants
-        self.rule_edits: list[tuple[int, RuleValue, QLineEdit]] = []
-        self.kept_aside: list[tuple[PermissionSuggestion, QCheckBox]] = []
-        self.refused: list[PermissionSuggestion] = []
-        self._valid = False
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
-        self.hint = plain_label()
-        self.hint.setObjectName("sessionHint")
-        layout.addWidget(self.hint)
-        form = QFormLayout()
-        form.setContentsMargins(0, 0, 0, 0)
         for index, grant in enumerate(grants):
             for rule in grant.rules or ():
-                edit = QLineEdit(make_visible(str(rule)), self)
-                edit.setObjectName(f"ruleEdit{len(self.rule_edits)}")
-                edit.setAccessibleName("Session rule")
+                if self.rule_edits:
+                    caption, edit = self._new_row()
+                else:  # the first rule goes in the row built ahead
+                    caption, edit = self._first_row
+                    self._form.setRowVisible(0, True)
+                edit.setText(make_visible(str(rule)))
                 edit.textChanged.connect(self._revalidate)
                 self.rule_edits.append((index, rule, edit))
-                caption = plain_label(f"Rule {len(self.rule_edits)}:", wrap=False)
-                form.addRow(caption, edit)
-        layout.addLayout(form)
-        self.error = plain_label()
-        self.error.setObjectName("ruleError")
-        layout.addWidget(self.error)
-        self.broader_note = plain_label()
-        self.broader_note.setObjectName("broaderNote")
-        layout.addWidget(self.broader_note)
-        self.confirm_broader = QCheckBox(
-            "I understand this allows more than the agent asked for", self)
-        self.confirm_broader.setObjectName("confirmBroaderCheck")
-        self.confirm_broader.setChecked(False)
-        self.confirm_broader.toggled.connect(self._revalidate)
-        layout.addWidget(self.confirm_broader)
+                caption.setText(f"Rule {len(self.rule_edits)}:")
+        at = self._layout.indexOf(self.refused_note)
         for update in split.kept_aside:
             if is_dangerous(update):
                 self.refused.append(update)
@@ -111,25 +140,20 @@ class SessionGrants(QWidget):
             box = QCheckBox(button_text("Also: " + update.describe()), self)
             box.setChecked(False)
             self.kept_aside.append((update, box))
-            layout.addWidget(box)
-        self.refused_note = plain_label()
-        self.refused_note.setObjectName("refusedNote")
+            self._layout.insertWidget(at, box)
+            at += 1
         if self.refused:
             names = "; ".join(make_visible(u.describe()) for u in self.refused)
             self.refused_note.setText(f"Not offered (it would stop Qoder Desktop from asking "
                                       f"before tools run): {names}.")
         self.refused_note.setVisible(bool(self.refused))
-        layout.addWidget(self.refused_note)
         # Offered only where it takes effect: the session loads the backend's own file.
         project_file = request.project_settings_file
         shown_file = (os.path.relpath(project_file, request.cwd)
                       if project_file and request.cwd else project_file or "")
-        self.save_to_project = QCheckBox(
-            f"Also save these rules to the project's local settings ({shown_file})", self)
-        self.save_to_project.setObjectName("saveToProjectCheck")
-        self.save_to_project.setChecked(False)
+        self.save_to_project.setText(
+            f"Also save these rules to the project's local settings ({shown_file})")
         self.save_to_project.setVisible(bool(self.rule_edits) and bool(project_file))
-        layout.addWidget(self.save_to_project)
         if self.rule_edits:
             self.hint.setText("These rules are added for the rest of this session. "
                               "You can narrow them before allowing.")
@@ -139,6 +163,15 @@ class SessionGrants(QWidget):
             self.hint.setText("No rule can be made for this request, so it can only be "
                               "allowed once.")
         self._revalidate()
+
+    def _new_row(self) -> tuple[QLabel, QLineEdit]:
+        """A caption and an edit box for one rule, added to the form."""
+        edit = QLineEdit(self)
+        edit.setObjectName(f"ruleEdit{self._form.rowCount()}")
+        edit.setAccessibleName("Session rule")
+        caption = plain_label(wrap=False)
+        self._form.addRow(caption, edit)
+        return caption, edit
 
     def is_valid(self) -> bool:
         """True when there is at least one rule and every rule text is acceptable."""

@@ -1,0 +1,234 @@
+"""Spare decision dialogs, built while the loop is idle, so a request only fills one in.
+
+Building an approval dialog (its form, JSON editor, inspection views, session-grant
+section) and showing it for the first time (style polish of every widget, the native
+window, the first layout) was most of the time between a request and its dialog on
+screen. `DialogSpares` does that work ahead, one step per loop turn: after start-up,
+and again once a dialog taken from it has painted (or closed). A request takes the
+spare of its kind and `load()`s it, so the whole request is in the dialog before
+`show()`, exactly as in a dialog built for it; with no spare at hand (two requests in a
+row) a dialog is built for the request as before.
+
+A spare holds no request: it cannot be shown (`BaseDecisionDialog.setVisible` refuses),
+it is filled once and never reused, and a spare whose filling fails is dropped (the
+caller fails closed with the message, as for a dialog that could not be built).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from functools import partial
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    PermissionSuggestion,
+    RequestKind,
+    RuleBehavior,
+    RuleValue,
+)
+from qoder_desktop.ui.dialogs import (
+    ApprovalDialog,
+    BaseDecisionDialog,
+    DialogBuildError,
+    PlanDialog,
+    QuestionDialog,
+    dialog_for,
+)
+
+log = logging.getLogger(__name__)
+
+SpareBuilder = Callable[[ApprovalRequest | None, QWidget | None], BaseDecisionDialog]
+SPARE_KINDS: dict[RequestKind, SpareBuilder] = {
+    RequestKind.TOOL: ApprovalDialog,
+    RequestKind.QUESTION: QuestionDialog,
+    RequestKind.PLAN: PlanDialog,
+}
+"""The dialog class each kind of request is shown in; one spare of each is kept."""
+
+
+def warm_up_requests(cwd: str) -> list[ApprovalRequest]:
+    """Requests that exercise a dialog's first-time work (fonts, the risk lens, the
+    JSON highlighter, markdown): rendered once off screen, never shown or answered."""
+    question: dict[str, object] = {"questions": [{
+        "question": "Which layout?", "header": "Layout", "multiSelect": False,
+        "options": [{"label": "Sidebar", "description": "A list on the left",
+                     "preview": "## Sidebar\n\n- fast\n- `code`"},
+                    {"label": "Tabs", "description": "One tab per item"}]}]}
+
+    def request(tool_name: str, tool_input: dict[str, object],
+                *suggestions: PermissionSuggestion) -> ApprovalRequest:
+        return ApprovalRequest(session_id="warm-up", session_name="warm-up",
+                               backend=Backend.CLAUDE, tool_name=tool_name,
+                               tool_input=tool_input, cwd=cwd, suggestions=suggestions)
+
+    # shaped like the CLI's: a description and its "don't ask again" suggestion
+    dont_ask = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(ls:*)"),),
+                                    behavior=RuleBehavior.ALLOW, destination="localSettings")
+    return [request("Bash", {"command": "ls -la ~/project | grep -v x > out.txt",
+                             "description": "List the project"}, dont_ask),
+            request("AskUserQuestion", question),
+            request("ExitPlanMode", {"plan": "# Plan\n\n1. Read `a.py`\n2. **Fix** the bug"})]
+
+
+class _PaintWatch(QObject):
+    """Calls `then` once, at a dialog's first paint (or when it closes unpainted)."""
+
+    def __init__(self, dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
+        super().__init__(dialog)
+        self._then: Callable[[], None] | None = then
+        dialog.installEventFilter(self)
+        dialog.finished.connect(lambda _code: self._fire())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """At the first Paint event: stop watching and call `then`."""
+        if event.type() == QEvent.Type.Paint:
+            watched.removeEventFilter(self)
+            self._fire()
+        return False
+
+    def _fire(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            then()
+
+
+class DialogSpares(QObject):
+    """Keeps one spare decision dialog of each kind, built ahead while the loop is idle.
+
+    Nothing is built until `start()`; `take()` works either way (without a spare it
+    builds a dialog for the request, as `dialog_for` does).
+    """
+
+    def __init__(self, parent_widget: QWidget | None = None) -> None:
+        super().__init__()
+        self._parent_widget = parent_widget
+        self._spares: dict[RequestKind, BaseDecisionDialog] = {}
+        self._steps: deque[Callable[[], None]] = deque()
+        self._running = False
+        self._warm_cwd: str | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
+
+    def start(self, warm_up_cwd: str | None = None) -> None:
+        """Begin keeping spares; with `warm_up_cwd`, first render one dialog of each
+        kind off screen (and drop it), so the first real one pays no first-time costs."""
+        self._running = True
+        self._warm_cwd = warm_up_cwd
+        self._schedule()
+
+    def stop(self) -> None:
+        """Stop building and drop every spare (the app is quitting)."""
+        self._running = False
+        self._timer.stop()
+        self._steps.clear()
+        for spare in self._spares.values():
+            spare.deleteLater()
+        self._spares.clear()
+
+    def spare(self, kind: RequestKind) -> BaseDecisionDialog | None:
+        """The spare kept for `kind` now, if any (for tests and diagnostics)."""
+        return self._spares.get(kind)
+
+    def is_idle(self) -> bool:
+        """True when no building step is waiting."""
+        return not self._steps and not self._timer.isActive()
+
+    def take(self, request: ApprovalRequest, parent: QWidget | None) -> BaseDecisionDialog:
+        """The dialog for `request`: the spare of its kind filled in, or a new one.
+
+        Raises:
+            DialogBuildError: the request cannot be shown; fail closed with the message.
+        """
+        self._timer.stop()  # no building until this dialog has painted (see `_PaintWatch`)
+        try:
+            dialog = self._filled(request, parent)
+        except DialogBuildError:
+            self._schedule()
+            raise
+        if self._running:
+            _PaintWatch(dialog, self._schedule)
+        return dialog
+
+    def _filled(self, request: ApprovalRequest, parent: QWidget | None) -> BaseDecisionDialog:
+        spare = (self._spares.pop(request.kind, None) if parent is self._parent_widget
+                 else None)
+        if spare is None:
+            return dialog_for(request, parent)
+        try:
+            spare.load(request)
+        except Exception as exc:
+            spare.deleteLater()
+            raise DialogBuildError(f"Qoder Desktop could not show this request: {exc}") from exc
+        return spare
+
+    # -- building, one step per loop turn ------------------------------------------------
+    def _schedule(self) -> None:
+        """Queue the steps that make the missing spares (once each)."""
+        if not self._running:
+            return
+        if self._warm_cwd is not None:
+            for request in warm_up_requests(self._warm_cwd):
+                self._steps.append(partial(self._warm, request))
+            self._warm_cwd = None
+        queued = {getattr(step, "kind", None) for step in self._steps}
+        for kind in SPARE_KINDS:
+            if kind not in self._spares and kind not in queued:
+                build = _Step(kind, self._build)
+                self._steps.append(build)
+        if self._steps and not self._timer.isActive():
+            self._timer.start()
+
+    def _step(self) -> None:
+        if not self._running or not self._steps:
+            return
+        step = self._steps.popleft()
+        try:
+            step()
+        except Exception:  # a spare is an optimisation: a request builds its own dialog
+            log.exception("could not build a spare dialog")
+        if self._steps:
+            self._timer.start()
+
+    def _build(self, kind: RequestKind) -> None:
+        if kind in self._spares:
+            return
+        spare = SPARE_KINDS[kind](None, self._parent_widget)
+        self._spares[kind] = spare
+        self._steps.appendleft(lambda: self._prepare(kind, spare))
+
+    def _prepare(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
+        """What the first `show()` would do, minus the showing: style polish of every
+        widget, the native window, the layout at the dialog's size."""
+        if self._spares.get(kind) is not spare:
+            return  # taken meanwhile
+        spare.ensurePolished()
+        spare.winId()
+        layout = spare.layout()
+        if layout is not None:
+            layout.activate()
+
+    def _warm(self, request: ApprovalRequest) -> None:
+        dialog = dialog_for(request, self._parent_widget)
+        try:
+            dialog.grab()
+        finally:
+            dialog.deleteLater()
+
+
+class _Step:
+    """A building step for one kind of spare (so a kind is queued at most once)."""
+
+    def __init__(self, kind: RequestKind, run: Callable[[RequestKind], None]) -> None:
+        self.kind = kind
+        self._run = run
+
+    def __call__(self) -> None:
+        self._run(self.kind)
