@@ -63,7 +63,7 @@ def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
                              start_new_session=True)
     try:
         wait_for(lambda: _shown(env, "^Approve Bash"), 90, "the first demo's dialog")
-        [main] = wait_for(lambda: _shown(env, "^Qoder Desktop$"), 10, "the main window")
+        [main] = wait_for(lambda: _shown(env, "^Qoder Desktop$"), 30, "the main window")
 
         second = subprocess.run([sys.executable, "-m", "qoder_desktop", "--demo", "--scenario",
                                  "write_edit"], env=env, capture_output=True, text=True,
@@ -86,16 +86,16 @@ def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
         assert "approval gateway listening" in log_text
 
         _key(env, main, "ctrl+q")
-        [box] = wait_for(lambda: _shown(env, "^Quit Qoder Desktop\\?$"), 10,
+        [box] = wait_for(lambda: _shown(env, "^Quit Qoder Desktop\\?$"), 30,
                           "the quit question")
         assert first.poll() is None  # asked, not quit
         _key(env, box, "Escape")
-        wait_for(lambda: not _shown(env, "^Quit Qoder Desktop\\?$"), 10, "the box to close")
+        wait_for(lambda: not _shown(env, "^Quit Qoder Desktop\\?$"), 30, "the box to close")
         time.sleep(1.0)
         assert first.poll() is None  # Cancel keeps it running
 
         _key(env, main, "ctrl+q")
-        [box] = wait_for(lambda: _shown(env, "^Quit Qoder Desktop\\?$"), 10,
+        [box] = wait_for(lambda: _shown(env, "^Quit Qoder Desktop\\?$"), 30,
                           "the quit question again")
         _key(env, box, "alt+q")  # "&Quit and deny"
         assert first.wait(timeout=60) == 0
