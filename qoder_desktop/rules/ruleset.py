@@ -116,7 +116,10 @@ class Call:
         """Every (text, words) a deny or ask Bash rule is tried against."""
         if self._candidates is None:
             found = list(_deny_candidates(self.command or ""))
-            found += [(c.text, c.words) for c in self.analysis.commands]
+            # The lexer's segments are usually among them already (a plain line is its
+            # own one segment); a repeated candidate would only be matched twice.
+            found += [pair for pair in ((c.text, c.words) for c in self.analysis.commands)
+                      if pair not in found]
             self._candidates = found
         return self._candidates
 

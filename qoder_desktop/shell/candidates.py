@@ -50,6 +50,16 @@ def loose_segments(command: str) -> tuple[str, ...]:
     return tuple(p for p in pieces if p)
 
 
+def _runs_itself(words: tuple[str, ...]) -> bool:
+    """True when `command_starts(words)` is `[words]` and `words` holds no inner script."""
+    if not words:
+        return False
+    head = words[0]
+    return ("/" not in head and head not in shell_commands.WRAPPERS
+            and shell_commands.ASSIGNMENT.match(head) is None
+            and not shell_commands.inner_scripts(words))
+
+
 def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str, ...]]]:
     """Every (text, words) that a deny or ask rule should be tried against.
 
@@ -71,8 +81,17 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
     if not whole:
         return found
     whole_words = lenient_words(whole)
+    plain = shell_words.is_plain_line(whole)
+    if plain and _runs_itself(whole_words):
+        # The common case: one plain command that is no wrapper, assignment, shell or
+        # script runner and names no folder: the line and its words spelled one space
+        # apart are all there is (tests/rules/test_fast_paths.py checks this).
+        joined = " ".join(whole_words)
+        if joined == whole:
+            return [(whole, whole_words)]
+        return [(whole, whole_words), (joined, whole_words)]
     add(whole, whole_words)
-    if shell_words.is_plain_line(whole):
+    if plain:
         # Nothing to split on and no quotes: the lexer's one segment and the one loose
         # segment are both the line itself, with these words.
         segments = [(whole, whole_words)]

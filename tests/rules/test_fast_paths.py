@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
-from qoder_desktop.rules import bash_allow, sensitive
+from qoder_desktop.rules import bash_allow, bash_paths, sensitive
 from qoder_desktop.rules import matcher as rules
 from qoder_desktop.shell import candidates, commands, words
 from qoder_desktop.shell.words import ShellAnalysis, ShellProblem, SimpleCommand
@@ -243,7 +243,7 @@ _WALK_PIECES = ["src", "deep", "out", "sub", "in", "up", "loop1", "dangling", "f
 def test_walk_below_the_session_folder_is_realpath(tree: Path, parts: list[str],
                                                    folder: str) -> None:
     cwd = str(tree / folder)
-    check = bash_allow._PathCheck(cwd, ())
+    check = bash_paths.PathCheck(cwd, ())
     lexical = os.path.normpath(os.path.join(check.cwd, *parts))
     assert check._realpath(lexical) == os.path.realpath(lexical)
     value = "/".join(parts)
