@@ -177,6 +177,7 @@ class BashRules:
         self._exact_lines: dict[str, SessionRule] = {}
         self._by_head: dict[str, list[int]] = {}
         self._globs: list[int] = []
+        self._candidates: dict[str, tuple[int, ...]] = {}
         for index, (rule, spec) in enumerate(self.pairs):
             if spec.spec.kind == "exact":
                 self._exact_lines.setdefault(spec.stripped, rule)
@@ -189,12 +190,22 @@ class BashRules:
         """The first exact rule whose text is this whole (stripped) line, or None."""
         return self._exact_lines.get(line)
 
+    def candidates(self, head: str) -> tuple[int, ...]:
+        """The indexes of the pairs that may allow a command starting with `head`, in
+        order (the exact and prefix rules with that argv[0], and every glob)."""
+        found = self._candidates.get(head)
+        if found is None:
+            found = tuple(sorted(self._by_head.get(head, []) + self._globs))
+            if len(self._candidates) >= 1024:
+                self._candidates.clear()
+            self._candidates[head] = found
+        return found
+
     def matching(self, command: SimpleCommand) -> list[tuple[SessionRule, _CompiledSpec]]:
         """The pairs whose spec allows this simple command (`spec_allows`), in order."""
-        heads = self._by_head.get(command.words[0], [])
-        indexes = sorted(heads + self._globs) if self._globs else heads
         pairs = self.pairs
-        return [pairs[i] for i in indexes if pairs[i][1].allows(command)]
+        return [pairs[i] for i in self.candidates(command.words[0])
+                if pairs[i][1].allows(command)]
 
 
 def bash_rules(allows: Sequence[SessionRule]) -> BashRules:

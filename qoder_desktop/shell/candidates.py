@@ -33,7 +33,10 @@ def lenient_words(text: str) -> tuple[str, ...]:
     if shell_words.ShellProblem.UNTERMINATED_QUOTE in analysis.problems:
         return tuple(w for w in (part.replace("'", "").replace('"', "").replace("\\", "")
                                  for part in text.split()) if w)
-    return tuple(word for command in analysis.commands for word in command.words)
+    found = analysis.commands
+    if len(found) == 1:
+        return found[0].words
+    return tuple(word for command in found for word in command.words)
 
 
 def command_starts(words: tuple[str, ...]) -> list[tuple[str, ...]]:
