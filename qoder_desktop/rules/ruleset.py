@@ -33,6 +33,18 @@ def _raw_prefix(text: str, prefix: str) -> bool:
 def bash_matches_generously(content: str, text: str, words: tuple[str, ...]) -> bool:
     """Deny/ask match of a Bash specifier against one candidate (see `deny_candidates`)."""
     spec, rule_words = _generous_spec(content)
+    return _generous_match(spec, rule_words, text, words)
+
+
+def bash_matches_any(content: str, candidates: Iterable[tuple[str, tuple[str, ...]]]) -> bool:
+    """True when the Bash specifier matches one of the (text, words) candidates
+    generously (`bash_matches_generously`, the specifier worked out once)."""
+    spec, rule_words = _generous_spec(content)
+    return any(_generous_match(spec, rule_words, text, words) for text, words in candidates)
+
+
+def _generous_match(spec: BashSpec, rule_words: tuple[str, ...], text: str,
+                    words: tuple[str, ...]) -> bool:
     if spec.kind == "glob":
         return spec.glob_matches(text) or spec.glob_matches(" ".join(words))
     if spec.kind == "exact":

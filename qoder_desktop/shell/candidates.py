@@ -12,6 +12,7 @@ Pure Python, no Qt, no SDK imports.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from qoder_desktop.shell import commands as shell_commands
@@ -53,14 +54,14 @@ def loose_segments(command: str) -> tuple[str, ...]:
     return tuple(p for p in pieces if p)
 
 
-def _runs_itself(words: tuple[str, ...]) -> bool:
-    """True when `command_starts(words)` is `[words]` and `words` holds no inner script."""
-    if not words:
-        return False
-    head = words[0]
+@functools.lru_cache(maxsize=1024)
+def _runs_itself(head: str) -> bool:
+    """True when a command named `head` is what runs, with nothing inside it: no
+    folder in the name, no assignment, no wrapper, shell, `eval` or script runner (then
+    `command_starts(words)` is `[words]` and `inner_scripts(words)` is empty)."""
     return ("/" not in head and head not in shell_commands.WRAPPERS
-            and shell_commands.ASSIGNMENT.match(head) is None
-            and not shell_commands.inner_scripts(words))
+            and shell_commands.ASSIGNMENT.match(head) is None and head != "eval"
+            and head not in shell_commands.SCRIPT_RUNNERS and not shell_commands.is_shell(head))
 
 
 def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str, ...]]]:
@@ -71,6 +72,19 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
     folder dropped (`/bin/rm` → `rm`), and, recursively, the scripts that shells, `eval`,
     `su -c` and the like would run.
     """
+    whole = command.strip() if isinstance(command, str) else ""
+    if not whole:
+        return []
+    whole_words = lenient_words(whole)
+    plain = shell_words.is_plain_line(whole)
+    if plain and whole_words and _runs_itself(whole_words[0]):
+        # The common case: one plain command that is no wrapper, assignment, shell or
+        # script runner and names no folder: the line and its words spelled one space
+        # apart are all there is (tests/rules/test_fast_paths.py checks this).
+        joined = " ".join(whole_words)
+        if joined == whole:
+            return [(whole, whole_words)]
+        return [(whole, whole_words), (joined, whole_words)]
     found: list[tuple[str, tuple[str, ...]]] = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
 
@@ -80,19 +94,6 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
             seen.add(key)
             found.append(key)
 
-    whole = command.strip() if isinstance(command, str) else ""
-    if not whole:
-        return found
-    whole_words = lenient_words(whole)
-    plain = shell_words.is_plain_line(whole)
-    if plain and _runs_itself(whole_words):
-        # The common case: one plain command that is no wrapper, assignment, shell or
-        # script runner and names no folder: the line and its words spelled one space
-        # apart are all there is (tests/rules/test_fast_paths.py checks this).
-        joined = " ".join(whole_words)
-        if joined == whole:
-            return [(whole, whole_words)]
-        return [(whole, whole_words), (joined, whole_words)]
     add(whole, whole_words)
     if plain:
         # Nothing to split on and no quotes: the lexer's one segment and the one loose
