@@ -201,6 +201,15 @@ class BashRules:
             self._candidates[head] = found
         return found
 
+    def first_match(self, command: SimpleCommand) -> SessionRule | None:
+        """The rule of the first pair of `matching(command)`, or None (the rest are not
+        tried)."""
+        pairs = self.pairs
+        for index in self.candidates(command.words[0]):
+            if pairs[index][1].allows(command):
+                return pairs[index][0]
+        return None
+
     def matching(self, command: SimpleCommand) -> list[tuple[SessionRule, _CompiledSpec]]:
         """The pairs whose spec allows this simple command (`spec_allows`), in order."""
         pairs = self.pairs
@@ -254,16 +263,16 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
 
 def _segment_rule(specific: BashRules, simple: SimpleCommand) -> SessionRule | str:
     """The rule that allows one simple command, or why it asks."""
-    matching = specific.matching(simple)
-    if not matching:
+    first = specific.first_match(simple)
+    if first is None:
         return f"no allow rule matches the command: {simple.text}"
     if not is_canonical(simple):
         return f"the command is not in the rule's exact spelling: {simple.text}"
     if shell_commands.runs_other_code(simple.words[0]):
-        exact = [r for r, spec in matching if spec.spec.kind == "exact"]
+        exact = [r for r, spec in specific.matching(simple) if spec.spec.kind == "exact"]
         if not exact:
             name = shell_commands.command_name(simple.words[0])
             return (f"{name} runs another command; only an exact rule allows it: "
                     f"{simple.text}")
         return exact[0]
-    return matching[0][0]
+    return first

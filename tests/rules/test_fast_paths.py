@@ -278,6 +278,7 @@ def test_compiled_rules_match_what_each_rule_matches(texts: list[str], argv: lis
         expected = [r for r in allows if bash_allow.spec_allows(r.rule.rule_content or "",
                                                                 command)]
         assert [r for r, _spec in compiled.matching(command)] == expected
+        assert compiled.first_match(command) is (expected[0] if expected else None)
     exact = next((r for r in allows
                   if bash_allow.parse_bash_spec(r.rule.rule_content or "").kind == "exact"
                   and (r.rule.rule_content or "").strip() == line.strip()), None)
