@@ -12,7 +12,7 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from qoder_desktop.domain.models import RuleBehavior, SessionRule
@@ -114,7 +114,7 @@ class Call:
         # Worked out on first use (plain attributes: functools.cached_property takes a
         # lock on every first access before Python 3.12).
         self._analysis: ShellAnalysis | None = None
-        self._candidates: list[tuple[str, tuple[str, ...]]] | None = None
+        self._candidates: Sequence[tuple[str, tuple[str, ...]]] | None = None
 
     @property
     def analysis(self) -> ShellAnalysis:
@@ -124,15 +124,15 @@ class Call:
         return self._analysis
 
     @property
-    def deny_candidates(self) -> list[tuple[str, tuple[str, ...]]]:
+    def deny_candidates(self) -> Sequence[tuple[str, tuple[str, ...]]]:
         """Every (text, words) a deny or ask Bash rule is tried against."""
         if self._candidates is None:
-            found = list(_deny_candidates(self.command or ""))
+            found = _deny_candidates(self.command or "")
             # The lexer's segments are usually among them already (a plain line is its
             # own one segment); a repeated candidate would only be matched twice.
-            found += [pair for pair in ((c.text, c.words) for c in self.analysis.commands)
-                      if pair not in found]
-            self._candidates = found
+            extra = [pair for pair in ((c.text, c.words) for c in self.analysis.commands)
+                     if pair not in found]
+            self._candidates = found + tuple(extra) if extra else found
         return self._candidates
 
 
