@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
@@ -103,6 +104,11 @@ class _Pending:
     started: float = field(default_factory=time.monotonic)
 
 
+def _age(entry: _Pending) -> tuple[datetime, float]:
+    """The queue's order: received first, then queued first."""
+    return entry.request.received_at, entry.started
+
+
 class ApprovalBroker:
     """Queues approval requests from all sessions and hands out their decisions.
 
@@ -116,6 +122,9 @@ class ApprovalBroker:
         self._rule_store = rule_store
         self._ledger = ledger
         self._pending: dict[str, _Pending] = {}
+        self._order: list[_Pending] | None = []
+        """`_pending`'s entries oldest first (None: to be sorted again); kept up to date
+        as requests come and go, so `pending()` does not sort a long queue each time."""
         self._subscribers: list[Subscriber] = []
         self._paused_sessions: set[str] = set()
 
@@ -143,8 +152,34 @@ class ApprovalBroker:
 
     def pending(self) -> list[ApprovalRequest]:
         """Requests waiting for a person, oldest first."""
-        entries = sorted(self._pending.values(), key=lambda p: (p.request.received_at, p.started))
+        entries = self._order
+        if entries is None:
+            entries = self._order = sorted(self._pending.values(), key=_age)
         return [entry.request for entry in entries if not entry.future.done()]
+
+    def _add_pending(self, entry: _Pending) -> None:
+        replaced = self._pending.get(entry.request.request_id)
+        self._pending[entry.request.request_id] = entry
+        order = self._order
+        if replaced is None and order is not None and (not order
+                                                       or _age(order[-1]) <= _age(entry)):
+            order.append(entry)  # the usual: the newest comes last (as a stable sort has it)
+        else:
+            self._order = None
+
+    def _drop_pending(self, request_id: str) -> None:
+        entry = self._pending.pop(request_id, None)
+        order = self._order
+        if entry is None or order is None:
+            return
+        if order and order[0] is entry:  # answered oldest first
+            del order[0]
+            return
+        for index in range(len(order) - 1, -1, -1):
+            if order[index] is entry:
+                del order[index]
+                return
+        self._order = None
 
     def is_pending(self, request_id: str) -> bool:
         """True while `request_id` waits for an answer."""
@@ -266,14 +301,14 @@ class ApprovalBroker:
     async def _ask_person(self, request: ApprovalRequest, written: Future[None]) -> Decision:
         loop = asyncio.get_running_loop()
         entry = _Pending(request, loop.create_future())
-        self._pending[request.request_id] = entry
+        self._add_pending(entry)
         watched = asyncio.wrap_future(written)
         watched.add_done_callback(lambda done: self._unrecorded(entry, done))
         try:
             self._notify(BrokerEvent.ADDED, request, None)
             return await entry.future
         finally:
-            self._pending.pop(request.request_id, None)
+            self._drop_pending(request.request_id)
 
     def _start_request(self, request: ApprovalRequest) -> Future[None]:
         """The ledger's `start_request`; one that cannot even be queued is a failed write."""

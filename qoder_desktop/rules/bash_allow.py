@@ -12,7 +12,8 @@ The strict side of Bash matching. A command is allowed only when all of this hol
 - a command that runs other code (`sudo`, `env`, `xargs`, `bash -c`, `eval`, ...; see
   `shell_commands`) is allowed only by an exact rule;
 - no argument names a sensitive file (`rules.sensitive`) or a path outside the session
-  folder and its added directories (symlinks resolved); `cd DIR` is followed.
+  folder and its added directories (symlinks resolved; `cd DIR` is followed): see
+  `rules.bash_paths`.
 
 Every refusal comes with the reason it asks. Pure Python, no Qt, no SDK imports.
 """
@@ -20,21 +21,18 @@ Every refusal comes with the reason it asks. Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
-import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from qoder_desktop.domain.models import SessionRule
 from qoder_desktop.domain.tools import BASH_TOOL
-from qoder_desktop.rules import sensitive
+from qoder_desktop.rules.bash_paths import PathCheck
 from qoder_desktop.shell import commands as shell_commands
 from qoder_desktop.shell import words as shell_words
 from qoder_desktop.shell.words import SimpleCommand
 
 _SAFE_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./~^-]+$")
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @dataclass(frozen=True)
@@ -179,6 +177,7 @@ class BashRules:
         self._exact_lines: dict[str, SessionRule] = {}
         self._by_head: dict[str, list[int]] = {}
         self._globs: list[int] = []
+        self._candidates: dict[str, tuple[int, ...]] = {}
         for index, (rule, spec) in enumerate(self.pairs):
             if spec.spec.kind == "exact":
                 self._exact_lines.setdefault(spec.stripped, rule)
@@ -191,12 +190,31 @@ class BashRules:
         """The first exact rule whose text is this whole (stripped) line, or None."""
         return self._exact_lines.get(line)
 
+    def candidates(self, head: str) -> tuple[int, ...]:
+        """The indexes of the pairs that may allow a command starting with `head`, in
+        order (the exact and prefix rules with that argv[0], and every glob)."""
+        found = self._candidates.get(head)
+        if found is None:
+            found = tuple(sorted(self._by_head.get(head, []) + self._globs))
+            if len(self._candidates) >= 1024:
+                self._candidates.clear()
+            self._candidates[head] = found
+        return found
+
+    def first_match(self, command: SimpleCommand) -> SessionRule | None:
+        """The rule of the first pair of `matching(command)`, or None (the rest are not
+        tried)."""
+        pairs = self.pairs
+        for index in self.candidates(command.words[0]):
+            if pairs[index][1].allows(command):
+                return pairs[index][0]
+        return None
+
     def matching(self, command: SimpleCommand) -> list[tuple[SessionRule, _CompiledSpec]]:
         """The pairs whose spec allows this simple command (`spec_allows`), in order."""
-        heads = self._by_head.get(command.words[0], [])
-        indexes = sorted(heads + self._globs) if self._globs else heads
         pairs = self.pairs
-        return [pairs[i] for i in indexes if pairs[i][1].allows(command)]
+        return [pairs[i] for i in self.candidates(command.words[0])
+                if pairs[i][1].allows(command)]
 
 
 def bash_rules(allows: Sequence[SessionRule]) -> BashRules:
@@ -204,142 +222,6 @@ def bash_rules(allows: Sequence[SessionRule]) -> BashRules:
     return BashRules([(r, _compiled_spec(r.rule.rule_content or "")) for r in allows
                       if r.rule.tool_name == BASH_TOOL and r.rule.rule_content
                       and r.rule.rule_content.strip() != "*"])
-
-
-def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(lexical roots, real roots) of the session folder and its added directories."""
-    lexical, real = [], []
-    for folder in (cwd, *add_dirs):
-        if folder:
-            lexical.append(os.path.abspath(folder))
-            real.append(os.path.realpath(folder))
-    return lexical, real
-
-
-def _prefixes(roots: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """(root, root + "/") pairs: `_inside` with the prefixes worked out once."""
-    return tuple((r, r.rstrip("/") + "/") for r in roots)
-
-
-def _inside_any(path: str, prefixes: tuple[tuple[str, str], ...]) -> bool:
-    return any(path == r or path.startswith(prefix) for r, prefix in prefixes)
-
-
-class _PathCheck:
-    """Checks the path arguments of a line, following `cd`."""
-
-    def __init__(self, cwd: str, add_dirs: Sequence[str]) -> None:
-        self.lexical_roots, self.real_roots = _roots(cwd, add_dirs)
-        self.cwd = self.lexical_roots[0] if cwd else os.path.abspath(cwd)
-        self._real_inside = _prefixes(self.real_roots)
-        self._lexical_inside = _prefixes(self.lexical_roots + self.real_roots)
-        self._base: tuple[str, str, str] | None = None
-        if cwd:
-            real = self.real_roots[0] if cwd == self.cwd else os.path.realpath(self.cwd)
-            if os.path.isdir(real):  # resolved all the way: no loop, nothing missing
-                prefix = self.cwd if self.cwd.endswith("/") else self.cwd + "/"
-                self._base = (self.cwd, prefix, real)
-
-    @staticmethod
-    def _walk(real: str, rest: str, lexical: str) -> str:
-        """`os.path.realpath(lexical)`, where `lexical` is a resolved folder `real` and
-        then the clean relative `rest`: one lstat per component of `rest`, and the full
-        `realpath` as soon as one of them is a symbolic link (or not clean)."""
-        path = real
-        for name in rest.split("/"):
-            if not name or name in (".", ".."):
-                return os.path.realpath(lexical)
-            path = (path if path.endswith("/") else path + "/") + name
-            try:
-                is_link = stat.S_ISLNK(os.lstat(path).st_mode)
-            except OSError:
-                is_link = False
-            if is_link:
-                return os.path.realpath(lexical)
-        return path
-
-    def _realpath(self, lexical: str) -> str:
-        """`os.path.realpath(lexical)` for a normalized absolute path, sparing the walk
-        over the session folder (resolved once per line) when nothing below it is a link.
-
-        `realpath` resolves a path one component at a time, so below the session folder
-        its walk goes on from the folder's real path; where a component is a symbolic
-        link, or the path is not below the folder, the whole walk is done.
-        """
-        if self._base is not None:
-            folder, prefix, real = self._base
-            if lexical == folder:
-                return real
-            if lexical.startswith(prefix):
-                return self._walk(real, lexical[len(prefix):], lexical)
-        return os.path.realpath(lexical)
-
-    def resolve(self, value: str) -> tuple[str, str] | str:
-        """(lexical, real) absolute forms of an argument, or the reason it asks."""
-        if value.startswith("~"):
-            if value != "~" and not value.startswith("~/"):
-                return f"path argument outside the session folder: {value}"
-            value = os.path.expanduser("~") + value[1:]
-        base = self._base
-        if (base is not None and base[0] == self.cwd and not value.startswith("/")
-                and all(name and name not in (".", "..") for name in value.split("/"))):
-            # A clean relative path below the (unchanged) session folder: joining and
-            # normalizing it is putting the two together.
-            lexical = base[1] + value
-            try:
-                return lexical, self._walk(base[2], value, lexical)
-            except (OSError, ValueError):
-                return f"path argument the analyzer cannot resolve: {value}"
-        lexical = os.path.normpath(os.path.join(self.cwd, value))
-        try:
-            return lexical, self._realpath(lexical)
-        except (OSError, ValueError):
-            return f"path argument the analyzer cannot resolve: {value}"
-
-    def argument(self, word: str) -> str | None:
-        """Why this argument asks, or None."""
-        value = word
-        if word.startswith("-"):
-            if "=" in word:
-                value = word.split("=", 1)[1]
-            else:
-                cut = [i for i in (word.find("/"), word.find("~")) if i > 0]
-                if not cut:
-                    return None
-                value = word[min(cut):]
-        if not value or ("://" in value and _URL.match(value)) or "\x00" in value:
-            return None
-        forms = self.resolve(value)
-        if isinstance(forms, str):
-            return forms
-        lexical, real = forms
-        if value.startswith("~"):
-            reason = sensitive.sensitive_reason(value, self.cwd)
-        else:  # the same two forms sensitive_reason would compute: reuse them
-            reason = sensitive.resolved_reason(lexical, real)
-        if reason is not None:
-            return reason
-        if not (_inside_any(real, self._real_inside)
-                and _inside_any(lexical, self._lexical_inside)):
-            return f"path argument outside the session folder: {real}"
-        return None
-
-    def command(self, command: SimpleCommand) -> str | None:
-        """Why this simple command's arguments ask, or None; follows `cd DIR`."""
-        head = shell_commands.command_name(command.words[0])
-        args = command.words[1:]
-        for word in args:
-            reason = self.argument(word)
-            if reason is not None:
-                return reason
-        if head in shell_commands.FOLDER_CHANGERS:
-            if head != "cd" or len(args) > 1 or (args and args[0].startswith("-")):
-                return f"changes folder in a way the analyzer cannot follow: {command.text}"
-            target = self.resolve(args[0] if args else "~")
-            if isinstance(target, str):
-                return target
-            self.cwd = target[0]
-        return None
 
 
 def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
@@ -365,7 +247,7 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
         return f"not understood by the shell analyzer: {problems}"
     whole = specific.exact_line(command.strip())
     used: list[SessionRule] = [] if whole is None else [whole]
-    paths = _PathCheck(cwd, add_dirs)
+    paths = PathCheck(cwd, add_dirs)
     for simple in analysis.commands:
         if whole is None:
             match = _segment_rule(specific, simple)
@@ -381,16 +263,16 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
 
 def _segment_rule(specific: BashRules, simple: SimpleCommand) -> SessionRule | str:
     """The rule that allows one simple command, or why it asks."""
-    matching = specific.matching(simple)
-    if not matching:
+    first = specific.first_match(simple)
+    if first is None:
         return f"no allow rule matches the command: {simple.text}"
     if not is_canonical(simple):
         return f"the command is not in the rule's exact spelling: {simple.text}"
     if shell_commands.runs_other_code(simple.words[0]):
-        exact = [r for r, spec in matching if spec.spec.kind == "exact"]
+        exact = [r for r, spec in specific.matching(simple) if spec.spec.kind == "exact"]
         if not exact:
             name = shell_commands.command_name(simple.words[0])
             return (f"{name} runs another command; only an exact rule allows it: "
                     f"{simple.text}")
         return exact[0]
-    return matching[0][0]
+    return first

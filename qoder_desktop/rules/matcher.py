@@ -78,7 +78,13 @@ from qoder_desktop.rules.grants import (
     session_rules_from_updates,
     split_suggestions,
 )
-from qoder_desktop.rules.ruleset import Call, RuleSet, bash_matches_generously, rule_set
+from qoder_desktop.rules.ruleset import (
+    Call,
+    RuleSet,
+    bash_matches_any,
+    bash_matches_generously,
+    rule_set,
+)
 from qoder_desktop.shell import words as shell_words
 from qoder_desktop.shell.words import SimpleCommand
 
@@ -214,8 +220,7 @@ def _specifier_matches(rule: RuleValue, call: Call, generous: bool) -> bool:
     if call.tool == BASH_TOOL and generous:
         if call.command is None:
             return True
-        return any(bash_matches_generously(content, text, words)
-                   for text, words in call.deny_candidates)
+        return bash_matches_any(content, call.deny_candidates)
     return False
 
 

@@ -12,7 +12,7 @@ Pure Python, no Qt, no SDK imports.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from qoder_desktop.domain.models import RuleBehavior, SessionRule
@@ -33,6 +33,18 @@ def _raw_prefix(text: str, prefix: str) -> bool:
 def bash_matches_generously(content: str, text: str, words: tuple[str, ...]) -> bool:
     """Deny/ask match of a Bash specifier against one candidate (see `deny_candidates`)."""
     spec, rule_words = _generous_spec(content)
+    return _generous_match(spec, rule_words, text, words)
+
+
+def bash_matches_any(content: str, candidates: Iterable[tuple[str, tuple[str, ...]]]) -> bool:
+    """True when the Bash specifier matches one of the (text, words) candidates
+    generously (`bash_matches_generously`, the specifier worked out once)."""
+    spec, rule_words = _generous_spec(content)
+    return any(_generous_match(spec, rule_words, text, words) for text, words in candidates)
+
+
+def _generous_match(spec: BashSpec, rule_words: tuple[str, ...], text: str,
+                    words: tuple[str, ...]) -> bool:
     if spec.kind == "glob":
         return spec.glob_matches(text) or spec.glob_matches(" ".join(words))
     if spec.kind == "exact":
@@ -102,7 +114,7 @@ class Call:
         # Worked out on first use (plain attributes: functools.cached_property takes a
         # lock on every first access before Python 3.12).
         self._analysis: ShellAnalysis | None = None
-        self._candidates: list[tuple[str, tuple[str, ...]]] | None = None
+        self._candidates: Sequence[tuple[str, tuple[str, ...]]] | None = None
 
     @property
     def analysis(self) -> ShellAnalysis:
@@ -112,12 +124,15 @@ class Call:
         return self._analysis
 
     @property
-    def deny_candidates(self) -> list[tuple[str, tuple[str, ...]]]:
+    def deny_candidates(self) -> Sequence[tuple[str, tuple[str, ...]]]:
         """Every (text, words) a deny or ask Bash rule is tried against."""
         if self._candidates is None:
-            found = list(_deny_candidates(self.command or ""))
-            found += [(c.text, c.words) for c in self.analysis.commands]
-            self._candidates = found
+            found = _deny_candidates(self.command or "")
+            # The lexer's segments are usually among them already (a plain line is its
+            # own one segment); a repeated candidate would only be matched twice.
+            extra = [pair for pair in ((c.text, c.words) for c in self.analysis.commands)
+                     if pair not in found]
+            self._candidates = found + tuple(extra) if extra else found
         return self._candidates
 
 

@@ -12,6 +12,7 @@ Pure Python, no Qt, no SDK imports.
 
 from __future__ import annotations
 
+import functools
 import os
 
 #: Files that are sensitive wherever they are (compared case-insensitively).
@@ -44,11 +45,13 @@ def _fold(name: str) -> str:
     return name.lower().replace("\u0131", "i").replace("\u017f", "s")
 
 
+@functools.lru_cache(maxsize=4096)
 def sensitive_part(path: str) -> str | None:
     """The sensitive part of an absolute or relative path, or None when it has none.
 
     Returns the path from the sensitive component on (`/w/.git/config` → `.git/config`,
-    `/home/u/.bashrc` → `.bashrc`), which is what a reason shows.
+    `/home/u/.bashrc` → `.bashrc`), which is what a reason shows. Cached: command
+    words and folders repeat.
     """
     slashed = path.replace("\\", "/")
     if not slashed.startswith(".") and "/." not in slashed:

@@ -12,6 +12,7 @@ Pure Python, no Qt, no SDK imports.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from qoder_desktop.shell import commands as shell_commands
@@ -33,7 +34,10 @@ def lenient_words(text: str) -> tuple[str, ...]:
     if shell_words.ShellProblem.UNTERMINATED_QUOTE in analysis.problems:
         return tuple(w for w in (part.replace("'", "").replace('"', "").replace("\\", "")
                                  for part in text.split()) if w)
-    return tuple(word for command in analysis.commands for word in command.words)
+    found = analysis.commands
+    if len(found) == 1:
+        return found[0].words
+    return tuple(word for command in found for word in command.words)
 
 
 def command_starts(words: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -50,6 +54,16 @@ def loose_segments(command: str) -> tuple[str, ...]:
     return tuple(p for p in pieces if p)
 
 
+@functools.lru_cache(maxsize=1024)
+def _runs_itself(head: str) -> bool:
+    """True when a command named `head` is what runs, with nothing inside it: no
+    folder in the name, no assignment, no wrapper, shell, `eval` or script runner (then
+    `command_starts(words)` is `[words]` and `inner_scripts(words)` is empty)."""
+    return ("/" not in head and head not in shell_commands.WRAPPERS
+            and shell_commands.ASSIGNMENT.match(head) is None and head != "eval"
+            and head not in shell_commands.SCRIPT_RUNNERS and not shell_commands.is_shell(head))
+
+
 def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str, ...]]]:
     """Every (text, words) that a deny or ask rule should be tried against.
 
@@ -58,6 +72,19 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
     folder dropped (`/bin/rm` → `rm`), and, recursively, the scripts that shells, `eval`,
     `su -c` and the like would run.
     """
+    whole = command.strip() if isinstance(command, str) else ""
+    if not whole:
+        return []
+    whole_words = lenient_words(whole)
+    plain = shell_words.is_plain_line(whole)
+    if plain and whole_words and _runs_itself(whole_words[0]):
+        # The common case: one plain command that is no wrapper, assignment, shell or
+        # script runner and names no folder: the line and its words spelled one space
+        # apart are all there is (tests/rules/test_fast_paths.py checks this).
+        joined = " ".join(whole_words)
+        if joined == whole:
+            return [(whole, whole_words)]
+        return [(whole, whole_words), (joined, whole_words)]
     found: list[tuple[str, tuple[str, ...]]] = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
 
@@ -67,12 +94,8 @@ def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str,
             seen.add(key)
             found.append(key)
 
-    whole = command.strip() if isinstance(command, str) else ""
-    if not whole:
-        return found
-    whole_words = lenient_words(whole)
     add(whole, whole_words)
-    if shell_words.is_plain_line(whole):
+    if plain:
         # Nothing to split on and no quotes: the lexer's one segment and the one loose
         # segment are both the line itself, with these words.
         segments = [(whole, whole_words)]

@@ -16,6 +16,7 @@ Pure Python, no Qt, no SDK imports.
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: Commands followed directly by the command they run, after their own options and
@@ -70,11 +71,12 @@ def is_shell(name: str) -> bool:
     return base in SHELLS or _SHELL_NAME.match(base) is not None
 
 
+@functools.lru_cache(maxsize=1024)
 def runs_other_code(name: str) -> bool:
     """True when the command runs another command or shell code it is given.
 
     Such a command is never allowed by a prefix or wildcard rule: the rule names the
-    wrapper, not what it runs.
+    wrapper, not what it runs. Cached: command names repeat.
     """
     base = command_name(name)
     return (base in WRAPPERS or base in SCRIPT_RUNNERS or base in SOURCE_COMMANDS

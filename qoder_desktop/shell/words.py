@@ -327,9 +327,12 @@ def _analyze_text(command: str) -> ShellAnalysis:
     # What the scanner finds in such a line, without going through it character by
     # character (tests/rules/test_fast_paths.py checks the two agree).
     problems: list[ShellProblem] = []
-    if not (command.isascii() and command.isprintable()) and has_hidden(command):
-        problems.append(ShellProblem.INVISIBLE_CHARACTER)
-    words = tuple(w for w in command.replace("\t", " ").split(" ") if w)
+    if command.isascii() and command.isprintable():
+        words = tuple(command.split())  # printable ASCII: its only blank is the space
+    else:
+        if has_hidden(command):
+            problems.append(ShellProblem.INVISIBLE_CHARACTER)
+        words = tuple(w for w in command.replace("\t", " ").split(" ") if w)
     if not words:
         problems.append(ShellProblem.EMPTY)
         return ShellAnalysis(command, (), (), tuple(problems))

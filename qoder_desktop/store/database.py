@@ -188,6 +188,9 @@ class Database:
     @property
     def writer(self) -> StoreWriter:
         """The one thread that writes off the event loop (started on first use)."""
+        writer = self._writer  # once made it stays: no waiting on the lock a write holds
+        if writer is not None:
+            return writer
         with self._lock:
             if self._writer is None:
                 self._writer = StoreWriter(self)
@@ -342,13 +345,20 @@ class Database:
         return [_rule(row) for row in rows]
 
     def active_rules(self, session_id: str) -> list[SessionRule]:
-        """The session's rules that are not revoked, in the order granted (cached)."""
-        with self._lock:
-            cached = self._active_rules.get(session_id)
-            if cached is None:
-                cached = tuple(rule for rule in self.all_rules(session_id) if rule.active)
-                self._active_rules[session_id] = cached
-            return list(cached)
+        """The session's rules that are not revoked, in the order granted (cached).
+
+        A cached answer is read without the lock, which the writer thread holds for the
+        length of each write: the cache is only filled under the lock and dropped after
+        every grant or revoke, so what a reader finds is what it would find holding it.
+        """
+        cached = self._active_rules.get(session_id)
+        if cached is None:
+            with self._lock:
+                cached = self._active_rules.get(session_id)
+                if cached is None:
+                    cached = tuple(rule for rule in self.all_rules(session_id) if rule.active)
+                    self._active_rules[session_id] = cached
+        return list(cached)
 
     def revoke_rule(self, rule_id: str, *, revoked_by: str = "user",
                     at: datetime | None = None) -> bool:

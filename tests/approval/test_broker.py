@@ -85,6 +85,44 @@ async def test_a_person_answers_and_the_decision_is_on_disk(
     assert broker.pending() == []
 
 
+async def test_the_queue_stays_oldest_first_as_requests_come_out_of_order_and_go(
+        broker: ApprovalBroker) -> None:
+    # Received times out of arrival order, some equal (then the one queued first leads);
+    # after every answer the queue is what sorting the waiting requests gives.
+    from datetime import UTC, datetime, timedelta
+
+    recorder = Recorder(broker)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    offsets = [5, 1, 9, 1, 3, 9, 0, 7, 2, 2]
+    tasks = [asyncio.create_task(broker.request(
+        _bash(f"job {i}", received_at=start + timedelta(seconds=offset))))
+        for i, offset in enumerate(offsets)]
+    requests = [await recorder.next_added() for _ in offsets]
+    arrival = {r.request_id: n for n, r in enumerate(requests)}
+
+    def expected(waiting: list[ApprovalRequest]) -> list[str]:
+        return [r.request_id for r in sorted(
+            waiting, key=lambda r: (r.received_at, arrival[r.request_id]))]
+
+    waiting = list(requests)
+    assert [r.request_id for r in broker.pending()] == expected(waiting)
+    order = list(requests)
+    random.Random(3).shuffle(order)
+    for request in order:
+        broker.answer(request.request_id, Decision.deny("no"))
+        waiting.remove(request)
+        assert [r.request_id for r in broker.pending()] == expected(waiting)  # at once
+        await asyncio.sleep(0)
+        assert [r.request_id for r in broker.pending()] == expected(waiting)
+    await asyncio.gather(*tasks)
+    late = asyncio.create_task(broker.request(_bash("late", received_at=start)))
+    assert [r.tool_input["command"] for r in [await recorder.next_added()]] == ["late"]
+    assert [r.tool_input["command"] for r in broker.pending()] == ["late"]
+    broker.answer(broker.pending()[0].request_id, Decision.deny("no"))
+    await late
+    assert broker.pending() == []
+
+
 async def test_twenty_concurrent_requests_answered_in_random_order_each_get_their_own(
         broker: ApprovalBroker, ledger: Ledger) -> None:
     recorder = Recorder(broker)

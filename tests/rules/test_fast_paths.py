@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
-from qoder_desktop.rules import bash_allow, sensitive
+from qoder_desktop.rules import bash_allow, bash_paths, sensitive
 from qoder_desktop.rules import matcher as rules
 from qoder_desktop.shell import candidates, commands, words
 from qoder_desktop.shell.words import ShellAnalysis, ShellProblem, SimpleCommand
@@ -156,6 +156,7 @@ def _plain_is_canonical(command: SimpleCommand) -> bool:
 
 _SHELL_PIECES = [
     "a", "b", "x1", "git", "diff", "ls", "rm", "-rf", "sudo", "bash", "-c", "env", "X=1",
+    "eval", "/bin/rm", "sh5", "xargs", "ssh", "cat",
     "if", "[[", "src/x.py", "~/", "..", ".", "/", "-", "_", "=", "*", "?", "[", "]", " ",
     "  ", "\t", "\n", "\r", "'", '"', "\\", "$", "$(", "${", "`", "{", "}", "!", "(", ")",
     "#", "<", ">", "<<", "2>", "&>", "|&", ";", ";;", ";&", "&", "&&", "|", "||", "\u00a0",
@@ -243,7 +244,7 @@ _WALK_PIECES = ["src", "deep", "out", "sub", "in", "up", "loop1", "dangling", "f
 def test_walk_below_the_session_folder_is_realpath(tree: Path, parts: list[str],
                                                    folder: str) -> None:
     cwd = str(tree / folder)
-    check = bash_allow._PathCheck(cwd, ())
+    check = bash_paths.PathCheck(cwd, ())
     lexical = os.path.normpath(os.path.join(check.cwd, *parts))
     assert check._realpath(lexical) == os.path.realpath(lexical)
     value = "/".join(parts)
@@ -277,6 +278,7 @@ def test_compiled_rules_match_what_each_rule_matches(texts: list[str], argv: lis
         expected = [r for r in allows if bash_allow.spec_allows(r.rule.rule_content or "",
                                                                 command)]
         assert [r for r, _spec in compiled.matching(command)] == expected
+        assert compiled.first_match(command) is (expected[0] if expected else None)
     exact = next((r for r in allows
                   if bash_allow.parse_bash_spec(r.rule.rule_content or "").kind == "exact"
                   and (r.rule.rule_content or "").strip() == line.strip()), None)
@@ -291,3 +293,83 @@ def test_a_revoked_rule_stops_allowing_although_the_rule_list_was_seen_before(
     revoked = rule.model_copy(update={"revoked_at": rule.granted_at})
     assert rules.evaluate([revoked], "Bash", call, str(tmp_path)) is None
     assert rules.evaluate([rule], "Bash", call, str(tmp_path)) is not None
+
+
+# -- the session folders, planned once per folder list ---------------------------------
+
+
+def _plain_path_state(cwd: str, add_dirs: tuple[str, ...]) -> tuple[object, ...]:
+    """What `PathCheck` held for these folders before the plan: every folder resolved."""
+    lexical = [os.path.abspath(f) for f in (cwd, *add_dirs) if f]
+    real = [os.path.realpath(f) for f in (cwd, *add_dirs) if f]
+    folder = lexical[0] if cwd else os.path.abspath(cwd)
+    base = None
+    if cwd:
+        resolved = real[0] if cwd == folder else os.path.realpath(folder)
+        if os.path.isdir(resolved):
+            base = (folder, folder if folder.endswith("/") else folder + "/", resolved)
+    inside = tuple((r, r.rstrip("/") + "/") for r in real)
+    both = tuple((r, r.rstrip("/") + "/") for r in lexical + real)
+    return lexical, real, folder, inside, both, base
+
+
+_FOLDERS = ["work", "worklink", "work/src", "worklink/in", "nowhere", "work/file.txt",
+            "work/", "work//src", "work/./src", "work/src/..", ".hid/w", "work/out",
+            "work/src/up", "work/loop1", "work/dangling"]
+
+
+@pytest.fixture(scope="module")
+def folders(tree: Path) -> Path:
+    """The walk tree, plus a session folder below a folder whose name starts with a dot."""
+    (tree / ".hid" / "w" / "src").mkdir(parents=True, exist_ok=True)
+    return tree
+
+
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(_FOLDERS), st.lists(st.sampled_from(_FOLDERS), max_size=2))
+def test_planned_session_folders_are_what_resolving_each_gives(
+        folders: Path, cwd: str, added: list[str]) -> None:
+    check = bash_paths.PathCheck(str(folders / cwd), [str(folders / f) for f in added])
+    expected = _plain_path_state(str(folders / cwd), tuple(str(folders / f) for f in added))
+    got = (list(check.lexical_roots), list(check.real_roots), check.cwd, check._real_inside,
+           check._lexical_inside, check._base)
+    assert got == expected
+
+
+def _plain_argument(check: bash_paths.PathCheck, value: str) -> str | None:
+    """`PathCheck.argument` for a value as it was before the shortcut below the folder."""
+    forms = check.resolve(value)
+    if isinstance(forms, str):
+        return forms
+    lexical, real = forms
+    if value.startswith("~"):
+        reason = sensitive.sensitive_reason(value, check.cwd)
+    else:
+        reason = sensitive.resolved_reason(lexical, real)
+    if reason is not None:
+        return reason
+    if not (bash_paths._inside_any(real, check._real_inside)
+            and bash_paths._inside_any(lexical, check._lexical_inside)):
+        return f"path argument outside the session folder: {real}"
+    return None
+
+
+_ARGUMENT_PIECES = [*_WALK_PIECES, ".git", "config", ".bashrc", "a\\.git", ".ssh", "~",
+                    "/etc", ""]
+
+
+@settings(max_examples=800, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["work", "worklink", "work/src", ".hid/w", "nowhere"]),
+       st.lists(st.sampled_from(_ARGUMENT_PIECES), min_size=1, max_size=4),
+       st.booleans())
+def test_an_argument_below_the_session_folder_asks_as_before(
+        folders: Path, cwd: str, parts: list[str], changed: bool) -> None:
+    value = "/".join(parts)
+    if not value or "://" in value:
+        return
+    check = bash_paths.PathCheck(str(folders / cwd), [])
+    if changed:  # after `cd src` the shortcut no longer applies
+        check.command(SimpleCommand("cd src", ("cd", "src")))
+    assert check.argument(value) == _plain_argument(check, value)

@@ -131,3 +131,44 @@ def test_a_failing_queued_write_is_logged_and_the_others_are_kept(
 def test_a_tool_event_with_an_unknown_phase_is_refused_at_once(db: Database) -> None:
     with pytest.raises(ValueError):
         Ledger(db).post_tool_event("s1", None, "Read", {}, "NotAHook")
+
+
+def test_a_hook_and_a_cached_rule_read_never_wait_for_a_write_in_progress(db: Database) -> None:
+    # A write holds the store's lock for its whole transaction (and its fsync). A tool
+    # call's hook queues its ledger row, and the broker reads the session's (cached)
+    # rules, while such a write is under way: neither may wait for it.
+    from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionInfo, SessionRule
+
+    db.upsert_session(SessionInfo(session_id="s1", name="Demo", backend=Backend.CLAUDE,
+                                  cwd="/tmp"))
+    db.add_rules([SessionRule(session_id="s1", behavior=RuleBehavior.ALLOW,
+                              rule=RuleValue.parse("Bash(ls)"))])
+    assert len(db.active_rules("s1")) == 1  # now cached
+    ledger = Ledger(db)
+    ledger.post_tool_event("s1", "toolu_0", "Bash", {"command": "ls"}, "PreToolUse")
+    writing, release = threading.Event(), threading.Event()
+
+    def long_write() -> None:
+        with db.transaction("a long write"):
+            writing.set()
+            release.wait(30)
+
+    writer = threading.Thread(target=long_write)
+    writer.start()
+    assert writing.wait(10)
+    done: list[list[SessionRule]] = []
+
+    def hook_work() -> None:
+        ledger.post_tool_event("s1", "toolu_1", "Bash", {"command": "ls"}, "PreToolUse")
+        done.append(db.active_rules("s1"))
+
+    hook = threading.Thread(target=hook_work)
+    hook.start()
+    hook.join(10)
+    still_waiting = hook.is_alive()
+    release.set()
+    writer.join(10)
+    hook.join(10)
+    assert not still_waiting, "the hook waited for the write in progress"
+    assert [len(rules) for rules in done] == [1]
+    assert [e.tool_use_id for e in ledger.entries()] == ["toolu_0", "toolu_1"]

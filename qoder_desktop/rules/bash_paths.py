@@ -1,0 +1,269 @@
+"""The path arguments of a Bash command: inside the session folder, not sensitive.
+
+`PathCheck` is the part of `rules.bash_allow` that asks about a command whose
+arguments name a sensitive file (`rules.sensitive`) or a path outside the session
+folder and its added directories (symlinks resolved; `cd DIR` is followed). Every
+argument is taken as a possible path: `git diff x` asks if `x` is a link to `/etc`.
+
+The filesystem is looked at on every call (a link may appear at any time); what only
+depends on the folder names is worked out once per folder list (`_plan`). The common
+case, a clean relative argument below a session folder with no link on the way, costs
+one lstat per component. Pure Python, no Qt, no SDK imports.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import stat
+from collections.abc import Sequence
+
+from qoder_desktop.rules import sensitive
+from qoder_desktop.shell import commands as shell_commands
+from qoder_desktop.shell.words import SimpleCommand
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_LSTAT = os.lstat
+_IS_LINK = stat.S_ISLNK
+_IS_DIR = stat.S_ISDIR
+
+
+def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(lexical roots, real roots) of the session folder and its added directories."""
+    lexical, real = [], []
+    for folder in (cwd, *add_dirs):
+        if folder:
+            lexical.append(os.path.abspath(folder))
+            real.append(os.path.realpath(folder))
+    return lexical, real
+
+
+def _prefixes(roots: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """(root, root + "/") pairs: `_inside` with the prefixes worked out once."""
+    return tuple((r, r.rstrip("/") + "/") for r in roots)
+
+
+def _inside_any(path: str, prefixes: tuple[tuple[str, str], ...]) -> bool:
+    return any(path == r or path.startswith(prefix) for r, prefix in prefixes)
+
+
+def _no_dot_part(path: str) -> bool:
+    """True when no component of `path` (`\\` also separates) starts with a dot: then
+    `sensitive.sensitive_part(path + "/" + rest)` is `sensitive_part(rest)`."""
+    slashed = path.replace("\\", "/")
+    return not slashed.startswith(".") and "/." not in slashed
+
+
+class _Plan:
+    """What a folder list gives when none of its folders' components is a link.
+
+    Attributes:
+        components: every path to lstat (each folder's components, once each).
+        cwd_index: where the session folder itself is in `components`.
+        state: the `PathCheck` attributes for that case: the folders are their own
+            real paths.
+    """
+
+    def __init__(self, folders: tuple[str, ...]) -> None:
+        paths: dict[str, None] = {}
+        for folder in folders:
+            end = folder.find("/", 1)
+            while end > 0:
+                paths[folder[:end]] = None
+                end = folder.find("/", end + 1)
+            paths[folder] = None
+        self.components = tuple(paths)
+        cwd = folders[0]
+        self.cwd_index = self.components.index(cwd)
+        self.state = (folders, folders, cwd, _prefixes(folders), _prefixes(folders + folders),
+                      (cwd, cwd + "/", cwd), _no_dot_part(cwd))
+
+    def no_links(self) -> bool:
+        """True when every component exists and none is a link, and the session folder
+        is a folder: then `state` is what the full computation finds."""
+        try:
+            modes = [_LSTAT(path).st_mode for path in self.components]
+        except (OSError, ValueError):
+            return False
+        return not any(map(_IS_LINK, modes)) and _IS_DIR(modes[self.cwd_index])
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(cwd: str, add_dirs: tuple[str, ...]) -> _Plan | None:
+    """The `_Plan` of these folders, or None unless every one is a normalized absolute
+    path other than `/` (then `abspath` is the folder itself, and `realpath` is too when
+    no component is a link and every lstat works: it walks the same components)."""
+    folders = tuple(folder for folder in (cwd, *add_dirs) if folder)
+    if not cwd or not all(folder.startswith("/") and not folder.startswith("//")
+                          and folder != "/" and os.path.normpath(folder) == folder
+                          for folder in folders):
+        return None
+    return _Plan(folders)
+
+
+def _walk_links(real: str, rest: str) -> str | None:
+    """`real` joined with the relative `rest`, one lstat per component, or None when a
+    component is a symbolic link or not clean (empty, `.`, `..`, a NUL): then only
+    `realpath` knows. A component that cannot be looked at is not a link, as for
+    `realpath`."""
+    path = real
+    try:
+        for name in rest.split("/"):
+            if not name or name in (".", ".."):
+                return None
+            path = (path if path.endswith("/") else path + "/") + name
+            try:
+                mode = _LSTAT(path).st_mode
+            except OSError:
+                continue
+            if _IS_LINK(mode):
+                return None
+    except ValueError:
+        return None
+    return path
+
+
+class PathCheck:
+    """Checks the path arguments of a line, following `cd`."""
+
+    def __init__(self, cwd: str, add_dirs: Sequence[str]) -> None:
+        self.lexical_roots: Sequence[str]
+        self.real_roots: Sequence[str]
+        self._base: tuple[str, str, str] | None
+        plan = _plan(cwd, tuple(add_dirs))
+        if plan is not None and plan.no_links():
+            (self.lexical_roots, self.real_roots, self.cwd, self._real_inside,
+             self._lexical_inside, self._base, self._plain_base) = plan.state
+            return
+        self.lexical_roots, self.real_roots = _roots(cwd, add_dirs)
+        self.cwd = self.lexical_roots[0] if cwd else os.path.abspath(cwd)
+        self._real_inside = _prefixes(self.real_roots)
+        self._lexical_inside = _prefixes([*self.lexical_roots, *self.real_roots])
+        self._base = None
+        self._plain_base = False
+        if cwd:
+            real = self.real_roots[0] if cwd == self.cwd else os.path.realpath(self.cwd)
+            if os.path.isdir(real):  # resolved all the way: no loop, nothing missing
+                prefix = self.cwd if self.cwd.endswith("/") else self.cwd + "/"
+                self._base = (self.cwd, prefix, real)
+                self._plain_base = _no_dot_part(self.cwd) and _no_dot_part(real)
+
+    @staticmethod
+    def _walk(real: str, rest: str, lexical: str) -> str:
+        """`os.path.realpath(lexical)`, where `lexical` is a resolved folder `real` and
+        then the relative `rest`: see `_walk_links`."""
+        path = _walk_links(real, rest)
+        return os.path.realpath(lexical) if path is None else path
+
+    def _realpath(self, lexical: str) -> str:
+        """`os.path.realpath(lexical)` for a normalized absolute path, sparing the walk
+        over the session folder (resolved once per line) when nothing below it is a link.
+
+        `realpath` resolves a path one component at a time, so below the session folder
+        its walk goes on from the folder's real path; where a component is a symbolic
+        link, or the path is not below the folder, the whole walk is done.
+        """
+        if self._base is not None:
+            folder, prefix, real = self._base
+            if lexical == folder:
+                return real
+            if lexical.startswith(prefix):
+                return self._walk(real, lexical[len(prefix):], lexical)
+        return os.path.realpath(lexical)
+
+    def resolve(self, value: str) -> tuple[str, str] | str:
+        """(lexical, real) absolute forms of an argument, or the reason it asks."""
+        if value.startswith("~"):
+            if value != "~" and not value.startswith("~/"):
+                return f"path argument outside the session folder: {value}"
+            value = os.path.expanduser("~") + value[1:]
+        base = self._base
+        if (base is not None and base[0] == self.cwd and not value.startswith("/")
+                and all(name and name not in (".", "..") for name in value.split("/"))):
+            # A clean relative path below the (unchanged) session folder: joining and
+            # normalizing it is putting the two together.
+            lexical = base[1] + value
+            try:
+                return lexical, self._walk(base[2], value, lexical)
+            except (OSError, ValueError):
+                return f"path argument the analyzer cannot resolve: {value}"
+        lexical = os.path.normpath(os.path.join(self.cwd, value))
+        try:
+            return lexical, self._realpath(lexical)
+        except (OSError, ValueError):
+            return f"path argument the analyzer cannot resolve: {value}"
+
+    def _plain_below(self, value: str) -> bool:
+        """True when `value` is a clean relative path below the unchanged session folder,
+        which has no component starting with a dot, and no component of `value` is a link.
+
+        Then its real path is the folder's real path and `value` (inside the folder),
+        and only `value`'s own components can make it sensitive.
+        """
+        base = self._base
+        if not self._plain_base or base is None or base[0] != self.cwd:
+            return False
+        path = base[2] if base[2].endswith("/") else base[2] + "/"
+        try:
+            for name in value.split("/"):
+                if not name or name == "." or name == "..":
+                    return False
+                path += name
+                try:
+                    if _IS_LINK(_LSTAT(path).st_mode):
+                        return False
+                except OSError:
+                    pass
+                path += "/"
+        except ValueError:
+            return False
+        return True
+
+    def argument(self, word: str) -> str | None:
+        """Why this argument asks, or None."""
+        value = word
+        if word.startswith("-"):
+            if "=" in word:
+                value = word.split("=", 1)[1]
+            else:
+                cut = [i for i in (word.find("/"), word.find("~")) if i > 0]
+                if not cut:
+                    return None
+                value = word[min(cut):]
+        if not value or ("://" in value and _URL.match(value)) or "\x00" in value:
+            return None
+        if value[0] not in "/~" and self._plain_below(value):
+            part = sensitive.sensitive_part(value)
+            return None if part is None else f"sensitive file {part}"
+        forms = self.resolve(value)
+        if isinstance(forms, str):
+            return forms
+        lexical, real = forms
+        if value.startswith("~"):
+            reason = sensitive.sensitive_reason(value, self.cwd)
+        else:  # the same two forms sensitive_reason would compute: reuse them
+            reason = sensitive.resolved_reason(lexical, real)
+        if reason is not None:
+            return reason
+        if not (_inside_any(real, self._real_inside)
+                and _inside_any(lexical, self._lexical_inside)):
+            return f"path argument outside the session folder: {real}"
+        return None
+
+    def command(self, command: SimpleCommand) -> str | None:
+        """Why this simple command's arguments ask, or None; follows `cd DIR`."""
+        args = command.words[1:]
+        for word in args:
+            reason = self.argument(word)
+            if reason is not None:
+                return reason
+        head = shell_commands.command_name(command.words[0])
+        if head in shell_commands.FOLDER_CHANGERS:
+            if head != "cd" or len(args) > 1 or (args and args[0].startswith("-")):
+                return f"changes folder in a way the analyzer cannot follow: {command.text}"
+            target = self.resolve(args[0] if args else "~")
+            if isinstance(target, str):
+                return target
+            self.cwd = target[0]
+        return None
