@@ -1,0 +1,52 @@
+"""PySide6 asks of every module imported after it whether it uses PySide6; answer without
+keeping its source.
+
+PySide6's import hook (`shibokensupport.feature`, for `from __feature__ import …`) reads
+the whole source of each newly imported module with `inspect.getsource`, which goes
+through `linecache`: the source of every module imported after PySide6 (the SDKs, mcp,
+pydantic, uvicorn… ~740 files) stayed in memory as lists of lines, ~23 MB in an idle app,
+and reading it that way cost start-up time. `read_sources_once` gives the hook the same
+answer ("PySide6" occurs in the module's source file) from one plain read of the file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+import shiboken6  # noqa: F401 (loads shibokensupport.feature, the hook patched here)
+
+_MARK = "_qoder_reads_once"
+
+
+def _source_mentions_pyside(module: ModuleType,
+                            fallback: Callable[[ModuleType], bool]) -> bool:
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py"):
+        return fallback(module)  # built-in, extension or frozen: PySide's own answer
+    try:
+        with open(path, "rb") as source:
+            return b"PySide6" in source.read()
+    except OSError:
+        return fallback(module)
+
+
+def read_sources_once() -> bool:
+    """Make PySide6's per-import source check read each file once and keep nothing.
+
+    Returns False when this PySide6 has no such check (then nothing is changed).
+    """
+    feature = sys.modules.get("shibokensupport.feature")
+    original = getattr(feature, "_mod_uses_pyside", None)
+    if feature is None or not callable(original):
+        return False
+    if getattr(original, _MARK, False):
+        return True
+
+    def mod_uses_pyside(module: ModuleType) -> bool:
+        return _source_mentions_pyside(module, original)
+
+    setattr(mod_uses_pyside, _MARK, True)
+    feature._mod_uses_pyside = mod_uses_pyside  # type: ignore[attr-defined]
+    return True
