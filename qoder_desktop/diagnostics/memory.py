@@ -12,6 +12,20 @@ import ctypes.util
 import gc
 import sys
 
+UNUSED_MODULES: tuple[str, ...] = ("httpx._main",)
+"""Modules a library imports only to offer something the app never uses: httpx's command
+line client (`httpx._main`, which loads rich, pygments and click: ~70 modules, ~3 MB).
+httpx imports it only if it can (it falls back when the import fails)."""
+
+
+def skip_unused_modules() -> None:
+    """Make the imports of `UNUSED_MODULES` fail, so the libraries fall back without them.
+
+    Call before the libraries are imported; a module already imported is left alone.
+    """
+    for name in UNUSED_MODULES:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]  # None: not importable
+
 
 def settle_memory(*, collect: bool = True) -> None:
     """Freeze what exists now out of later collections and give freed pages back.
