@@ -7,15 +7,13 @@ of milliseconds, and the heap keeps the pages that start-up freed.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import sys
 
 UNUSED_MODULES: tuple[str, ...] = ("httpx._main",)
 """Modules a library imports only to offer something the app never uses: httpx's command
-line client (`httpx._main`, which loads rich, pygments and click: ~70 modules, ~3 MB).
-httpx imports it only if it can (it falls back when the import fails)."""
+line client (`httpx._main`, which loads rich and pygments: ~70 modules, ~3 MB). httpx
+imports it only if it can (it falls back when the import fails)."""
 
 
 def skip_unused_modules() -> None:
@@ -44,6 +42,9 @@ def _return_free_memory() -> None:
     """Give freed heap pages back to the OS (glibc only; elsewhere nothing happens)."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # only here: the entry point imports this module before the first paint
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.malloc_trim(0)

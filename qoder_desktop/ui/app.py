@@ -182,8 +182,7 @@ def run_gui(args: argparse.Namespace) -> int:
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     loop.set_exception_handler(reporter.loop_exception)
-    app.setWindowIcon(icons.app_icon())
-    app.setStyleSheet(icons.stylesheet())
+    app.setStyleSheet(icons.stylesheet())  # the application icon follows the first paint
 
     loaded = load_settings(paths.settings_file)
     try:

@@ -1,21 +1,29 @@
 """PySide6 asks of every module imported after it whether it uses PySide6; answer without
-keeping its source.
+keeping its source, and import what needs no Qt before it.
 
-PySide6's import hook (`shibokensupport.feature`, for `from __feature__ import …`) reads
-the whole source of each newly imported module with `inspect.getsource`, which goes
-through `linecache`: the source of every module imported after PySide6 (the SDKs, mcp,
-pydantic, uvicorn… ~740 files) stayed in memory as lists of lines, ~23 MB in an idle app,
-and reading it that way cost start-up time. `read_sources_once` gives the hook the same
-answer ("PySide6" occurs in the module's source file) from one plain read of the file.
+PySide6's import hook (`shibokensupport.feature`, for `from __feature__ import …`) wraps
+every import statement run after it and reads the whole source of each newly imported
+module with `inspect.getsource`, which goes through `linecache`: the source of every
+module imported after PySide6 (the SDKs, mcp, pydantic, uvicorn… ~740 files) stayed in
+memory as lists of lines, ~23 MB in an idle app, and reading it that way cost start-up
+time. `read_sources_once` gives the hook the same answer ("PySide6" occurs in the
+module's source file) from one plain read of the file; `prepare_imports` first imports
+the Qt-free modules the window needs before its first paint, which the hook then never
+sees.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from types import ModuleType
 
-import shiboken6  # noqa: F401 (loads shibokensupport.feature, the hook patched here)
+QT_FREE_FIRST: tuple[str, ...] = (
+    "asyncio", "qoder_desktop.cli", "qoder_desktop.config.settings",
+    "qoder_desktop.store.database", "qoder_desktop.domain.session_options")
+"""Qt-free modules `run_gui` needs before the first paint (pydantic and our models with
+them), imported before PySide6."""
 
 _MARK = "_qoder_reads_once"
 
@@ -30,6 +38,18 @@ def _source_mentions_pyside(module: ModuleType,
             return b"PySide6" in source.read()
     except OSError:
         return fallback(module)
+
+
+def prepare_imports() -> None:
+    """Import `QT_FREE_FIRST`, then PySide6's base (shiboken6) with its check made cheap.
+
+    When PySide6 is already loaded (a test, a benchmark), its check is made cheap first.
+    """
+    read_sources_once()
+    for name in QT_FREE_FIRST:
+        importlib.import_module(name)
+    importlib.import_module("shiboken6")  # loads shibokensupport.feature, patched below
+    read_sources_once()
 
 
 def read_sources_once() -> bool:

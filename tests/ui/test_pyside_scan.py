@@ -4,7 +4,10 @@ idle app) and still tells modules that use PySide6 from those that do not."""
 from __future__ import annotations
 
 import importlib
+import json
 import linecache
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,3 +48,27 @@ def test_the_replacement_is_applied_once() -> None:
     applied = feature._mod_uses_pyside
     assert read_sources_once() is True
     assert feature._mod_uses_pyside is applied
+
+
+ORDER_PROBE = """
+import json, linecache, sys
+if sys.argv[1] == "qt-first":  # as in tests and benchmarks: PySide6 before the app
+    import PySide6.QtWidgets
+import qoder_desktop.ui.app
+import qoder_desktop.ui.wiring
+print(json.dumps(sorted(name for name in linecache.cache if name.endswith(".py"))))
+"""
+
+
+@pytest.mark.parametrize("order", ["app-first", "qt-first"])
+def test_no_source_is_kept_whichever_is_imported_first(order: str, tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", ORDER_PROBE, order], env=env,
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=60,
+                          check=True)
+    cached = json.loads(done.stdout.strip().splitlines()[-1])
+    # Without the fix: ~200 files here (every module imported after PySide6); the few
+    # left are those read before the fix could apply, or by other means.
+    assert len(cached) < 20, cached
+    assert not [name for name in cached if any(part in name for part in (
+        "/pydantic/", "/asyncio/", "/qoder_desktop/domain/", "/qoder_desktop/ui/windows/"))]

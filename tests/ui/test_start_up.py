@@ -18,7 +18,8 @@ from helpers.loop import run as run_on_loop
 from helpers.loop import settle as settle_on_loop
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.cli import parse_app_args
@@ -168,3 +169,15 @@ def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
         assert desktop.servers.terminal_hooks is not None  # the rest of the app did start
 
     run(loop, scenario())
+
+
+def test_the_application_icon_is_set_after_the_first_paint(
+        start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.setWindowIcon(QIcon())  # as run_gui leaves it before the first paint
+    assert not start_up.window.windowIcon().isNull()  # the window shows its own icon at once
+    slow_keyring.release.set()
+    run(loop, start_up.load())
+    assert not app.windowIcon().isNull()  # dialogs and message boxes get it from here on
+    assert not start_up.window.windowIcon().isNull()
