@@ -100,7 +100,7 @@ def bare_window_rss(width: int, height: int) -> float:
     from benchmarks.bench_cold_start import BARE_DRIVER, child_env, launch
 
     home = Path(tempfile.mkdtemp(prefix="qoder-bench-bare-"))
-    env = child_env(home, "offscreen", None)
+    env = child_env(home, "offscreen", None, bytecode=False)  # as measured before
     return launch(BARE_DRIVER, env, str(width), str(height))["rss_mb"]
 
 
