@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
+from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
+
 QT_FREE_FIRST: tuple[str, ...] = (
     "asyncio", "qoder_desktop.cli", "qoder_desktop.config.settings",
     "qoder_desktop.store.database", "qoder_desktop.domain.session_options")
@@ -44,12 +46,18 @@ def prepare_imports() -> None:
     """Import `QT_FREE_FIRST`, then PySide6's base (shiboken6) with its check made cheap.
 
     When PySide6 is already loaded (a test, a benchmark), its check is made cheap first.
+    Automatic garbage collection is off meanwhile (`memory.pause_collection`).
     """
-    read_sources_once()
-    for name in QT_FREE_FIRST:
-        importlib.import_module(name)
-    importlib.import_module("shiboken6")  # loads shibokensupport.feature, patched below
-    read_sources_once()
+    paused_here = pause_collection()
+    try:
+        read_sources_once()
+        for name in QT_FREE_FIRST:
+            importlib.import_module(name)
+        importlib.import_module("shiboken6")  # loads shibokensupport.feature, patched below
+        read_sources_once()
+    finally:
+        if paused_here:
+            resume_collection()
 
 
 def read_sources_once() -> bool:

@@ -26,3 +26,32 @@ def test_httpx_works_without_loading_its_command_line_client(tmp_path: object) -
                           capture_output=True, text=True, timeout=60, check=True)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"status": 200, "loaded": []}
+
+
+def test_collection_paused_for_start_up_comes_back_on() -> None:
+    import gc
+
+    from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
+
+    assert gc.isenabled()
+    try:
+        assert pause_collection() is True
+        assert not gc.isenabled()
+        assert pause_collection() is False  # already off: a second pause changes nothing
+        resume_collection()
+        assert gc.isenabled()
+        gc.disable()  # turned off by someone else: not ours to turn back on
+        assert pause_collection() is False
+        resume_collection()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_importing_the_app_leaves_garbage_collection_on(tmp_path: object) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", "import gc, qoder_desktop.ui.app, "
+                           "qoder_desktop.ui.wiring; print(gc.isenabled())"], env=env,
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.strip().splitlines()[-1] == "True"

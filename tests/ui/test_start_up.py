@@ -181,3 +181,37 @@ def test_the_application_icon_is_set_after_the_first_paint(
     run(loop, start_up.load())
     assert not app.windowIcon().isNull()  # dialogs and message boxes get it from here on
     assert not start_up.window.windowIcon().isNull()
+
+
+PAUSE_PROBE = """
+import gc, os, sys
+from qoder_desktop.ui import start_up
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+shown = MainWindow.show
+
+def show(self):
+    print("collection on when shown:", gc.isenabled(), flush=True)
+    shown(self)
+
+def load(self):
+    print("collection on when loading:", gc.isenabled(), flush=True)
+    os._exit(0)
+
+MainWindow.show = show
+start_up.StartUp.load = load
+from qoder_desktop.__main__ import main
+sys.exit(main([]))
+"""
+
+
+def test_garbage_collection_is_off_until_the_first_paint_then_on(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               QODER_DESKTOP_HOME=str(tmp_path / "qoder"), XDG_RUNTIME_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", PAUSE_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.splitlines() == ["collection on when shown: False",
+                                        "collection on when loading: True"], done.stderr
