@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ SESSIONS = 10
 
 IMPORT_STEPS = (
     ("PySide6 + QApplication", "from PySide6.QtWidgets import QApplication; a = QApplication([])"),
+    ("qoder_desktop.ui (asyncio, pydantic, our models; PySide6's import check made cheap)",
+     "import qoder_desktop.ui"),
     ("qasync", "import qasync"),
     ("pydantic + our models", "import qoder_desktop.domain.models"),
     ("claude_agent_sdk", "import claude_agent_sdk"),
@@ -67,6 +70,20 @@ def status_mb(field: str) -> float:
     return 0.0
 
 
+def what_holds() -> str:
+    """Modules, sources kept by linecache, threads and Python's small-object arenas now."""
+    import linecache
+    import threading
+
+    sources = [entry for entry in linecache.cache.values() if len(entry) == 4]
+    chars = sum(len(line) for entry in sources for line in entry[2])
+    threads = sorted({thread.name.rstrip("0123456789").rstrip("-_") or thread.name
+                      for thread in threading.enumerate()})
+    return (f"held: {len(sys.modules)} modules; linecache {len(sources)} files "
+            f"({chars / 1e6:.1f} M characters); {threading.active_count()} threads "
+            f"({', '.join(threads)})")
+
+
 def proc_rss_mb(pid: int) -> float:
     """VmRSS of another process in MB (0 when gone)."""
     try:
@@ -83,7 +100,7 @@ def bare_window_rss(width: int, height: int) -> float:
     from benchmarks.bench_cold_start import BARE_DRIVER, child_env, launch
 
     home = Path(tempfile.mkdtemp(prefix="qoder-bench-bare-"))
-    env = child_env(home, "offscreen", None)
+    env = child_env(home, "offscreen", None, bytecode=False)  # as measured before
     return launch(BARE_DRIVER, env, str(width), str(height))["rss_mb"]
 
 
@@ -123,6 +140,7 @@ async def run(base_url: str) -> list[Figure]:
     await asyncio.sleep(0.5)
     with_sessions = rss_mb()
     anon, files = status_mb("RssAnon"), status_mb("RssFile")
+    held = what_holds()
     cli = sum(proc_rss_mb(pid) for info in infos
               if (pid := cli_pid(getattr(desktop.hub._sessions[info.session_id], "_client",
                                          None))) is not None)
@@ -147,6 +165,7 @@ async def run(base_url: str) -> list[Figure]:
         f"RSS = {anon:.0f} MB anonymous (heap) + {files:.0f} MB file-backed (shared "
         "libraries: Qt, Python extensions)",
         f"RSS added per import, fresh interpreter (MB): {import_increments()}",
+        held,
         f"excluded: the {SESSIONS} CLI processes hold {cli:.0f} MB RSS together"])]
 
 

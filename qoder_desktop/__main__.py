@@ -60,10 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from qoder_desktop.rules.check import rules_main
 
         return rules_main(args_list[1:])
+    from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
+
+    pause_collection()  # until the window's first paint (run_gui), see pause_collection
     from qoder_desktop.cli import parse_app_args
 
     args = parse_app_args(args_list)
     if args.self_check:
+        resume_collection()
         from qoder_desktop.diagnostics.self_check import run_self_check
         from qoder_desktop.notifications.probe import probe_service
         from qoder_desktop.ui.probe import describe_tray
@@ -71,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_self_check(tray_probe=describe_tray, notification_probe=probe_service)
     problem = missing_display()
     if problem is not None:
+        resume_collection()
         print(problem, file=sys.stderr)
         return NO_DISPLAY_EXIT
     from qoder_desktop.ui.app import run_gui

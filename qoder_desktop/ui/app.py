@@ -26,6 +26,7 @@ from qoder_desktop.cli import session_options_from_args
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets
 from qoder_desktop.config.settings import load_settings
+from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
 from qoder_desktop.domain.session_options import DEMO_SCENARIO, SessionOptions
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.ui import icons
@@ -127,7 +128,18 @@ async def _confirm_then_start(desktop: DesktopApp, confirmed: SessionOptions,
 
 
 def run_gui(args: argparse.Namespace) -> int:
-    """Run the desktop app until the person quits; returns the exit code."""
+    """Run the desktop app until the person quits; returns the exit code.
+
+    Automatic garbage collection stays off until the window has painted.
+    """
+    pause_collection()
+    try:
+        return _run_gui(args)
+    finally:
+        resume_collection()
+
+
+def _run_gui(args: argparse.Namespace) -> int:
     paths = AppPaths.default().ensure()
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
@@ -146,8 +158,7 @@ def run_gui(args: argparse.Namespace) -> int:
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     loop.set_exception_handler(reporter.loop_exception)
-    app.setWindowIcon(icons.app_icon())
-    app.setStyleSheet(icons.stylesheet())
+    app.setStyleSheet(icons.stylesheet())  # the application icon follows the first paint
 
     loaded = load_settings(paths.settings_file)
     try:
@@ -167,9 +178,14 @@ def run_gui(args: argparse.Namespace) -> int:
     start_up = StartUp(args, paths, db, loaded, redactor, window, name, scenarios)
     window.show()
     wake_up = _quit_on_signals(start_up.quit)
+
+    def painted() -> None:
+        resume_collection()
+        start_up.load()
+
     try:
         with loop:
-            after_first_paint(window, start_up.load)
+            after_first_paint(window, painted)
             loop.run_forever()
     finally:
         wake_up.stop()

@@ -1,20 +1,26 @@
 """One running app per user and data folder: a second launch hands its work over.
 
 A second `qoder-desktop --prompt …` connects to the running instance's `QLocalServer`,
-sends one JSON line (the session to start, or just "show the window") and exits.
+sends one JSON line (the session to start, or just "show the window") and exits. The
+check runs before the first paint, so on Unix it uses a plain Unix socket (the server's
+socket file) and QtNetwork loads only with the server, after the first paint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import socket as stdlib_socket
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+if TYPE_CHECKING:
+    from PySide6.QtNetwork import QLocalSocket
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +47,42 @@ def server_name(data_dir: str) -> str:
     return path if len(os.fsencode(path)) <= SOCKET_PATH_LIMIT else os.path.join("/tmp", name)
 
 
+def _socket_path(name: str) -> str:
+    """Where `QLocalServer.listen(name)` puts its socket file on Unix."""
+    if os.path.isabs(name):
+        return name
+    return os.path.join(os.path.normpath(os.environ.get("TMPDIR") or "/tmp"), name)
+
+
+def _unix_connect(name: str) -> stdlib_socket.socket | None:
+    """A connected Unix socket to the server on `name`, or None when nobody answers."""
+    sock = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT_MS / 1000)
+    try:
+        sock.connect(_socket_path(name))
+    except OSError:  # no socket file, a stale one (refused), or too slow
+        sock.close()
+        return None
+    return sock
+
+
 def hand_over(name: str, message: dict[str, Any]) -> bool:
     """Send `message` to a running instance; False when none is running."""
+    line = json.dumps(message).encode() + b"\n"
+    if os.name == "posix":
+        sock = _unix_connect(name)
+        if sock is None:
+            return False
+        with sock, contextlib.suppress(OSError):
+            sock.sendall(line)
+        return True
+    from PySide6.QtNetwork import QLocalSocket
+
     socket = QLocalSocket()
     socket.connectToServer(name)
     if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
         return False
-    socket.write(json.dumps(message).encode() + b"\n")
+    socket.write(line)
     socket.waitForBytesWritten(CONNECT_TIMEOUT_MS)
     socket.disconnectFromServer()
     return True
@@ -55,6 +90,13 @@ def hand_over(name: str, message: dict[str, Any]) -> bool:
 
 def _answers(name: str) -> bool:
     """True when an instance accepts connections on `name`."""
+    if os.name == "posix":
+        sock = _unix_connect(name)
+        if sock is not None:
+            sock.close()
+        return sock is not None
+    from PySide6.QtNetwork import QLocalSocket
+
     socket = QLocalSocket()
     socket.connectToServer(name)
     connected = socket.waitForConnected(CONNECT_TIMEOUT_MS)
@@ -72,6 +114,8 @@ class InstanceServer(QObject):
     message_received = Signal(dict)
 
     def __init__(self, name: str, parent: QObject | None = None) -> None:
+        from PySide6.QtNetwork import QLocalServer
+
         super().__init__(parent)
         self._server = QLocalServer(self)
         self._buffers: dict[QLocalSocket, bytearray] = {}
@@ -106,6 +150,8 @@ class InstanceServer(QObject):
             socket.disconnected.connect(self._dropped)
 
     def _read_ready(self) -> None:
+        from PySide6.QtNetwork import QLocalSocket
+
         socket = self.sender()
         if not isinstance(socket, QLocalSocket) or socket not in self._buffers:
             return
@@ -120,6 +166,8 @@ class InstanceServer(QObject):
             self._deliver(line)
 
     def _dropped(self) -> None:
+        from PySide6.QtNetwork import QLocalSocket
+
         socket = self.sender()
         if isinstance(socket, QLocalSocket):
             self._buffers.pop(socket, None)

@@ -1,8 +1,9 @@
 """What the app loads after the main window's first paint (`StartUp`), step by step.
 
 The window is on screen first (`after_first_paint`); then, each step in its own loop
-turn so the window keeps taking input: the core and the wiring (`DesktopApp`), the
-first session, the terminal hook server, the approval gateway and a warmed dialog.
+turn so the window keeps taking input: the application icon (for dialogs; the window
+has its own), the core and the wiring (`DesktopApp`), the first session, the terminal
+hook server, the approval gateway and a warmed dialog.
 Imports of the SDKs and the gateway run on a worker thread, keyring calls on the
 keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
 """
@@ -126,8 +127,12 @@ class StartUp:
             self.window.show_status(f"Qoder Desktop could not finish starting: {error}")
 
     async def _load(self) -> None:
+        from qoder_desktop.ui import icons
         from qoder_desktop.ui.app import on_handover, scratch_workspace
 
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
+            app.setWindowIcon(icons.app_icon())
         desktop = self._build_core()
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)

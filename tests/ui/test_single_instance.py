@@ -141,3 +141,15 @@ def test_a_demo_handed_to_an_app_without_demo_starts_nothing_and_says_why() -> N
     app_module.on_handover({"action": "demo", "scenario": "bash"}, desktop, None)
     assert started == []
     assert "runs without --demo" in desktop.window.status[-1]
+
+
+def test_a_socket_file_a_crashed_instance_left_is_not_a_running_instance(
+        tmp_path: Path) -> None:
+    import socket
+
+    path = str(tmp_path / "left-behind")
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)  # the file exists, nobody listens on it
+    stale.close()
+    assert os.path.exists(path)
+    assert hand_over(path, {"action": "show"}) is False

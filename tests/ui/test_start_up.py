@@ -18,7 +18,8 @@ from helpers.loop import run as run_on_loop
 from helpers.loop import settle as settle_on_loop
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.cli import parse_app_args
@@ -168,3 +169,49 @@ def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
         assert desktop.servers.terminal_hooks is not None  # the rest of the app did start
 
     run(loop, scenario())
+
+
+def test_the_application_icon_is_set_after_the_first_paint(
+        start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.setWindowIcon(QIcon())  # as run_gui leaves it before the first paint
+    assert not start_up.window.windowIcon().isNull()  # the window shows its own icon at once
+    slow_keyring.release.set()
+    run(loop, start_up.load())
+    assert not app.windowIcon().isNull()  # dialogs and message boxes get it from here on
+    assert not start_up.window.windowIcon().isNull()
+
+
+PAUSE_PROBE = """
+import gc, os, sys
+from qoder_desktop.ui import start_up
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+shown = MainWindow.show
+
+def show(self):
+    print("collection on when shown:", gc.isenabled(), flush=True)
+    shown(self)
+
+def load(self):
+    print("collection on when loading:", gc.isenabled(), flush=True)
+    os._exit(0)
+
+MainWindow.show = show
+start_up.StartUp.load = load
+from qoder_desktop.__main__ import main
+sys.exit(main([]))
+"""
+
+
+def test_garbage_collection_is_off_until_the_first_paint_then_on(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               QODER_DESKTOP_HOME=str(tmp_path / "qoder"), XDG_RUNTIME_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", PAUSE_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.splitlines() == ["collection on when shown: False",
+                                        "collection on when loading: True"], done.stderr

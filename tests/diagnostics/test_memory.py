@@ -1,0 +1,57 @@
+"""What the app leaves out of memory (issue #15): library parts it never uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+PROBE = """
+import json, sys
+import qoder_desktop.ui  # the app's GUI process imports this first
+import http.server, threading, httpx
+server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+status = httpx.get(f"http://127.0.0.1:{server.server_port}/").status_code
+server.shutdown()
+print(json.dumps({"status": status, "loaded": sorted(
+    name for name in ("rich", "pygments", "httpx._main") if sys.modules.get(name))}))
+"""
+
+
+def test_httpx_works_without_loading_its_command_line_client(tmp_path: object) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"status": 200, "loaded": []}
+
+
+def test_collection_paused_for_start_up_comes_back_on() -> None:
+    import gc
+
+    from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
+
+    assert gc.isenabled()
+    try:
+        assert pause_collection() is True
+        assert not gc.isenabled()
+        assert pause_collection() is False  # already off: a second pause changes nothing
+        resume_collection()
+        assert gc.isenabled()
+        gc.disable()  # turned off by someone else: not ours to turn back on
+        assert pause_collection() is False
+        resume_collection()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_importing_the_app_leaves_garbage_collection_on(tmp_path: object) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", "import gc, qoder_desktop.ui.app, "
+                           "qoder_desktop.ui.wiring; print(gc.isenabled())"], env=env,
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.strip().splitlines()[-1] == "True"
