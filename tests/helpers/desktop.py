@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +31,18 @@ def windows(env: dict[str, str], title_regex: str, *, visible_only: bool = False
                "--name", title_regex]
     found = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     return found.stdout.split()
+
+
+_TRAY_PROBE = ("from PySide6.QtWidgets import QApplication, QSystemTrayIcon\n"
+               "app = QApplication([])\n"
+               "print(QSystemTrayIcon.isSystemTrayAvailable())")
+
+
+def tray_is_up(env: dict[str, str]) -> bool:
+    """True when a system tray owns the display's tray selection (Qt's own check)."""
+    probe = subprocess.run([sys.executable, "-c", _TRAY_PROBE], env=env, capture_output=True,
+                           text=True, timeout=60, check=False)
+    return probe.stdout.strip() == "True"
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -66,6 +79,8 @@ def xvfb_display(screen: str = "1600x1000x24", *, tray: bool = False,
             ["trayer", "--edge", "top", "--align", "right", "--height", "24", *tray_args],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
+        if tray:  # the app looks for the tray once, at start: have it up before
+            wait_for(lambda: tray_is_up(env), 30, "trayer to own the system tray")
         yield env
     finally:
         for process in processes:
