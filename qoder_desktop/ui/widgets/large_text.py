@@ -331,11 +331,45 @@ def _elided(line: str) -> str:
     return body[:DIFF_CONTEXT] + _skipped(len(body) - DIFF_CONTEXT) + line[len(body):]
 
 
+_SCAN = 1 << 16
+"""Characters compared per slice when looking for a common prefix or suffix."""
+
+
 def _common_prefix(x: str, y: str) -> int:
-    low, high = 0, min(len(x), len(y))
+    """The length of the longest common prefix: slices of `_SCAN` characters compared
+    in C up to the first that differs, then a binary search inside that one (linear)."""
+    limit, done = min(len(x), len(y)), 0
+    while done < limit:
+        end = min(done + _SCAN, limit)
+        if x[done:end] != y[done:end]:
+            break
+        done = end
+    else:
+        return limit
+    low, high = done, end - 1  # x[:low] == y[:low]; they differ before `end`
     while low < high:
         mid = (low + high + 1) // 2
-        if x[:mid] == y[:mid]:
+        if x[done:mid] == y[done:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(x: str, y: str, limit: int) -> int:
+    """The length of the longest common suffix, at most `limit` (as `_common_prefix`)."""
+    done = 0
+    while done < limit:
+        end = min(done + _SCAN, limit)
+        if x[len(x) - end:len(x) - done] != y[len(y) - end:len(y) - done]:
+            break
+        done = end
+    else:
+        return limit
+    low, high = done, end - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if x[len(x) - mid:len(x) - done] == y[len(y) - mid:len(y) - done]:
             low = mid
         else:
             high = mid - 1
@@ -350,7 +384,7 @@ def _around_change(old: str, new: str) -> tuple[str, str]:
     """
     head = _common_prefix(old, new)
     rest = min(len(old), len(new)) - head
-    tail = _common_prefix(old[::-1][:rest], new[::-1][:rest])
+    tail = _common_suffix(old, new, rest)
     out = []
     for text in (old, new):
         start = text[:head]
