@@ -160,7 +160,8 @@ class JsonEditor(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._revalidate)
-        self.editor.textChanged.connect(self._timer.start)
+        # (text changes only: `textChanged` also fires when the highlighter recolours)
+        self.editor.document().contentsChange.connect(self._on_contents_change)
         self._diff_timer = QTimer(self)
         self._diff_timer.setSingleShot(True)
         self._diff_timer.setInterval(0)
@@ -200,6 +201,9 @@ class JsonEditor(QWidget):
     def is_loading(self) -> bool:
         """True while a large input is still going into the editor (read-only then)."""
         return self._loader.loading
+
+    def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
+        self._timer.start()
 
     def _loaded(self) -> None:
         self._timer.stop()
