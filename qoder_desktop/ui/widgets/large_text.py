@@ -62,33 +62,43 @@ def _cut(line: str, start: int) -> int:
     return slash if slash > start else end
 
 
-def display_pieces(text: str) -> tuple[list[str], list[int]]:
-    """`text` as display blocks, and the numbers of the blocks that continue a line."""
+def _split_long(text: str) -> tuple[list[str], list[int], list[int]]:
+    """Display blocks, the numbers of those that continue a line, and the original
+    offsets where those continuations start (one pass; lines are cut in C)."""
+    lines = text.split("\n")
+    if max(map(len, lines)) <= DISPLAY_CHUNK:  # (the common case: nothing to cut)
+        return lines, [], []
     pieces: list[str] = []
     soft: list[int] = []
-    for line in text.split("\n"):
-        if len(line) <= DISPLAY_CHUNK:
+    breaks: list[int] = []
+    offset = 0
+    for line in lines:
+        size = len(line)
+        if size <= DISPLAY_CHUNK:
             pieces.append(line)
-            continue
-        start = 0
-        while start < len(line):
-            end = _cut(line, start)
-            if start:
-                soft.append(len(pieces))
-            pieces.append(line[start:end])
-            start = end
+        else:
+            start = 0
+            while start < size:
+                end = _cut(line, start)
+                if start:
+                    soft.append(len(pieces))
+                    breaks.append(offset + start)
+                pieces.append(line[start:end])
+                start = end
+        offset += size + 1
+    return pieces, soft, breaks
+
+
+def display_pieces(text: str) -> tuple[list[str], list[int]]:
+    """`text` as display blocks, and the numbers of the blocks that continue a line."""
+    pieces, soft, _breaks = _split_long(text)
     return pieces, soft
 
 
 def display_breaks(text: str) -> tuple[str, list[int]]:
     """`text` with display-only breaks, and the original offsets where breaks went in."""
-    pieces, soft = display_pieces(text)
-    breaks, offset, soft_set = [], 0, set(soft)
-    for number, piece in enumerate(pieces):
-        if number in soft_set:
-            breaks.append(offset)
-        offset += len(piece) + (0 if number + 1 in soft_set else 1)
-    return "\n".join(pieces), breaks
+    pieces, _soft, breaks = _split_long(text)
+    return ("\n".join(pieces) if breaks else text), breaks
 
 
 def shifted(offset: int, breaks: list[int]) -> int:
