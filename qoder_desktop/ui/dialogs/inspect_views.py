@@ -37,11 +37,11 @@ from qoder_desktop.ui.widgets.json_editor import monospace_font
 from qoder_desktop.ui.widgets.json_highlight import DiffHighlighter, marker_format
 from qoder_desktop.ui.widgets.large_text import (
     ANALYSIS_LIMIT,
-    ChunkedLoader,
     display_breaks,
     shifted,
     too_large_note,
 )
+from qoder_desktop.ui.widgets.loaders import ChunkedLoader, Spans
 from qoder_desktop.ui.widgets.preview import plain_label
 
 SEVERITY_COLORS = {
@@ -145,7 +145,8 @@ class RiskLensView(QWidget):
         self.findings_list.setWordWrap(True)
         self.findings: list[RiskFinding] = []
         self.too_large = False
-        self._shown = ""
+        self._shown: str | None = ""
+        self._command = ""
         self.findings_caption = plain_label("What to look at")
         self.findings_caption.setObjectName("findingsCaption")
         layout = QVBoxLayout(self)
@@ -215,13 +216,18 @@ class RiskLensView(QWidget):
     def _show_large(self, command: str) -> None:
         """A command too large to analyse: plain text in pieces of at most
         `DISPLAY_CHUNK` characters (display-only breaks), hidden characters marked, put
-        in over several loop turns."""
+        in over several loop turns (the first one makes the text)."""
+        self._shown = None
+        self._command = command
+        self._fit_height(self.large_view, command)
+        self._loader.load_from(lambda: self._large_text(command))
+
+    def _large_text(self, command: str) -> tuple[str, Spans]:
         shown, spans = _large_display(command)
         self._shown = shown
         display, breaks = display_breaks(shown)
-        self._loader.load(display, [(shifted(start, breaks), shifted(end, breaks), fmt)
-                                    for start, end, fmt in spans])
-        self._fit_height(self.large_view, display)
+        return display, [(shifted(start, breaks), shifted(end, breaks), fmt)
+                         for start, end, fmt in spans]
 
     @staticmethod
     def _fit_height(view: QWidget, shown: str) -> None:
@@ -258,6 +264,8 @@ class RiskLensView(QWidget):
     def shown_text(self) -> str:
         """The command as displayed (hidden characters replaced by markers), without the
         display-only line breaks of a command too large to analyse."""
+        if self._shown is None:  # (a large command's view is still to be made)
+            self._shown = make_visible(self._command)
         return self._shown
 
 

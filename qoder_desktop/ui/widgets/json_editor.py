@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -43,12 +44,12 @@ from qoder_desktop.ui.widgets.json_highlight import (  # (re-exported: the old h
 )
 from qoder_desktop.ui.widgets.large_text import (
     SoftBreakEdit,
-    SoftBreakLoader,
     display_breaks,
     is_soft,
     soft_broken_text,
     unified_linear,
 )
+from qoder_desktop.ui.widgets.loaders import SoftBreakLoader, TurnSteps
 from qoder_desktop.ui.widgets.preview import plain_label
 
 LARGE_TEXT = 64 * 1024
@@ -66,6 +67,22 @@ def wrap_mode_for(text: str) -> QTextOption.WrapMode:
         return QTextOption.WrapMode.WrapAnywhere
     return (QTextOption.WrapMode.WrapAnywhere if _LONG_RUN.search(text)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+
+
+def string_size(value: object) -> int:
+    """How many characters the strings (keys too) of a JSON-like value hold: a lower
+    bound of its JSON text's length, known without writing the JSON."""
+    size, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return size
 
 
 def monospace_font() -> QFont:
@@ -110,7 +127,8 @@ class JsonEditor(QWidget):
         self._valid = True
         self._edited = False
         self._soft = False
-        self._original_text = "{}"
+        self._large = False
+        self._original_text: str | None = "{}"
 
         self.editor = SoftBreakEdit(self)
         self.editor.setObjectName("jsonEdit")
@@ -162,39 +180,42 @@ class JsonEditor(QWidget):
         self._timer.timeout.connect(self._revalidate)
         # (text changes only: `textChanged` also fires when the highlighter recolours)
         self.editor.document().contentsChange.connect(self._on_contents_change)
-        self._diff_timer = QTimer(self)
-        self._diff_timer.setSingleShot(True)
-        self._diff_timer.setInterval(0)
-        self._diff_timer.timeout.connect(self._show_diff)
+        self._diff_steps = TurnSteps(self)
         self._loader = SoftBreakLoader(self.editor)
         self._loader.finished.connect(self._loaded)
         self._show_state()
 
     # -- public API ------------------------------------------------------------------
     def set_value(self, value: dict[str, Any]) -> None:
-        """Show `value` as the original input (clears any edit)."""
+        """Show `value` as the original input (clears any edit).
+
+        A large input (its JSON text over `LARGE_TEXT` characters) goes in over several
+        loop turns, its JSON text written in the first of them; read-only meanwhile, and
+        until then the value is the original (what the agent sent).
+        """
         self._original = value
-        text = self._original_text = pretty_json(value)
-        self.editor.setWordWrapMode(wrap_mode_for(text))
-        self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
-        document = self.editor.document()
-        large = len(text) > LARGE_TEXT
-        self.highlighter.large = large
+        self._original_text = None
         self._timer.stop()
+        self._diff_steps.cancel()
+        large = self._large = (string_size(value) > LARGE_TEXT
+                               or len(self._original_json()) > LARGE_TEXT)
+        self._timer.setInterval(LARGE_DEBOUNCE_MS if large else 0)
+        self.highlighter.large = large
+        if self.highlighter.document() is None:
+            self.highlighter.setDocument(self.editor.document())
         if large:
-            # In over several loop turns, read-only meanwhile; until then the value is
-            # the original (what the agent sent), and the check follows once it is in.
-            self.highlighter.setDocument(None)  # one pass afterwards, not one per piece
+            # (the highlighter colours each loaded piece as it goes in: no pass over all)
+            self.editor.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
             self.editor.setReadOnly(True)
             self._soft = True
             self._set_state(value, "")
-            self._loader.load(text)
+            self._loader.load_from(self._original_json)
             return
         self._loader.cancel()
         self.editor.setReadOnly(False)
-        if self.highlighter.document() is None:
-            self.highlighter.setDocument(document)
         self._soft = False
+        text = self._original_json()
+        self.editor.setWordWrapMode(wrap_mode_for(text))
         self.editor.setPlainText(text)
         self._revalidate()
 
@@ -206,10 +227,14 @@ class JsonEditor(QWidget):
         self._timer.start()
 
     def _loaded(self) -> None:
-        self._timer.stop()
-        self.highlighter.setDocument(self.editor.document())
         self.editor.setReadOnly(False)
-        self._revalidate()
+        self._timer.start(0)  # the check in a loop turn of its own (`value()` flushes it)
+
+    def _original_json(self) -> str:
+        """The original input's JSON text as the editor shows it (written once)."""
+        if self._original_text is None:
+            self._original_text = pretty_json(self._original)
+        return self._original_text
 
     def original(self) -> dict[str, Any]:
         """The input as the agent sent it."""
@@ -258,7 +283,7 @@ class JsonEditor(QWidget):
         (`large_text.set_soft_broken_text`) removed.
         """
         if self._loader.loading:
-            return self._original_text
+            return self._original_json()
         document = self.editor.document()
         if self._soft:
             return soft_broken_text(document)
@@ -298,10 +323,10 @@ class JsonEditor(QWidget):
         self.edited_label.setVisible(self._edited)
         self.reset_button.setEnabled(self._edited)
         self.diff_view.setVisible(self._edited)
-        self._diff_timer.stop()
+        self._diff_steps.cancel()
         if self._edited and self._valid and self._value is not None:
-            if len(self._original_text) > LARGE_TEXT:  # its own loop turn
-                self._diff_timer.start()
+            if self._large:  # in loop turns of their own
+                self._diff_steps.run(self._diff_in_turns(self._value))
             else:
                 self.diff_view.setPlainText(self._diff_text(self._value))
         elif self._edited:
@@ -318,13 +343,22 @@ class JsonEditor(QWidget):
             selections.append(selection)
         self.editor.setExtraSelections(selections)
 
-    def _show_diff(self) -> None:
-        if self._edited and self._valid and self._value is not None:
-            self.diff_view.setPlainText(self._diff_text(self._value))
+    def _diff_in_turns(self, value: dict[str, Any]) -> Iterator[None]:
+        """`_diff_text` with a loop turn after each long step, then shown."""
+        new = pretty_json(value)
+        yield
+        old = self._original_json()
+        if len(old) + len(new) <= 2 * LARGE_TEXT:
+            text = json_edit_diff(self._original, value)
+        else:
+            diff = unified_linear(old + "\n", new + "\n", "original input", "edited input")
+            yield
+            text = display_breaks(diff)[0]
+        self.diff_view.setPlainText(text)
 
     def _diff_text(self, value: dict[str, Any]) -> str:
         """The edit diff as shown; a large one is linear and soft-broken for display."""
-        old, new = self._original_text, pretty_json(value)
+        old, new = self._original_json(), pretty_json(value)
         if len(old) + len(new) <= 2 * LARGE_TEXT:
             return json_edit_diff(self._original, value)
         return display_breaks(unified_linear(old + "\n", new + "\n", "original input",

@@ -14,12 +14,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 
-from PySide6.QtCore import QMimeData, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import (
     QKeyEvent,
     QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
     QTextDocument,
     QTextFormat,
 )
@@ -153,129 +151,6 @@ class SoftBreakEdit(QPlainTextEdit):
         cursor.endEditBlock()
         self.setTextCursor(cursor)
         self.ensureCursorVisible()
-
-
-LOAD_STEP = 256 * 1024
-"""Characters a `ChunkedLoader` puts into its view per loop turn."""
-
-
-class ChunkedLoader(QObject):
-    """Puts a large text into a read-only plain-text view over several loop turns
-    (`LOAD_STEP` characters each), then colours the given spans: no one long block.
-
-    Signals:
-        (none; `done` says when the whole text is in)
-    """
-
-    def __init__(self, view: QPlainTextEdit) -> None:
-        super().__init__(view)
-        self._view = view
-        view.setUndoRedoEnabled(False)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._step)
-        self._parts: list[str] = []
-        self._spans: list[tuple[int, int, QTextCharFormat]] = []
-        self.done = True
-
-    def load(self, text: str, spans: list[tuple[int, int, QTextCharFormat]]) -> None:
-        """Replace the view's text with `text`; the first step runs now."""
-        self.cancel()
-        self._view.clear()
-        self._parts = [text[i:i + LOAD_STEP] for i in range(0, len(text), LOAD_STEP)][::-1]
-        self._spans = spans
-        self.done = False
-        self._step()
-
-    def cancel(self) -> None:
-        """Stop loading (the view keeps what is in so far)."""
-        self._timer.stop()
-        self._parts = []
-        self.done = True
-
-    def _step(self) -> None:
-        document = self._view.document()
-        if self._parts:
-            cursor = QTextCursor(document)
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(self._parts.pop())
-        if self._parts:
-            self._timer.start()
-            return
-        cursor = QTextCursor(document)
-        cursor.beginEditBlock()
-        for start, end, fmt in self._spans:
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(fmt)
-        cursor.endEditBlock()
-        self._spans = []
-        self.done = True
-
-
-class SoftBreakLoader(QObject):
-    """Loads a large text into an editor as soft-broken blocks (see the module
-    docstring), `LOAD_STEP` characters per loop turn, without an undo step.
-
-    Signals:
-        finished(): the whole text is in.
-    """
-
-    finished = Signal()
-
-    def __init__(self, editor: QPlainTextEdit) -> None:
-        super().__init__(editor)
-        self._editor = editor
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._step)
-        self._pieces: list[str] = []
-        self._soft: set[int] = set()
-        self._next = 0
-        self._soft_format, self._hard_format = QTextBlockFormat(), QTextBlockFormat()
-        self._soft_format.setProperty(SOFT, True)
-        self.loading = False
-
-    def load(self, text: str) -> None:
-        """Start loading `text` (the first step runs now)."""
-        self.cancel()
-        self._pieces, soft = display_pieces(text)
-        self._soft, self._next = set(soft), 0
-        document = self._editor.document()
-        document.setUndoRedoEnabled(False)
-        document.clear()
-        self.loading = True
-        self._step()
-
-    def cancel(self) -> None:
-        """Stop loading; the document keeps what is in so far."""
-        self._timer.stop()
-        if self.loading:
-            self._editor.document().setUndoRedoEnabled(True)
-        self.loading = False
-
-    def _step(self) -> None:
-        cursor = QTextCursor(self._editor.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.beginEditBlock()
-        budget = LOAD_STEP
-        while self._next < len(self._pieces) and budget > 0:
-            number = self._next
-            if number:
-                cursor.insertBlock(self._soft_format if number in self._soft
-                                   else self._hard_format)
-            cursor.insertText(self._pieces[number])
-            budget -= len(self._pieces[number]) + 1
-            self._next += 1
-        cursor.endEditBlock()
-        if self._next < len(self._pieces):
-            self._timer.start()
-            return
-        self._pieces = []
-        self.cancel()
-        self.finished.emit()
 
 
 def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
