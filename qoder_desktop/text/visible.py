@@ -141,11 +141,11 @@ def find_hidden(text: str) -> list[HiddenChar]:
 
 def make_visible(text: str) -> str:
     """Replace every hidden character of `text` by its marker; keep `\\n` and `\\t`."""
-    if not has_hidden(text):
-        return text
     if len(text) < _REGEX_FROM:
+        if not any(is_hidden(char) for char in text):
+            return text
         return "".join(marker(c) if is_hidden(c) else c for c in text)
-    pattern = _pattern_for(text)
+    pattern = _pattern_for(text)  # (one scan of a long text)
     return text if pattern is None else pattern.sub(lambda match: marker(match[0]), text)
 
 

@@ -101,7 +101,7 @@ def _large_display(command: str) -> tuple[str, list[tuple[int, int, QTextCharFor
         width = len(marker(match[0]))
         spans.append((match.start() + shift, match.start() + shift + width, marker_format()))
         shift += width - 1
-    return make_visible(command), spans
+    return pattern.sub(lambda match: marker(match[0]), command), spans
 
 
 def _span_format(severity: Severity) -> QTextCharFormat:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 
 from qoder_desktop.ui.widgets.large_text import SOFT, display_pieces
 
-LOAD_STEP = 256 * 1024
+LOAD_STEP = 128 * 1024
 """Characters a loader puts into its view per loop turn."""
 
 Spans = list[tuple[int, int, QTextCharFormat]]
