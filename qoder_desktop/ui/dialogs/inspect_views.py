@@ -169,9 +169,9 @@ class RiskLensView(QWidget):
         severe first; the caption says how many more there are. The text and its colours
         go into a new document in one edit block (one format per run of characters), so
         the cost does not grow with the number of findings times the text's length.
-        A command longer than `ANALYSE_LATER_FROM` is analysed in the next loop turn and
-        shown in the one after (the caption says "analysing…" meanwhile), so opening the
-        dialog and analysing it are two shorter blocks instead of one long one.
+        A command longer than `ANALYSE_LATER_FROM` is analysed and shown in the next loop
+        turn (the caption says "analysing…" meanwhile), so opening the dialog and
+        analysing it are two shorter blocks instead of one long one.
         """
         self._steps.cancel()
         self.too_large = len(command) > ANALYSIS_LIMIT
@@ -204,9 +204,10 @@ class RiskLensView(QWidget):
 
     def _analysed_in_turns(self, command: str, cwd: str | None,
                            extra_dirs: Sequence[str]) -> Iterator[None]:
-        findings = analyze_command(command, cwd, extra_dirs)
-        yield
-        self._show_findings(command, findings)
+        # (one step: it runs before a dialog opened in the same turn can arm, since the
+        # arming timer starts later and waits longer)
+        self._show_findings(command, analyze_command(command, cwd, extra_dirs))
+        yield from ()
 
     def _show_findings(self, command: str, findings: list[RiskFinding]) -> None:
         self.findings = findings

@@ -1,0 +1,109 @@
+"""Large inputs are prepared over several loop turns, and what the person must see is
+there when the dialog arms; a later edit or command replaces work still pending
+(issue #13 item 4: a 4 MiB input blocks the loop at most 100 ms)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtGui import QTextCursor
+
+from qoder_desktop.domain.models import ApprovalRequest, Backend
+from qoder_desktop.preview.diffs import pretty_json
+from qoder_desktop.ui.dialogs import ApprovalDialog
+from qoder_desktop.ui.dialogs.inspect_views import MAX_LISTED, RiskLensView
+from qoder_desktop.ui.widgets.json_editor import JsonEditor
+
+MIB = 1024 * 1024
+
+
+def bash(command: str) -> ApprovalRequest:
+    return ApprovalRequest(session_id="s", session_name="demo", backend=Backend.CLAUDE,
+                           tool_name="Bash", tool_input={"command": command}, cwd="/tmp")
+
+
+@pytest.mark.arming
+def test_a_long_command_is_analysed_and_listed_before_the_dialog_arms(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
+    dialog = ApprovalDialog(bash("sudo xyz; " * 1024))  # 10 KB, 2,048 findings
+    lens = dialog.risk_lens
+    assert lens is not None
+    at_arming: list[tuple[bool, int, str]] = []
+    dialog.gate.armed_changed.connect(lambda armed: at_arming.append(
+        (lens.is_complete(), lens.findings_list.count(), lens.findings_caption.text()))
+        if armed else None)
+    open_dialog(dialog)
+    [(complete, listed, caption)] = at_arming
+    assert complete and listed == MAX_LISTED + 1
+    assert "more not highlighted" in caption and "analysing" not in caption
+
+
+@pytest.mark.arming
+def test_a_huge_command_flags_what_it_hides_and_why_no_rule_when_armed(open_dialog) -> None:  # type: ignore[no-untyped-def]
+    dialog = ApprovalDialog(bash("a" * (4 * MIB) + "\u202e"))
+    at_arming: list[tuple[str, str]] = []
+    dialog.gate.armed_changed.connect(lambda armed: at_arming.append(
+        (dialog.ui.hiddenWarning.text(), dialog.grants.hint.text())) if armed else None)
+    open_dialog(dialog)
+    [(warning, hint)] = at_arming
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in warning
+    assert "too large to analyse" in hint
+
+
+def test_a_loaded_huge_input_is_checked_once(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # (the highlighter recolouring the loaded text is no edit: no second check, so the
+    # dialog does not inspect 4 MiB twice)
+    editor = JsonEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    values: list[object] = []
+    editor.value_changed.connect(values.append)
+    command = "rm -rf ~/x\u00a0" + "b" * (4 * MIB)
+    editor.set_value({"command": command})
+    qtbot.waitUntil(lambda: not editor.is_loading() and len(values) == 2)
+    qtbot.wait(600)  # longer than the debounce of a large text
+    assert values == [{"command": command}] * 2  # set, then checked after loading
+    assert editor.text() == pretty_json({"command": command})
+    assert not editor.is_edited()
+
+
+def test_the_diff_follows_the_last_edit_of_a_huge_input(qtbot) -> None:  # type: ignore[no-untyped-def]
+    editor = JsonEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    command = "c" * MIB
+    editor.set_value({"command": command})
+    qtbot.waitUntil(lambda: not editor.is_loading())
+    cursor = editor.editor.textCursor()
+    cursor.setPosition(editor.editor.toPlainText().rindex('"'))
+    cursor.insertText("1")
+    assert editor.value() == {"command": command + "1"}  # (checked now: a diff starts)
+    cursor.insertText("2")
+    assert editor.value() == {"command": command + "12"}  # (the first diff is dropped)
+    qtbot.waitUntil(lambda: "+" in editor.diff_view.toPlainText())
+    qtbot.wait(50)
+    added = [line for line in editor.diff_view.toPlainText().splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert len(added) == 1 and added[0].endswith('cc12"')
+    cursor.movePosition(QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.KeepAnchor, 2)
+    cursor.removeSelectedText()
+    assert not editor.is_edited()
+    qtbot.wait(50)
+    assert not editor.diff_view.isVisibleTo(editor)
+
+
+@pytest.mark.parametrize("first", ["sudo xyz; " * 1024, "echo " + "x" * (4 * MIB)])
+def test_a_newer_command_replaces_one_still_being_prepared(qtbot, first: str) -> None:  # type: ignore[no-untyped-def]
+    view = RiskLensView()
+    qtbot.addWidget(view)
+    view.show_command(first)
+    view.show_command("sudo ls")
+    assert view.is_complete()
+    qtbot.wait(200)  # what was pending for the first command must not come back
+    assert view.shown_text() == "sudo ls"
+    assert view.command_view.isVisibleTo(view) and not view.large_view.isVisibleTo(view)
+    assert view.command_view.toPlainText() == "sudo ls"
+    assert [("sudo ls"[f.start:f.end]) for f in view.findings] == ["sudo"]
+    assert view.large_view.document().isEmpty()
