@@ -107,3 +107,31 @@ def test_a_newer_command_replaces_one_still_being_prepared(qtbot, first: str) ->
     assert view.command_view.toPlainText() == "sudo ls"
     assert [("sudo ls"[f.start:f.end]) for f in view.findings] == ["sudo"]
     assert view.large_view.document().isEmpty()
+
+
+def test_an_edit_while_a_huge_input_is_being_checked_wins(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # (a large text is read back a few blocks per loop turn: a key typed meanwhile,
+    # even in a part already read, drops that read; only the text with both keys is
+    # ever emitted and shown)
+    editor = JsonEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    command = "d" * (2 * MIB)
+    editor.set_value({"command": command})
+    qtbot.waitUntil(lambda: not editor.is_loading())
+    qtbot.wait(100)  # (the check after loading)
+    values: list[object] = []
+    editor.value_changed.connect(values.append)
+    cursor = editor.editor.textCursor()
+    cursor.setPosition(editor.editor.toPlainText().rindex('"'))
+    cursor.insertText("1")
+    editor._timer.stop()
+    editor._revalidate()  # (what the debounce does: the read begins, the rest follows)
+    cursor.setPosition(editor.editor.toPlainText().index('"d') + 1)
+    cursor.insertText("2")
+    final = {"command": "2" + command + "1"}
+    qtbot.waitUntil(lambda: bool(values), timeout=5000)
+    qtbot.waitUntil(lambda: 'dd1"' in editor.diff_view.toPlainText())
+    qtbot.wait(600)
+    assert values == [final]
+    assert editor.value() == final and editor.is_edited()

@@ -9,7 +9,6 @@ diff against the original show exactly what will run instead of what the agent s
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -42,6 +41,14 @@ from qoder_desktop.ui.widgets.json_highlight import (
 from qoder_desktop.ui.widgets.json_highlight import (  # (re-exported: the old home)
     marker_format as marker_format,
 )
+from qoder_desktop.ui.widgets.json_text import (
+    LARGE_DEBOUNCE_MS,
+    LARGE_TEXT,
+    READ_STEP_BLOCKS,
+    parse_object,
+    string_size,
+    wrap_mode_for,
+)
 from qoder_desktop.ui.widgets.large_text import (
     SoftBreakEdit,
     display_breaks,
@@ -52,59 +59,11 @@ from qoder_desktop.ui.widgets.large_text import (
 from qoder_desktop.ui.widgets.loaders import SoftBreakLoader, TurnSteps
 from qoder_desktop.ui.widgets.preview import plain_label
 
-LARGE_TEXT = 64 * 1024
-"""Editor texts longer than this (in characters) are validated after a pause in typing
-(`LARGE_DEBOUNCE_MS`) instead of at once: parsing and diffing them takes a while."""
-LARGE_DEBOUNCE_MS = 400
-_LONG_RUN = re.compile(r"(?<!\S)\S{501}")
-"""A run of more than 500 non-spaces; the look-behind tries each run once (linear)."""
-
-
-def wrap_mode_for(text: str) -> QTextOption.WrapMode:
-    """Wrap anywhere when `text` has a run Qt's word wrap is slow on (>500 characters
-    without a space: a 1 MiB word took more than 120 s to lay out), else at words."""
-    if len(text) > LARGE_TEXT:  # shown in pieces of at most `DISPLAY_CHUNK` characters
-        return QTextOption.WrapMode.WrapAnywhere
-    return (QTextOption.WrapMode.WrapAnywhere if _LONG_RUN.search(text)
-            else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-
-
-def string_size(value: object) -> int:
-    """How many characters the strings (keys too) of a JSON-like value hold: a lower
-    bound of its JSON text's length, known without writing the JSON."""
-    size, stack = 0, [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            size += len(item)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return size
-
+__all__ = ["LARGE_TEXT", "JsonEditor", "monospace_font", "parse_object", "wrap_mode_for"]
 
 def monospace_font() -> QFont:
     """The system's fixed-width font."""
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-
-
-def parse_object(text: str) -> tuple[dict[str, Any] | None, str]:
-    """Parse editor text as a JSON object.
-
-    Returns:
-        (value, "") when valid, else (None, an error naming line and column).
-    """
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
-    except RecursionError:
-        return None, "Invalid JSON: nested too deeply."
-    if not isinstance(value, dict):
-        return None, "Invalid input at line 1, column 1: the input must be a JSON object."
-    return value, ""
 
 
 class JsonEditor(QWidget):
@@ -181,6 +140,7 @@ class JsonEditor(QWidget):
         # (text changes only: `textChanged` also fires when the highlighter recolours)
         self.editor.document().contentsChange.connect(self._on_contents_change)
         self._diff_steps = TurnSteps(self)
+        self._read_steps = TurnSteps(self)
         self._loader = SoftBreakLoader(self.editor)
         self._loader.finished.connect(self._loaded)
         self._show_state()
@@ -197,6 +157,7 @@ class JsonEditor(QWidget):
         self._original_text = None
         self._timer.stop()
         self._diff_steps.cancel()
+        self._read_steps.cancel()
         large = self._large = (string_size(value) > LARGE_TEXT
                                or len(self._original_json()) > LARGE_TEXT)
         self._timer.setInterval(LARGE_DEBOUNCE_MS if large else 0)
@@ -224,6 +185,7 @@ class JsonEditor(QWidget):
         return self._loader.loading
 
     def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
+        self._read_steps.cancel()
         self._timer.start()
 
     def _loaded(self) -> None:
@@ -270,9 +232,11 @@ class JsonEditor(QWidget):
 
     # -- internals -------------------------------------------------------------------
     def _flush(self) -> None:
-        if self._timer.isActive() and not self._loader.loading:
+        if (self._timer.isActive() or self._read_steps.is_running()) \
+                and not self._loader.loading:
             self._timer.stop()
-            self._revalidate()
+            self._read_steps.cancel()
+            self._check(self.text())
 
     def text(self) -> str:
         """The editor's text exactly as typed.
@@ -292,7 +256,30 @@ class JsonEditor(QWidget):
     def _revalidate(self) -> None:
         if self._loader.loading:
             return
-        text = self.text()
+        if self._soft:  # a large text: read a few blocks per loop turn, then checked
+            self._read_steps.run(self._read_in_turns(), now=True)
+        else:
+            self._check(self.text())
+
+    def _read_in_turns(self) -> Iterator[None]:
+        """`text()` of a soft-broken document, `READ_STEP_BLOCKS` blocks per loop turn,
+        then checked in a turn of its own. An edit meanwhile drops it (and starts the
+        check again); `value()` meanwhile reads the whole text at once."""
+        parts: list[str] = []
+        block = self.editor.document().begin()
+        count = 0
+        while block.isValid():
+            if count and not is_soft(block.blockFormat()):
+                parts.append("\n")
+            parts.append(block.text())  # (raw: a no-break space stays one)
+            block = block.next()
+            count += 1
+            if count % READ_STEP_BLOCKS == 0:
+                yield
+        yield
+        self._check("".join(parts))
+
+    def _check(self, text: str) -> None:
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
         mode = wrap_mode_for(text)
         if self.editor.wordWrapMode() != mode:
