@@ -141,6 +141,9 @@ class JsonEditor(QWidget):
         self.editor.document().contentsChange.connect(self._on_contents_change)
         self._diff_steps = TurnSteps(self)
         self._read_steps = TurnSteps(self)
+        self._revision = 0
+        """Text changes so far; `_loaded_revision` is where a large load ended."""
+        self._loaded_revision = -1
         self._loader = SoftBreakLoader(self.editor)
         self._loader.finished.connect(self._loaded)
         self._show_state()
@@ -185,12 +188,14 @@ class JsonEditor(QWidget):
         return self._loader.loading
 
     def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
+        self._revision += 1
         self._read_steps.cancel()
         self._timer.start()
 
     def _loaded(self) -> None:
+        self._loaded_revision = self._revision
         self.editor.setReadOnly(False)
-        self._timer.start(0)  # the check in a loop turn of its own (`value()` flushes it)
+        self._timer.start(0)  # the check, in loop turns of its own
 
     def _original_json(self) -> str:
         """The original input's JSON text as the editor shows it (written once)."""
@@ -232,6 +237,9 @@ class JsonEditor(QWidget):
 
     # -- internals -------------------------------------------------------------------
     def _flush(self) -> None:
+        if self._revision == self._loaded_revision:
+            return  # nothing typed since a large text loaded: the value is the original
+            # (the check after loading goes on in its own loop turns)
         if (self._timer.isActive() or self._read_steps.is_running()) \
                 and not self._loader.loading:
             self._timer.stop()
