@@ -135,3 +135,22 @@ def test_an_edit_while_a_huge_input_is_being_checked_wins(qtbot) -> None:  # typ
     qtbot.wait(600)
     assert values == [final]
     assert editor.value() == final and editor.is_edited()
+
+
+def test_the_lens_and_the_warning_follow_an_edit_of_a_huge_command(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
+    # (the inspection waits for the edit's check instead of reading 1 MiB itself)
+    command = "echo " + "x" * MIB
+    dialog, _ = open_dialog(ApprovalDialog(bash(command)), arm=False)
+    qtbot.waitUntil(lambda: not dialog.json_editor.is_loading())
+    lens = dialog.risk_lens
+    assert lens is not None
+    assert not dialog.ui.hiddenWarning.isVisibleTo(dialog)
+    editor = dialog.json_editor.editor
+    cursor = editor.textCursor()
+    cursor.setPosition(editor.toPlainText().rindex('"'))
+    cursor.insertText("\u200b")
+    qtbot.waitUntil(lambda: lens.is_complete() and lens.shown_text().endswith(
+        "x⟨U+200B ZERO WIDTH SPACE⟩"), timeout=5000)
+    assert "U+200B ZERO WIDTH SPACE" in dialog.ui.hiddenWarning.text()
+    assert dialog.ui.hiddenWarning.isVisibleTo(dialog)
+    assert dialog.json_editor.value() == {"command": command + "\u200b"}

@@ -210,6 +210,8 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.start()
 
     def _refresh_inspection(self) -> None:
+        if self._large and self.json_editor.is_checking():
+            return  # (its value_changed brings the inspection back; no 4 MiB read now)
         if self._large:
             self._update_hidden_warning()
         tool_input = self._current_input()

@@ -187,6 +187,11 @@ class JsonEditor(QWidget):
         """True while a large input is still going into the editor (read-only then)."""
         return self._loader.loading
 
+    def is_checking(self) -> bool:
+        """True while an edit's check is still to come (it ends with `value_changed`)."""
+        return self._revision != self._loaded_revision and (
+            self._timer.isActive() or self._read_steps.is_running())
+
     def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
         self._revision += 1
         self._read_steps.cancel()
