@@ -147,6 +147,9 @@ class RiskLensView(QWidget):
         self.findings_list.setObjectName("riskFindings")
         self.findings_list.setAccessibleName("What to look at")
         self.findings_list.setWordWrap(True)
+        # (every item is listed at once; Qt measures the wrapped items 50 per loop turn)
+        self.findings_list.setLayoutMode(QListWidget.LayoutMode.Batched)
+        self.findings_list.setBatchSize(50)
         self.findings: list[RiskFinding] = []
         self.too_large = False
         self._shown: str | None = ""
@@ -222,7 +225,8 @@ class RiskLensView(QWidget):
 
     def _show_analysed(self, command: str, ranked: list[RiskFinding]) -> None:
         shown, offsets = make_visible_with_map(command)
-        spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
+        formats = {severity: _span_format(severity) for severity in SEVERITY_ORDER}
+        spans = [(offsets[f.start], offsets[f.end], formats[f.severity])
                  for f in reversed(ranked[:MAX_HIGHLIGHTED])]
         spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
                   for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
