@@ -53,10 +53,10 @@ SEVERITY_ORDER = (Severity.INFO, Severity.WARNING, Severity.DANGER)
 MAX_HIGHLIGHTED = 200
 """Findings (and hidden characters) coloured in the command; the rest are counted."""
 MAX_LISTED = 200
+"""Findings listed under the command; a last line says how many more there are."""
 ANALYSE_LATER_FROM = 4 * 1024
 """Commands longer than this are analysed a loop turn after they are shown (a 10 KB
 command with 2,000 findings takes the analyzer about 40 ms)."""
-"""Findings listed under the command; a last line says how many more there are."""
 _LONG_RUN = re.compile(r"(?<!\S)\S{" + str(LONG_RUN + 1) + "}")
 """A run longer than `LONG_RUN`; the look-behind tries each run once (linear)."""
 
