@@ -15,7 +15,13 @@ as one block per line.
 Before issue #13: 10 KB with ~1,000 findings opened in ~1 s and froze 28 s after a
 one-character edit; a 128 KiB word took 3 s to open, 1 MiB more than 120 s. Before the
 soft-broken display and the analysis bound (same machine, loaded): 1 MiB opened in
-10.8 s and froze 3.5 s per edit; 4 MiB 27–39 s and 20–24 s.
+10.8 s and froze 3.5 s per edit; 4 MiB 27–39 s and 20–24 s. After them, the longest
+block was 98–123 ms on a quiet machine (the 4 MiB cases: scans for hidden characters,
+the whole text read back, the diff's binary searches over megabyte slices, each in one
+turn). Since the work is split into loop turns (`ui/widgets/loaders.py`), side by side
+with that main on a loaded machine (load 4–6): in GUI-thread CPU time 133–136 → 36–37
+ms (the 4 MiB cases 84–136 → 21–29 ms; now the 10 KB analysis is the longest), wall
+clock 167–302 → 72–167 ms.
 """
 
 from __future__ import annotations
