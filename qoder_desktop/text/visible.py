@@ -84,13 +84,32 @@ def marker(char: str) -> str:
     return f"⟨{char_label(char)}⟩"
 
 
+_ASCII_SHOWN = bytes(code for code in range(128)
+                     if not is_hidden(chr(code)))
+"""The ASCII characters shown as they are (printable, space, `\n`, `\t`)."""
+
+
+def hidden_chars(text: str) -> list[str]:
+    """The distinct hidden characters `text` holds, sorted (linear, in C).
+
+    An ASCII text (the common large case) is checked in one `bytes.translate` pass
+    that leaves only its control characters; any other text by its distinct
+    characters, each classified once.
+    """
+    if text.isascii():
+        candidates = set(text.encode("ascii").translate(None, _ASCII_SHOWN).decode("ascii"))
+    else:
+        candidates = set(text)
+    return sorted(char for char in candidates if is_hidden(char))
+
+
 def _pattern_for(text: str) -> re.Pattern[str] | None:
     """A character class of exactly the hidden characters `text` holds (None if none).
 
     The distinct characters of a text are few even when it is long: checking each once
     and searching with a class of just those keeps a megabyte at milliseconds.
     """
-    hidden = sorted(char for char in set(text) if is_hidden(char))
+    hidden = hidden_chars(text)
     if not hidden:
         return None
     return re.compile("[" + "".join(re.escape(char) for char in hidden) + "]")
@@ -122,11 +141,11 @@ def find_hidden(text: str) -> list[HiddenChar]:
 
 def make_visible(text: str) -> str:
     """Replace every hidden character of `text` by its marker; keep `\\n` and `\\t`."""
-    if not has_hidden(text):
-        return text
     if len(text) < _REGEX_FROM:
+        if not any(is_hidden(char) for char in text):
+            return text
         return "".join(marker(c) if is_hidden(c) else c for c in text)
-    pattern = _pattern_for(text)
+    pattern = _pattern_for(text)  # (one scan of a long text)
     return text if pattern is None else pattern.sub(lambda match: marker(match[0]), text)
 
 
@@ -164,7 +183,7 @@ def describe_hidden(text: str) -> list[str]:
         return [label if count == 1 else f"{label} ×{count}"
                 for label, count in counts.items()]
     # Linear in C: each distinct hidden character is counted and located with str methods.
-    hidden = sorted((char for char in set(text) if is_hidden(char)), key=text.index)
+    hidden = sorted(hidden_chars(text), key=text.index)
     named = ((char_label(char), text.count(char)) for char in hidden)
     return [label if count == 1 else f"{label} ×{count}" for label, count in named]
 

@@ -11,7 +11,9 @@ from qoder_desktop.text.visible import (
     describe_hidden,
     find_hidden,
     has_hidden,
+    hidden_chars,
     hidden_in_value,
+    is_hidden,
     json_escape_hidden,
     make_visible,
     make_visible_with_map,
@@ -82,3 +84,22 @@ def test_visible_never_hides(text):
     shown = make_visible(text)
     assert not has_hidden(shown)
     assert shown.count("\n") == text.count("\n")
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_an_ascii_text_finds_exactly_its_control_characters(text):
+    # (the ASCII fast path: one bytes pass instead of a set of the whole text)
+    assert hidden_chars(text) == sorted({c for c in text if is_hidden(c)})
+
+
+@given(st.text())
+def test_any_text_finds_exactly_its_hidden_characters(text):
+    assert hidden_chars(text) == sorted({c for c in text if is_hidden(c)})
+
+
+def test_a_control_character_at_the_end_of_four_mebibytes_is_flagged():
+    text = "a" * (4 * 1024 * 1024) + "\x1b"
+    assert hidden_chars(text) == ["\x1b"]
+    assert describe_hidden(text) == ["ESC"]
+    assert make_visible(text).endswith("a⟨ESC⟩")
+    assert json_escape_hidden(json.dumps(text, ensure_ascii=False)).endswith('a\\u001b"')

@@ -199,6 +199,22 @@ def test_a_change_inside_a_megabyte_line_is_shown_with_its_context_only() -> Non
     assert added == [removed[0].replace("X", "Y").replace("-", "+", 1)]
 
 
+@pytest.mark.parametrize("at", [0, 1, 65_535, 65_536, 65_537, 2 * 65_536, 200_000 - 1])
+def test_a_change_anywhere_in_a_long_line_is_found_exactly(at: int) -> None:
+    # (the common prefix and suffix are found slice by slice: edges of a slice included)
+    line = "".join(chr(ord("a") + n % 7) for n in range(200_000))
+    old = "{\n" + line + "\n}\n"
+    new = "{\n" + line[:at] + "#" + line[at + 1:] + "\n}\n"
+    [removed] = [x for x in unified_linear(old, new, "a", "b").splitlines() if x[:1] == "-"
+                 and not x.startswith("---")]
+    [added] = [x for x in unified_linear(old, new, "a", "b").splitlines() if x[:1] == "+"
+               and not x.startswith("+++")]
+    assert len(removed) < 1000 and len(added) < 1000
+    keep_before, keep_after = min(at, 300), min(len(line) - at - 1, 300)
+    core = line[at - keep_before:at + 1 + keep_after]
+    assert core in removed and core[:keep_before] + "#" + core[keep_before + 1:] in added
+
+
 def test_typed_keys_edit_a_huge_input_and_ctrl_return_allows_exactly_it(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
     command = "echo " + "k" * (300 * 1024) + "\u00a0end"
     dialog, decisions = open_dialog(ApprovalDialog(bash(command)))

@@ -36,6 +36,9 @@ def test_thousands_of_findings_are_capped_with_a_visible_count(qtbot) -> None:  
     qtbot.addWidget(view)
     command = "sudo xyz; " * 1024
     view.show_command(command)
+    assert "analysing" in view.findings_caption.text()  # a loop turn later
+    assert not view.is_complete() and view.shown_text() == command
+    qtbot.waitUntil(view.is_complete)
     total = len(view.findings)
     assert total > MAX_HIGHLIGHTED
     assert view.shown_text() == command

@@ -257,6 +257,8 @@ class ApprovalDialog(BaseDecisionDialog):
         self._inspect_timer.start()
 
     def _refresh_inspection(self, tool_input: dict[str, Any] | None = None) -> None:
+        if tool_input is None and self._large and self.json_editor.is_checking():
+            return  # (its value_changed brings the inspection back; no 4 MiB read now)
         if self._large:
             self._update_hidden_warning()
         if tool_input is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
@@ -37,11 +37,11 @@ from qoder_desktop.ui.widgets.json_editor import monospace_font
 from qoder_desktop.ui.widgets.json_highlight import DiffHighlighter, marker_format
 from qoder_desktop.ui.widgets.large_text import (
     ANALYSIS_LIMIT,
-    ChunkedLoader,
     display_breaks,
     shifted,
     too_large_note,
 )
+from qoder_desktop.ui.widgets.loaders import ChunkedLoader, Spans, TurnSteps
 from qoder_desktop.ui.widgets.preview import plain_label
 
 SEVERITY_COLORS = {
@@ -54,6 +54,9 @@ MAX_HIGHLIGHTED = 200
 """Findings (and hidden characters) coloured in the command; the rest are counted."""
 MAX_LISTED = 200
 """Findings listed under the command; a last line says how many more there are."""
+ANALYSE_LATER_FROM = 4 * 1024
+"""Commands longer than this are analysed a loop turn after they are shown (a 10 KB
+command with 2,000 findings takes the analyzer about 40 ms)."""
 _LONG_RUN = re.compile(r"(?<!\S)\S{" + str(LONG_RUN + 1) + "}")
 """A run longer than `LONG_RUN`; the look-behind tries each run once (linear)."""
 
@@ -101,7 +104,7 @@ def _large_display(command: str) -> tuple[str, list[tuple[int, int, QTextCharFor
         width = len(marker(match[0]))
         spans.append((match.start() + shift, match.start() + shift + width, marker_format()))
         shift += width - 1
-    return make_visible(command), spans
+    return pattern.sub(lambda match: marker(match[0]), command), spans
 
 
 def _span_format(severity: Severity) -> QTextCharFormat:
@@ -137,15 +140,20 @@ class RiskLensView(QWidget):
         self.large_view.setAccessibleName("Command (too large to analyse)")
         self.large_view.setVisible(False)
         self._loader = ChunkedLoader(self.large_view)
+        self._steps = TurnSteps(self)
         self.description = plain_label()
         self.description.setObjectName("commandDescription")
         self.findings_list = QListWidget(self)
         self.findings_list.setObjectName("riskFindings")
         self.findings_list.setAccessibleName("What to look at")
         self.findings_list.setWordWrap(True)
+        # (every item is listed at once; Qt measures the wrapped items 50 per loop turn)
+        self.findings_list.setLayoutMode(QListWidget.LayoutMode.Batched)
+        self.findings_list.setBatchSize(50)
         self.findings: list[RiskFinding] = []
         self.too_large = False
-        self._shown = ""
+        self._shown: str | None = ""
+        self._command = ""
         self.findings_caption = plain_label("What to look at")
         self.findings_caption.setObjectName("findingsCaption")
         layout = QVBoxLayout(self)
@@ -164,29 +172,51 @@ class RiskLensView(QWidget):
         severe first; the caption says how many more there are. The text and its colours
         go into a new document in one edit block (one format per run of characters), so
         the cost does not grow with the number of findings times the text's length.
+        A command longer than `ANALYSE_LATER_FROM` is analysed and shown in the next loop
+        turn (the caption says "analysing…" meanwhile), so opening the dialog and
+        analysing it are two shorter blocks instead of one long one.
         """
+        self._steps.cancel()
         self.too_large = len(command) > ANALYSIS_LIMIT
         self.command_view.setVisible(not self.too_large)
         self.large_view.setVisible(self.too_large)
+        self.description.setText(f"The agent says: {make_visible(description)}"
+                                 if description else "")
+        self.description.setVisible(bool(description))
         if self.too_large:
             self.findings = []
             self.command_view.clear()
             self._show_large(command)
+            self._list_findings(command, [])
+            return
+        self._loader.cancel()
+        self.large_view.clear()
+        if len(command) > ANALYSE_LATER_FROM:
+            self.findings = []
+            self._shown, self._command = None, command
+            self.findings_list.clear()
+            self.findings_caption.setText("What to look at (analysing…)")
+            self._steps.run(self._analysed_in_turns(command, cwd, extra_dirs))
         else:
-            self.findings = analyze_command(command, cwd, extra_dirs)
-            self._loader.cancel()
-            self.large_view.clear()
-        ranked = self.ranked()
-        if not self.too_large:
-            self._show_analysed(command, ranked)
-        self.description.setText(f"The agent says: {make_visible(description)}"
-                                 if description else "")
-        self.description.setVisible(bool(description))
-        self._list_findings(command, ranked)
+            self._show_findings(command, analyze_command(command, cwd, extra_dirs))
 
     def is_complete(self) -> bool:
-        """True when the whole command is in the view (a large one loads in steps)."""
-        return self._loader.done
+        """True when the whole command is in the view with its findings (a long one is
+        analysed a loop turn later, a large one loads in steps)."""
+        return self._loader.done and not self._steps.is_running()
+
+    def _analysed_in_turns(self, command: str, cwd: str | None,
+                           extra_dirs: Sequence[str]) -> Iterator[None]:
+        # (one step: it runs before a dialog opened in the same turn can arm, since the
+        # arming timer starts later and waits longer)
+        self._show_findings(command, analyze_command(command, cwd, extra_dirs))
+        yield from ()
+
+    def _show_findings(self, command: str, findings: list[RiskFinding]) -> None:
+        self.findings = findings
+        ranked = self.ranked()
+        self._show_analysed(command, ranked)
+        self._list_findings(command, ranked)
 
     def ranked(self) -> list[RiskFinding]:
         """The findings, the most severe first."""
@@ -195,7 +225,8 @@ class RiskLensView(QWidget):
 
     def _show_analysed(self, command: str, ranked: list[RiskFinding]) -> None:
         shown, offsets = make_visible_with_map(command)
-        spans = [(offsets[f.start], offsets[f.end], _span_format(f.severity))
+        formats = {severity: _span_format(severity) for severity in SEVERITY_ORDER}
+        spans = [(offsets[f.start], offsets[f.end], formats[f.severity])
                  for f in reversed(ranked[:MAX_HIGHLIGHTED])]
         spans += [(offsets[h.index], offsets[h.index + 1], marker_format())
                   for h in find_hidden(command)[:MAX_HIGHLIGHTED]]
@@ -215,13 +246,18 @@ class RiskLensView(QWidget):
     def _show_large(self, command: str) -> None:
         """A command too large to analyse: plain text in pieces of at most
         `DISPLAY_CHUNK` characters (display-only breaks), hidden characters marked, put
-        in over several loop turns."""
+        in over several loop turns (the first one makes the text)."""
+        self._shown = None
+        self._command = command
+        self._fit_height(self.large_view, command)
+        self._loader.load_from(lambda: self._large_text(command))
+
+    def _large_text(self, command: str) -> tuple[str, Spans]:
         shown, spans = _large_display(command)
         self._shown = shown
         display, breaks = display_breaks(shown)
-        self._loader.load(display, [(shifted(start, breaks), shifted(end, breaks), fmt)
-                                    for start, end, fmt in spans])
-        self._fit_height(self.large_view, display)
+        return display, [(shifted(start, breaks), shifted(end, breaks), fmt)
+                         for start, end, fmt in spans]
 
     @staticmethod
     def _fit_height(view: QWidget, shown: str) -> None:
@@ -258,6 +294,8 @@ class RiskLensView(QWidget):
     def shown_text(self) -> str:
         """The command as displayed (hidden characters replaced by markers), without the
         display-only line breaks of a command too large to analyse."""
+        if self._shown is None:  # (the view is still to be made)
+            self._shown = make_visible(self._command)
         return self._shown
 
 

@@ -9,8 +9,8 @@ diff against the original show exactly what will run instead of what the agent s
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -41,53 +41,29 @@ from qoder_desktop.ui.widgets.json_highlight import (
 from qoder_desktop.ui.widgets.json_highlight import (  # (re-exported: the old home)
     marker_format as marker_format,
 )
+from qoder_desktop.ui.widgets.json_text import (
+    LARGE_DEBOUNCE_MS,
+    LARGE_TEXT,
+    READ_STEP_BLOCKS,
+    parse_object,
+    string_size,
+    wrap_mode_for,
+)
 from qoder_desktop.ui.widgets.large_text import (
     SoftBreakEdit,
-    SoftBreakLoader,
     display_breaks,
     is_soft,
     soft_broken_text,
     unified_linear,
 )
+from qoder_desktop.ui.widgets.loaders import SoftBreakLoader, TurnSteps
 from qoder_desktop.ui.widgets.preview import plain_label
 
-LARGE_TEXT = 64 * 1024
-"""Editor texts longer than this (in characters) are validated after a pause in typing
-(`LARGE_DEBOUNCE_MS`) instead of at once: parsing and diffing them takes a while."""
-LARGE_DEBOUNCE_MS = 400
-_LONG_RUN = re.compile(r"(?<!\S)\S{501}")
-"""A run of more than 500 non-spaces; the look-behind tries each run once (linear)."""
-
-
-def wrap_mode_for(text: str) -> QTextOption.WrapMode:
-    """Wrap anywhere when `text` has a run Qt's word wrap is slow on (>500 characters
-    without a space: a 1 MiB word took more than 120 s to lay out), else at words."""
-    if len(text) > LARGE_TEXT:  # shown in pieces of at most `DISPLAY_CHUNK` characters
-        return QTextOption.WrapMode.WrapAnywhere
-    return (QTextOption.WrapMode.WrapAnywhere if _LONG_RUN.search(text)
-            else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-
+__all__ = ["LARGE_TEXT", "JsonEditor", "monospace_font", "parse_object", "wrap_mode_for"]
 
 def monospace_font() -> QFont:
     """The system's fixed-width font."""
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-
-
-def parse_object(text: str) -> tuple[dict[str, Any] | None, str]:
-    """Parse editor text as a JSON object.
-
-    Returns:
-        (value, "") when valid, else (None, an error naming line and column).
-    """
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
-    except RecursionError:
-        return None, "Invalid JSON: nested too deeply."
-    if not isinstance(value, dict):
-        return None, "Invalid input at line 1, column 1: the input must be a JSON object."
-    return value, ""
 
 
 class JsonEditor(QWidget):
@@ -110,7 +86,8 @@ class JsonEditor(QWidget):
         self._valid = True
         self._edited = False
         self._soft = False
-        self._original_text = "{}"
+        self._large = False
+        self._original_text: str | None = "{}"
 
         self.editor = SoftBreakEdit(self)
         self.editor.setObjectName("jsonEdit")
@@ -160,40 +137,49 @@ class JsonEditor(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._revalidate)
-        self.editor.textChanged.connect(self._timer.start)
-        self._diff_timer = QTimer(self)
-        self._diff_timer.setSingleShot(True)
-        self._diff_timer.setInterval(0)
-        self._diff_timer.timeout.connect(self._show_diff)
+        # (text changes only: `textChanged` also fires when the highlighter recolours)
+        self.editor.document().contentsChange.connect(self._on_contents_change)
+        self._diff_steps = TurnSteps(self)
+        self._read_steps = TurnSteps(self)
+        self._revision = 0
+        """Text changes so far; `_loaded_revision` is where a large load ended."""
+        self._loaded_revision = -1
         self._loader = SoftBreakLoader(self.editor)
         self._loader.finished.connect(self._loaded)
         self._show_state()
 
     # -- public API ------------------------------------------------------------------
     def set_value(self, value: dict[str, Any]) -> None:
-        """Show `value` as the original input (clears any edit)."""
+        """Show `value` as the original input (clears any edit).
+
+        A large input (its JSON text over `LARGE_TEXT` characters) goes in over several
+        loop turns, its JSON text written in the first of them; read-only meanwhile, and
+        until then the value is the original (what the agent sent).
+        """
         self._original = value
-        text = self._original_text = pretty_json(value)
-        self.editor.setWordWrapMode(wrap_mode_for(text))
-        self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
-        document = self.editor.document()
-        large = len(text) > LARGE_TEXT
-        self.highlighter.large = large
+        self._original_text = None
         self._timer.stop()
+        self._diff_steps.cancel()
+        self._read_steps.cancel()
+        large = self._large = (string_size(value) > LARGE_TEXT
+                               or len(self._original_json()) > LARGE_TEXT)
+        self._timer.setInterval(LARGE_DEBOUNCE_MS if large else 0)
+        self.highlighter.large = large
+        if self.highlighter.document() is None:
+            self.highlighter.setDocument(self.editor.document())
         if large:
-            # In over several loop turns, read-only meanwhile; until then the value is
-            # the original (what the agent sent), and the check follows once it is in.
-            self.highlighter.setDocument(None)  # one pass afterwards, not one per piece
+            # (the highlighter colours each loaded piece as it goes in: no pass over all)
+            self.editor.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
             self.editor.setReadOnly(True)
             self._soft = True
             self._set_state(value, "")
-            self._loader.load(text)
+            self._loader.load_from(self._original_json)
             return
         self._loader.cancel()
         self.editor.setReadOnly(False)
-        if self.highlighter.document() is None:
-            self.highlighter.setDocument(document)
         self._soft = False
+        text = self._original_json()
+        self.editor.setWordWrapMode(wrap_mode_for(text))
         self.editor.setPlainText(text)
         self._revalidate()
 
@@ -201,11 +187,26 @@ class JsonEditor(QWidget):
         """True while a large input is still going into the editor (read-only then)."""
         return self._loader.loading
 
+    def is_checking(self) -> bool:
+        """True while an edit's check is still to come (it ends with `value_changed`)."""
+        return self._revision != self._loaded_revision and (
+            self._timer.isActive() or self._read_steps.is_running())
+
+    def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
+        self._revision += 1
+        self._read_steps.cancel()
+        self._timer.start()
+
     def _loaded(self) -> None:
-        self._timer.stop()
-        self.highlighter.setDocument(self.editor.document())
+        self._loaded_revision = self._revision
         self.editor.setReadOnly(False)
-        self._revalidate()
+        self._timer.start(0)  # the check, in loop turns of its own
+
+    def _original_json(self) -> str:
+        """The original input's JSON text as the editor shows it (written once)."""
+        if self._original_text is None:
+            self._original_text = pretty_json(self._original)
+        return self._original_text
 
     def original(self) -> dict[str, Any]:
         """The input as the agent sent it."""
@@ -241,9 +242,14 @@ class JsonEditor(QWidget):
 
     # -- internals -------------------------------------------------------------------
     def _flush(self) -> None:
-        if self._timer.isActive() and not self._loader.loading:
+        if self._revision == self._loaded_revision:
+            return  # nothing typed since a large text loaded: the value is the original
+            # (the check after loading goes on in its own loop turns)
+        if (self._timer.isActive() or self._read_steps.is_running()) \
+                and not self._loader.loading:
             self._timer.stop()
-            self._revalidate()
+            self._read_steps.cancel()
+            self._check(self.text())
 
     def text(self) -> str:
         """The editor's text exactly as typed.
@@ -254,7 +260,7 @@ class JsonEditor(QWidget):
         (`large_text.set_soft_broken_text`) removed.
         """
         if self._loader.loading:
-            return self._original_text
+            return self._original_json()
         document = self.editor.document()
         if self._soft:
             return soft_broken_text(document)
@@ -263,7 +269,30 @@ class JsonEditor(QWidget):
     def _revalidate(self) -> None:
         if self._loader.loading:
             return
-        text = self.text()
+        if self._soft:  # a large text: read a few blocks per loop turn, then checked
+            self._read_steps.run(self._read_in_turns(), now=True)
+        else:
+            self._check(self.text())
+
+    def _read_in_turns(self) -> Iterator[None]:
+        """`text()` of a soft-broken document, `READ_STEP_BLOCKS` blocks per loop turn,
+        then checked in a turn of its own. An edit meanwhile drops it (and starts the
+        check again); `value()` meanwhile reads the whole text at once."""
+        parts: list[str] = []
+        block = self.editor.document().begin()
+        count = 0
+        while block.isValid():
+            if count and not is_soft(block.blockFormat()):
+                parts.append("\n")
+            parts.append(block.text())  # (raw: a no-break space stays one)
+            block = block.next()
+            count += 1
+            if count % READ_STEP_BLOCKS == 0:
+                yield
+        yield
+        self._check("".join(parts))
+
+    def _check(self, text: str) -> None:
         self._timer.setInterval(LARGE_DEBOUNCE_MS if len(text) > LARGE_TEXT else 0)
         mode = wrap_mode_for(text)
         if self.editor.wordWrapMode() != mode:
@@ -294,10 +323,10 @@ class JsonEditor(QWidget):
         self.edited_label.setVisible(self._edited)
         self.reset_button.setEnabled(self._edited)
         self.diff_view.setVisible(self._edited)
-        self._diff_timer.stop()
+        self._diff_steps.cancel()
         if self._edited and self._valid and self._value is not None:
-            if len(self._original_text) > LARGE_TEXT:  # its own loop turn
-                self._diff_timer.start()
+            if self._large:  # in loop turns of their own
+                self._diff_steps.run(self._diff_in_turns(self._value))
             else:
                 self.diff_view.setPlainText(self._diff_text(self._value))
         elif self._edited:
@@ -314,13 +343,22 @@ class JsonEditor(QWidget):
             selections.append(selection)
         self.editor.setExtraSelections(selections)
 
-    def _show_diff(self) -> None:
-        if self._edited and self._valid and self._value is not None:
-            self.diff_view.setPlainText(self._diff_text(self._value))
+    def _diff_in_turns(self, value: dict[str, Any]) -> Iterator[None]:
+        """`_diff_text` with a loop turn after each long step, then shown."""
+        new = pretty_json(value)
+        yield
+        old = self._original_json()
+        if len(old) + len(new) <= 2 * LARGE_TEXT:
+            text = json_edit_diff(self._original, value)
+        else:
+            diff = unified_linear(old + "\n", new + "\n", "original input", "edited input")
+            yield
+            text = display_breaks(diff)[0]
+        self.diff_view.setPlainText(text)
 
     def _diff_text(self, value: dict[str, Any]) -> str:
         """The edit diff as shown; a large one is linear and soft-broken for display."""
-        old, new = self._original_text, pretty_json(value)
+        old, new = self._original_json(), pretty_json(value)
         if len(old) + len(new) <= 2 * LARGE_TEXT:
             return json_edit_diff(self._original, value)
         return display_breaks(unified_linear(old + "\n", new + "\n", "original input",

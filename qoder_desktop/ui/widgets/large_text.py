@@ -14,12 +14,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 
-from PySide6.QtCore import QMimeData, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import (
     QKeyEvent,
     QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
     QTextDocument,
     QTextFormat,
 )
@@ -62,33 +60,43 @@ def _cut(line: str, start: int) -> int:
     return slash if slash > start else end
 
 
-def display_pieces(text: str) -> tuple[list[str], list[int]]:
-    """`text` as display blocks, and the numbers of the blocks that continue a line."""
+def _split_long(text: str) -> tuple[list[str], list[int], list[int]]:
+    """Display blocks, the numbers of those that continue a line, and the original
+    offsets where those continuations start (one pass; lines are cut in C)."""
+    lines = text.split("\n")
+    if max(map(len, lines)) <= DISPLAY_CHUNK:  # (the common case: nothing to cut)
+        return lines, [], []
     pieces: list[str] = []
     soft: list[int] = []
-    for line in text.split("\n"):
-        if len(line) <= DISPLAY_CHUNK:
+    breaks: list[int] = []
+    offset = 0
+    for line in lines:
+        size = len(line)
+        if size <= DISPLAY_CHUNK:
             pieces.append(line)
-            continue
-        start = 0
-        while start < len(line):
-            end = _cut(line, start)
-            if start:
-                soft.append(len(pieces))
-            pieces.append(line[start:end])
-            start = end
+        else:
+            start = 0
+            while start < size:
+                end = _cut(line, start)
+                if start:
+                    soft.append(len(pieces))
+                    breaks.append(offset + start)
+                pieces.append(line[start:end])
+                start = end
+        offset += size + 1
+    return pieces, soft, breaks
+
+
+def display_pieces(text: str) -> tuple[list[str], list[int]]:
+    """`text` as display blocks, and the numbers of the blocks that continue a line."""
+    pieces, soft, _breaks = _split_long(text)
     return pieces, soft
 
 
 def display_breaks(text: str) -> tuple[str, list[int]]:
     """`text` with display-only breaks, and the original offsets where breaks went in."""
-    pieces, soft = display_pieces(text)
-    breaks, offset, soft_set = [], 0, set(soft)
-    for number, piece in enumerate(pieces):
-        if number in soft_set:
-            breaks.append(offset)
-        offset += len(piece) + (0 if number + 1 in soft_set else 1)
-    return "\n".join(pieces), breaks
+    pieces, _soft, breaks = _split_long(text)
+    return ("\n".join(pieces) if breaks else text), breaks
 
 
 def shifted(offset: int, breaks: list[int]) -> int:
@@ -143,129 +151,6 @@ class SoftBreakEdit(QPlainTextEdit):
         cursor.endEditBlock()
         self.setTextCursor(cursor)
         self.ensureCursorVisible()
-
-
-LOAD_STEP = 256 * 1024
-"""Characters a `ChunkedLoader` puts into its view per loop turn."""
-
-
-class ChunkedLoader(QObject):
-    """Puts a large text into a read-only plain-text view over several loop turns
-    (`LOAD_STEP` characters each), then colours the given spans: no one long block.
-
-    Signals:
-        (none; `done` says when the whole text is in)
-    """
-
-    def __init__(self, view: QPlainTextEdit) -> None:
-        super().__init__(view)
-        self._view = view
-        view.setUndoRedoEnabled(False)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._step)
-        self._parts: list[str] = []
-        self._spans: list[tuple[int, int, QTextCharFormat]] = []
-        self.done = True
-
-    def load(self, text: str, spans: list[tuple[int, int, QTextCharFormat]]) -> None:
-        """Replace the view's text with `text`; the first step runs now."""
-        self.cancel()
-        self._view.clear()
-        self._parts = [text[i:i + LOAD_STEP] for i in range(0, len(text), LOAD_STEP)][::-1]
-        self._spans = spans
-        self.done = False
-        self._step()
-
-    def cancel(self) -> None:
-        """Stop loading (the view keeps what is in so far)."""
-        self._timer.stop()
-        self._parts = []
-        self.done = True
-
-    def _step(self) -> None:
-        document = self._view.document()
-        if self._parts:
-            cursor = QTextCursor(document)
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(self._parts.pop())
-        if self._parts:
-            self._timer.start()
-            return
-        cursor = QTextCursor(document)
-        cursor.beginEditBlock()
-        for start, end, fmt in self._spans:
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(fmt)
-        cursor.endEditBlock()
-        self._spans = []
-        self.done = True
-
-
-class SoftBreakLoader(QObject):
-    """Loads a large text into an editor as soft-broken blocks (see the module
-    docstring), `LOAD_STEP` characters per loop turn, without an undo step.
-
-    Signals:
-        finished(): the whole text is in.
-    """
-
-    finished = Signal()
-
-    def __init__(self, editor: QPlainTextEdit) -> None:
-        super().__init__(editor)
-        self._editor = editor
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._step)
-        self._pieces: list[str] = []
-        self._soft: set[int] = set()
-        self._next = 0
-        self._soft_format, self._hard_format = QTextBlockFormat(), QTextBlockFormat()
-        self._soft_format.setProperty(SOFT, True)
-        self.loading = False
-
-    def load(self, text: str) -> None:
-        """Start loading `text` (the first step runs now)."""
-        self.cancel()
-        self._pieces, soft = display_pieces(text)
-        self._soft, self._next = set(soft), 0
-        document = self._editor.document()
-        document.setUndoRedoEnabled(False)
-        document.clear()
-        self.loading = True
-        self._step()
-
-    def cancel(self) -> None:
-        """Stop loading; the document keeps what is in so far."""
-        self._timer.stop()
-        if self.loading:
-            self._editor.document().setUndoRedoEnabled(True)
-        self.loading = False
-
-    def _step(self) -> None:
-        cursor = QTextCursor(self._editor.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.beginEditBlock()
-        budget = LOAD_STEP
-        while self._next < len(self._pieces) and budget > 0:
-            number = self._next
-            if number:
-                cursor.insertBlock(self._soft_format if number in self._soft
-                                   else self._hard_format)
-            cursor.insertText(self._pieces[number])
-            budget -= len(self._pieces[number]) + 1
-            self._next += 1
-        cursor.endEditBlock()
-        if self._next < len(self._pieces):
-            self._timer.start()
-            return
-        self._pieces = []
-        self.cancel()
-        self.finished.emit()
 
 
 def unified_linear(old: str, new: str, old_name: str, new_name: str) -> str:
@@ -331,11 +216,45 @@ def _elided(line: str) -> str:
     return body[:DIFF_CONTEXT] + _skipped(len(body) - DIFF_CONTEXT) + line[len(body):]
 
 
+_SCAN = 1 << 16
+"""Characters compared per slice when looking for a common prefix or suffix."""
+
+
 def _common_prefix(x: str, y: str) -> int:
-    low, high = 0, min(len(x), len(y))
+    """The length of the longest common prefix: slices of `_SCAN` characters compared
+    in C up to the first that differs, then a binary search inside that one (linear)."""
+    limit, done = min(len(x), len(y)), 0
+    while done < limit:
+        end = min(done + _SCAN, limit)
+        if x[done:end] != y[done:end]:
+            break
+        done = end
+    else:
+        return limit
+    low, high = done, end - 1  # x[:low] == y[:low]; they differ before `end`
     while low < high:
         mid = (low + high + 1) // 2
-        if x[:mid] == y[:mid]:
+        if x[done:mid] == y[done:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(x: str, y: str, limit: int) -> int:
+    """The length of the longest common suffix, at most `limit` (as `_common_prefix`)."""
+    done = 0
+    while done < limit:
+        end = min(done + _SCAN, limit)
+        if x[len(x) - end:len(x) - done] != y[len(y) - end:len(y) - done]:
+            break
+        done = end
+    else:
+        return limit
+    low, high = done, end - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if x[len(x) - mid:len(x) - done] == y[len(y) - mid:len(y) - done]:
             low = mid
         else:
             high = mid - 1
@@ -350,7 +269,7 @@ def _around_change(old: str, new: str) -> tuple[str, str]:
     """
     head = _common_prefix(old, new)
     rest = min(len(old), len(new)) - head
-    tail = _common_prefix(old[::-1][:rest], new[::-1][:rest])
+    tail = _common_suffix(old, new, rest)
     out = []
     for text in (old, new):
         start = text[:head]
