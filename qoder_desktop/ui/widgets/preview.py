@@ -17,6 +17,8 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
 * HTML previews get a small default stylesheet (`PREVIEW_CSS`: table cells with some
   room) so a table reads as a table; the sanitizer gives a "card" preview's colours to
   the whole page (`preview.html`), so a dark card is dark, not striped.
+* The vertical scroll bar is always shown, so a preview is laid out once at one width
+  (a bar that appears after the first layout narrows the view and Qt starts over).
 * A clicked link is reported through `link_requested`; `offer_link` opens only `https`
   links, after a confirmation that shows the full address. Other schemes are shown as
   text and never opened.
@@ -110,6 +112,9 @@ class SafePreviewBrowser(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.setSearchPaths([])
         self.setUndoRedoEnabled(False)
+        # A scroll bar that comes and goes changes the viewport's width, and Qt lays the
+        # whole document out again at the new width: a long preview was laid out twice.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.document().setBaseUrl(QUrl())
         # QTextEdit's own document belongs to its internal text control, which answers
         # resource requests with our loadResource; previews' documents belong to it too.
