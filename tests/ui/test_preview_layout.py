@@ -17,13 +17,19 @@ from qoder_desktop.ui.widgets.preview import PreviewPane
 
 
 @pytest.fixture
-def pane(qtbot) -> PreviewPane:
+def pane(qtbot) -> PreviewPane:  # type: ignore[no-untyped-def]
     widget = PreviewPane()
     widget.resize(600, 400)
     qtbot.addWidget(widget)
     widget.show()
     qtbot.waitExposed(widget)
     return widget
+
+
+def _show(qtbot, pane: PreviewPane, text: str, kind: str):  # type: ignore[no-untyped-def]
+    preview = pane.show_preview(text, kind)
+    qtbot.waitUntil(lambda: not pane.rendering)  # long previews are rendered in stages
+    return preview
 
 
 def _grid(pane: PreviewPane) -> int:
@@ -49,9 +55,9 @@ HOSTILE_TABLES = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_TABLES))
-def test_a_hostile_table_lays_out_a_bounded_grid_and_shows_every_cell(pane, name):
+def test_a_hostile_table_lays_out_a_bounded_grid_and_shows_every_cell(qtbot, pane, name):
     html = HOSTILE_TABLES[name]
-    preview = pane.show_preview(html, "html")
+    preview = _show(qtbot, pane, html, "html")
     assert _grid(pane) <= MAX_TABLE_GRID
     cells = re.findall(r">(r\d+c\d+)<", html)
     assert sorted(pane.browser.toPlainText().split()) == sorted(cells)
@@ -59,9 +65,9 @@ def test_a_hostile_table_lays_out_a_bounded_grid_and_shows_every_cell(pane, name
         ("Simplified: " if preview.simplified else "") + preview.reason)
 
 
-def test_a_markdown_table_padded_over_bare_lines_is_not_laid_out_as_one(pane):
+def test_a_markdown_table_padded_over_bare_lines_is_not_laid_out_as_one(qtbot, pane):
     table = "|" + "h|" * 30 + "\n|" + "-|" * 30 + "\n" + "x\n" * 300
-    pane.show_preview(table, "markdown")
+    _show(qtbot, pane, table, "markdown")
     assert _grid(pane) == 0 and pane.banner.text().startswith("Simplified:")
     assert pane.browser.toPlainText().count("x") == 300
 
@@ -77,12 +83,12 @@ def test_an_ordinary_table_is_still_a_table_with_its_spans(pane):
     assert not pane.banner.isVisible()
 
 
-def test_a_long_preview_is_laid_out_at_the_width_it_is_shown_at(pane):
+def test_a_long_preview_is_laid_out_at_the_width_it_is_shown_at(qtbot, pane):
     """A short message, then a long preview: the text keeps its width (one layout)."""
     pane.show_message("Point at an option to see its preview.")
     width = pane.browser.viewport().width()
-    pane.show_preview("\n\n".join(f"Paragraph {n} of a long plan." for n in range(400)),
-                      "markdown")
+    _show(qtbot, pane, "\n\n".join(f"Paragraph {n} of a long plan." for n in range(400)),
+          "markdown")
     assert pane.browser.verticalScrollBar().maximum() > 0  # it does scroll
     assert pane.browser.viewport().width() == width
     assert pane.browser.document().textWidth() == width
