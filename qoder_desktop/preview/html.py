@@ -76,42 +76,44 @@ _SCOPES = {"li": {"ul", "ol"}, "dt": {"dl"}, "dd": {"dl"}, "tr": {"table"},
 
 
 class _TableGrid:
-    """Qt's placement of one table's cells (`QTextHtmlImporter::scanTable`).
+    """An upper bound of the grid Qt makes of one table (`QTextHtmlImporter::scanTable`).
 
-    A cell goes to the first column of its row that no rowspan from above covers; the
-    table is as wide as its widest row, and Qt makes every position of it a cell.
+    Qt places a cell at the first column of its row that no rowspan from above covers
+    (skipping a covering cell's whole colspan, even from inside it); the table is as wide
+    as its widest row, and Qt makes every position of it a cell. A row is at most as
+    wide as its own cells' colspans plus those of every cell that covers it from above.
     """
 
     def __init__(self) -> None:
         self.rows = 0
         self.columns = 0
-        self.column = 0
-        self.covered: list[int] = []
-        """Per column: the first row no rowspan from above covers any more."""
+        self._width = 0
+        """The current row's bound so far."""
+        self._covering = 0
+        """Colspans of the cells from rows above that cover the current row."""
+        self._changes: dict[int, int] = {}
+        """Row → change of `_covering` when that row starts."""
 
     @property
     def positions(self) -> int:
-        """Rows × columns: the cells Qt lays out for this table."""
+        """Rows × columns: the cells Qt lays out for this table (at most)."""
         return self.rows * self.columns
 
     def start_row(self) -> None:
         """The next cells go into a new row."""
+        self._covering += self._changes.pop(self.rows, 0)
         self.rows += 1
-        self.column = 0
+        self._width = self._covering
+        self.columns = max(self.columns, self._width)
 
     def place(self, colspan: int, rowspan: int) -> None:
         """Put a cell of these spans in the current row."""
-        column, row = self.column, self.rows - 1
-        while column < len(self.covered) and self.covered[column] > row:
-            column += 1
-        end = column + colspan
-        if rowspan > 1:  # a cell of one row covers nothing below it
-            if len(self.covered) < end:
-                self.covered.extend([0] * (end - len(self.covered)))
-            for index in range(column, end):
-                self.covered[index] = row + rowspan
-        self.column = end
-        self.columns = max(self.columns, end)
+        self._width += colspan
+        self.columns = max(self.columns, self._width)
+        if rowspan > 1:  # covers the next rowspan - 1 rows (row indices from 0)
+            row = self.rows - 1
+            self._changes[row + 1] = self._changes.get(row + 1, 0) + colspan
+            self._changes[row + rowspan] = self._changes.get(row + rowspan, 0) - colspan
 
 
 class HtmlRefused(ValueError):

@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from PySide6.QtGui import QTextTable
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PySide6.QtGui import QTextDocument, QTextTable
 
+from qoder_desktop.preview.html import HtmlRebuilder, normalize_html
 from qoder_desktop.preview.sanitize import MAX_TABLE_GRID
 from qoder_desktop.ui.widgets.preview import PreviewPane
 
@@ -92,3 +95,23 @@ def test_a_long_preview_is_laid_out_at_the_width_it_is_shown_at(qtbot, pane):
     assert pane.browser.verticalScrollBar().maximum() > 0  # it does scroll
     assert pane.browser.viewport().width() == width
     assert pane.browser.document().textWidth() == width
+
+
+_CELL = st.tuples(st.sampled_from([1, 1, 2, 3, 8]), st.sampled_from([1, 1, 2, 4, 8]))
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(_CELL, max_size=7), min_size=1, max_size=9))
+def test_the_sanitizer_never_counts_fewer_cells_than_qt_makes(rows):
+    """The grid bound is an upper bound of Qt's own table for any mix of spans."""
+    html = _table(["".join(f"<td colspan={c} rowspan={r}>x</td>" for c, r in row)
+                   for row in rows])
+    parser = HtmlRebuilder()
+    parser.feed(normalize_html(html))
+    rebuilt = parser.result()
+    document = QTextDocument()
+    document.setHtml(rebuilt)
+    made = sum(t.rows() * t.columns() for t in document.rootFrame().childFrames()
+               if isinstance(t, QTextTable))
+    assert made <= parser.grid_done <= MAX_TABLE_GRID
