@@ -2,12 +2,13 @@
 
 `normalize_html` (`html_text`) first keeps only complete tags and escapes every other `<`
 in one linear pass (`html.parser` is quadratic on unterminated tags, quotes and
-comments). Then `HtmlRebuilder` (an `html.parser.HTMLParser`) re-emits allowed tags with allowed,
-bounded attributes, drops resource-loading tags and attributes, closes implied end tags,
-and stops at the first limit it hits (depth, nested tables, rows, cells) by raising
-`HtmlRefused`: the rest would be thrown away, and `html.parser` costs ~4 µs a tag.
-`html_text.html_to_text` is the cheap plain-text view (regular expressions only) used
-for every fallback. Tables are bounded by the grid Qt lays out (`MAX_TABLE_GRID`). Qt-free.
+comments). Then `HtmlRebuilder` (an `html.parser.HTMLParser`) re-emits allowed tags
+with allowed, bounded attributes, drops resource-loading tags and attributes, closes
+implied end tags, and stops at the first limit it hits (depth, nested tables, rows,
+cells, the table grid) by raising `HtmlRefused`: the rest would be thrown away, and
+`html.parser` costs ~4 µs a tag. `html_text.html_to_text` is the cheap plain-text view
+(regular expressions only) used for every fallback. Tables are bounded by the grid Qt
+lays out (`MAX_TABLE_GRID`), not only by their cells. Qt-free.
 
 Page colours: Qt paints a `<div>`'s background behind each of its lines, not behind the
 box (dark bars with white gaps, and light text left on white in table cells). When the
