@@ -102,7 +102,10 @@ def test_a_newer_preview_or_message_wins_over_one_still_on_its_way(qtbot, pane):
 
 def test_a_pane_closed_while_rendering_is_left_alone(qtbot):
     pane = PreviewPane()
+    pane.show()
+    qtbot.waitExposed(pane)
     pane.show_preview(*LONG["html"])
+    assert pane.rendering
     pane.deleteLater()
     qtbot.wait(50)  # the pending steps die with the pane: nothing runs on a deleted view
 
@@ -119,15 +122,27 @@ def _armed_state(dialog) -> list[tuple[bool, str, str]]:  # type: ignore[no-unty
     return seen
 
 
+def test_a_pane_not_on_screen_yet_renders_at_once(qtbot):
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    preview = pane.show_preview(*LONG["html"])
+    assert not pane.rendering and pane.browser.last_preview == preview
+    assert "Section" in pane.browser.toPlainText()
+
+
 @pytest.mark.arming
-def test_a_long_plan_is_complete_when_the_dialog_arms(open_dialog, make_request):
+def test_a_long_plan_is_complete_when_the_dialog_opens(open_dialog, make_request):
     plan = "# Plan\n\n" + "".join(f"{n}. Step {n}: change module {n}\n" for n in range(1, 1201))
     plan += "\nLast: ![diagram](/etc/passwd) and run the tests\n"
     assert len(plan) > STAGED_CHARS
     dialog = PlanDialog(make_request("ExitPlanMode", {"plan": plan}, session_name="design"))
     seen = _armed_state(dialog)
+    at_show: list[tuple[bool, str]] = []
+    dialog.shown.connect(lambda *_: at_show.append(
+        (dialog.preview.rendering, dialog.preview.browser.toPlainText())))
     open_dialog(dialog)
-    assert len(seen) == 1
+    assert len(seen) == 1 and len(at_show) == 1
+    assert at_show[0] == seen[0][:2]  # nothing changed between opening and arming
     rendering, text, banner = seen[0]
     assert not rendering and "Step 1200: change module 1200" in text
     assert "[image: diagram] and run the tests" in text and banner.endswith("Not shown: images.")

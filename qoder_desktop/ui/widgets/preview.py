@@ -18,10 +18,11 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
   room) so a table reads as a table; the sanitizer gives a "card" preview's colours to
   the whole page (`preview.html`), so a dark card is dark, not striped.
 * `PreviewPane` renders a preview longer than `STAGED_CHARS` in stages, one per loop
-  turn: sanitize (in the call, so its banner is known), parse into the new document,
-  then show it (Qt's first layout). Each step is bounded (the sanitizer's limits, a
-  table's grid), so none blocks the loop long, where all three together did. Meanwhile
-  the view says `RENDERING_MESSAGE`; a newer preview or message cancels the rest.
+  turn, once it is on screen (before that at once, so a dialog opens complete):
+  sanitize (in the call, so its banner is known), parse into the new document, then
+  show it (Qt's first layout). Each step is bounded (the sanitizer's limits, a table's
+  grid), so none blocks the loop long, where all three together did. Meanwhile the
+  view says `RENDERING_MESSAGE`; a newer preview or message cancels the rest.
 * The vertical scroll bar is always shown, so a preview is laid out once at one width
   (a bar that appears after the first layout narrows the view and Qt starts over).
 * A clicked link is reported through `link_requested`; `offer_link` opens only `https`
@@ -290,11 +291,13 @@ class PreviewPane(QWidget):
     def show_preview(self, text: str | None, kind: str | None = None) -> SanitizedPreview:
         """Render a preview and show its banner when it was simplified or trimmed.
 
-        A preview longer than `STAGED_CHARS` is rendered in stages
+        A preview longer than `STAGED_CHARS` in a pane on screen is rendered in stages
         (`SafePreviewBrowser.show_preview_staged`): sanitized now, parsed and laid out in
         the next loop turns; its banner comes with it. `rendering` says it is on its way.
+        A pane not on screen yet renders at once, so what it shows is complete before
+        anyone can see it (a plan dialog renders its plan before it opens).
         """
-        if text and len(text) > STAGED_CHARS:
+        if text and len(text) > STAGED_CHARS and self.isVisible():
             self.banner.hide()
             return self.browser.show_preview_staged(text, kind)
         return self.browser.show_preview(text, kind)
