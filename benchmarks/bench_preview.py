@@ -9,7 +9,8 @@ Two paths, both offscreen under qasync with a 5 ms heartbeat:
   notes give when the preview was on screen (the pane no longer `rendering`);
 * app: an AskUserQuestion request whose four options carry the big/pathological previews
   goes through broker → bridge → `QuestionDialog` (the first preview renders as the
-  dialog shows); then focus moves to each other option.
+  dialog shows); then focus moves to each other option; then long plans go through
+  the plan dialog (`PLANS`; it renders the plan before it opens).
 
 The figure is the longest heartbeat stall over everything (target: never > 200 ms).
 The floor beside it: a one-word preview through the same steps after every payload's
@@ -140,8 +141,13 @@ async def direct(heartbeat: Any, repeat: int) -> tuple[list[tuple[str, float, fl
     return rows, floor
 
 
+PLANS = ["markdown 63 KB (rendered rich)", "markdown 1 MB", "markdown '![' × 16,000 (was 23–28 s)"]
+"""Plans sent through the plan dialog (ExitPlanMode) after the question."""
+
+
 async def app_path(heartbeat: Any) -> list[tuple[str, float]]:
-    """The question dialog path with four hostile previews: (step, stall ms)."""
+    """The question dialog path with four hostile previews, then plan dialogs with long
+    plans: (step, stall ms)."""
     from benchmarks.qt_support import build_desktop
     from qoder_desktop.domain.models import ApprovalRequest, Backend
 
@@ -176,10 +182,24 @@ async def app_path(heartbeat: Any) -> list[tuple[str, float]]:
         buttons[index].setFocus()
         await asyncio.sleep(0.5)
         steps.append((f"focus → '{chosen[index]}' preview", heartbeat.max_stall_ms(t1, now())))
-    for name, stall in steps:
-        log(f"app: {name}: stall {stall:.1f} ms")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+    for plan_name in PLANS:
+        # The plan dialog renders its plan before it opens (complete when it can be seen).
+        opened = asyncio.get_running_loop().create_future()
+        plan = ApprovalRequest(session_id=session.session_id, session_name="bench",
+                               backend=Backend.CLAUDE, tool_name="ExitPlanMode",
+                               tool_input={"plan": data[plan_name][0]}, cwd="/tmp")
+        t2 = now()
+        task = asyncio.ensure_future(desktop.broker.request(plan))
+        await asyncio.wait_for(opened, 30)
+        await asyncio.sleep(0.5)
+        steps.append((f"request → plan dialog with '{plan_name}'",
+                      heartbeat.max_stall_ms(t2, now())))
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    for name, stall in steps:
+        log(f"app: {name}: stall {stall:.1f} ms")
     desktop.close()
     return steps
 
