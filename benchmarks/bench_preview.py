@@ -88,7 +88,7 @@ async def _window(pane: Any, heartbeat: Any, text: str,
     pane.show_message("…")
     await asyncio.sleep(0.05)
     t0 = now()
-    preview = pane.show_preview(text, kind)
+    pane.show_preview(text, kind)
     call = (now() - t0) * 1e3
     while pane.rendering and now() - t0 < 10:  # a long preview renders in stages
         await asyncio.sleep(0.001)
@@ -100,7 +100,7 @@ async def _window(pane: Any, heartbeat: Any, text: str,
     bar.setValue(bar.maximum())
     await asyncio.sleep(0.1)
     stall = max(heartbeat.max_stall_ms(t0, now()), call - heartbeat.interval_ms)
-    return call, stall, shown, preview
+    return call, stall, shown, pane.browser.last_preview
 
 
 async def direct(heartbeat: Any, repeat: int) -> tuple[list[tuple[str, float, float, str]],

@@ -30,9 +30,9 @@ def pane(qtbot) -> PreviewPane:  # type: ignore[no-untyped-def]
 
 
 def _show(qtbot, pane: PreviewPane, text: str, kind: str):  # type: ignore[no-untyped-def]
-    preview = pane.show_preview(text, kind)
+    pane.show_preview(text, kind)
     qtbot.waitUntil(lambda: not pane.rendering)  # long previews are rendered in stages
-    return preview
+    return pane.browser.last_preview
 
 
 def _grid(pane: PreviewPane) -> int:

@@ -1,18 +1,22 @@
 """Long previews render in stages across loop turns, and end exactly as a direct render.
 
-`PreviewPane.show_preview` sanitizes a preview longer than `STAGED_CHARS` at once, then
-parses and lays it out in the next loop turns (issue 15: all three in one call blocked
+`PreviewPane.show_preview` sanitizes a preview longer than `STAGED_CHARS` on a worker
+thread, then parses and lays it out in later loop turns (issue 15: all three in one call blocked
 the loop up to 0.5 s). Offscreen, real widgets, on the app's qasync loop.
 """
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QApplication
 
+from qoder_desktop.preview.sanitize import sanitize_preview
 from qoder_desktop.ui.dialogs import PlanDialog, QuestionDialog
+from qoder_desktop.ui.widgets import preview_worker
 from qoder_desktop.ui.widgets.preview import (
     RENDERING_MESSAGE,
     STAGED_CHARS,
@@ -66,10 +70,10 @@ def test_a_staged_preview_ends_as_the_direct_render_with_its_banner(qtbot, pane,
     qtbot.addWidget(direct)
     expected = direct.show_preview(text, kind)
     with qtbot.waitSignal(pane.browser.preview_shown, timeout=5000) as shown:
-        preview = pane.show_preview(text, kind)
+        assert pane.show_preview(text, kind) is None  # on its way
         assert pane.rendering and pane.browser.toPlainText() == RENDERING_MESSAGE
         assert not pane.banner.isVisible()  # the banner comes with its preview
-    assert shown.args == [preview] and preview == expected and not pane.rendering
+    assert shown.args == [expected] and not pane.rendering
     assert pane.browser.document().toRawText() == direct.document().toRawText()
     assert pane.browser.toHtml() == direct.toHtml()
     assert _anchors(pane.browser) == _anchors(direct)
@@ -82,11 +86,12 @@ def test_a_staged_preview_ends_as_the_direct_render_with_its_banner(qtbot, pane,
 def test_a_newer_preview_or_message_wins_over_one_still_on_its_way(qtbot, pane):
     shown: list[object] = []
     pane.browser.preview_shown.connect(shown.append)
-    first = pane.show_preview(*LONG["markdown"])
-    second = pane.show_preview(*LONG["html"])
+    pane.show_preview(*LONG["markdown"])
+    pane.show_preview(*LONG["html"])
     qtbot.waitUntil(lambda: not pane.rendering)
     qtbot.wait(50)
-    assert shown == [second] and first != second
+    second = sanitize_preview(*LONG["html"])
+    assert shown == [second]
     assert "Section" in pane.browser.toPlainText() and pane.browser.last_preview == second
     pane.show_preview(*LONG["table"])
     pane.show_message("No preview for Option 3.")
@@ -122,11 +127,38 @@ def _armed_state(dialog) -> list[tuple[bool, str, str]]:  # type: ignore[no-unty
     return seen
 
 
+def test_a_sanitizer_that_fails_on_the_worker_shows_nothing_and_says_so(qtbot, pane,
+                                                                        monkeypatch):
+    def broken(text, kind):  # type: ignore[no-untyped-def]
+        raise MemoryError
+    monkeypatch.setattr(preview_worker, "sanitize_preview", broken)
+    pane.show_preview(*LONG["html"])
+    qtbot.waitUntil(lambda: not pane.rendering)
+    assert pane.browser.toPlainText() == "" and "Section" not in pane.browser.toHtml()
+    assert pane.banner.isVisible()
+    assert pane.banner.text() == ("Simplified: The preview could not be rendered "
+                                  "(MemoryError).")
+
+
+def test_the_sanitizer_runs_off_the_gui_thread(qtbot, pane, monkeypatch):
+    threads: list[str] = []
+
+    def recording(text, kind):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        return sanitize_preview(text, kind)
+    monkeypatch.setattr(preview_worker, "sanitize_preview", recording)
+    pane.show_preview(*LONG["markdown"])
+    qtbot.waitUntil(lambda: not pane.rendering)
+    assert threads and threads[0] != threading.main_thread().name
+    assert "Section" in pane.browser.toPlainText()
+
+
 def test_a_pane_not_on_screen_yet_renders_at_once(qtbot):
     pane = PreviewPane()
     qtbot.addWidget(pane)
     preview = pane.show_preview(*LONG["html"])
-    assert not pane.rendering and pane.browser.last_preview == preview
+    assert preview is not None and not pane.rendering
+    assert pane.browser.last_preview == preview
     assert "Section" in pane.browser.toPlainText()
 
 

@@ -19,7 +19,7 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
   the whole page (`preview.html`), so a dark card is dark, not striped.
 * `PreviewPane` renders a preview longer than `STAGED_CHARS` in stages, one per loop
   turn, once it is on screen (before that at once, so a dialog opens complete):
-  sanitize (in the call, so its banner is known), parse into the new document, then
+  sanitize on a worker thread (`preview_worker`), parse into the new document, then
   show it (Qt's first layout). Each step is bounded (the sanitizer's limits, a table's
   grid), so none blocks the loop long, where all three together did. Meanwhile the
   view says `RENDERING_MESSAGE`; a newer preview or message cancels the rest.
@@ -46,6 +46,7 @@ from qoder_desktop.preview.sanitize import (
     sanitize_preview,
 )
 from qoder_desktop.text.visible import make_visible
+from qoder_desktop.ui.widgets.preview_worker import sanitize_later
 
 _MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                       | QTextDocument.MarkdownFeature.MarkdownNoHTML)
@@ -154,28 +155,30 @@ class SafePreviewBrowser(QTextBrowser):
         self._install(self._generation, preview, self._parsed(preview))
         return preview
 
-    def show_preview_staged(self, text: str | None,
-                            kind: str | None = None) -> SanitizedPreview:
-        """Like `show_preview`, one step per loop turn: sanitize now, parse, then lay out.
+    def show_preview_staged(self, text: str, kind: str | None = None) -> None:
+        """Like `show_preview`, in stages: sanitize on a worker thread, then parse, then
+        lay out, one step per loop turn.
 
         Until the preview is in (`rendering` is True) the view says it is being rendered;
-        `preview_shown` is emitted when it is. A later preview or text cancels it.
+        `preview_shown` is emitted when it is. A later preview or text cancels it. If the
+        sanitizer fails, the view says so and shows nothing of the preview.
         """
         self.show_text(RENDERING_MESSAGE)
         generation = self._generation
-        preview = sanitize_preview(text, kind)
         self._staged = True
-        QTimer.singleShot(0, self, partial(self._parse_step, generation, preview))
-        return preview
+        sanitize_later(text, kind, partial(self._parse_step, generation))
 
     @property
     def rendering(self) -> bool:
         """True while a staged preview is on its way (the view shows `RENDERING_MESSAGE`)."""
         return self._staged
 
-    def _parse_step(self, generation: int, preview: SanitizedPreview) -> None:
-        if generation != self._generation:
+    def _parse_step(self, generation: int, result: SanitizedPreview | BaseException) -> None:
+        if not isValid(self) or generation != self._generation:
             return
+        preview = result if isinstance(result, SanitizedPreview) else SanitizedPreview(
+            "plain", "", simplified=True,
+            reason=f"The preview could not be rendered ({type(result).__name__}).")
         document = self._parsed(preview)
         QTimer.singleShot(0, self, partial(self._install, generation, preview, document))
 
@@ -288,18 +291,21 @@ class PreviewPane(QWidget):
         layout.addWidget(self.banner)
         layout.addWidget(self.browser, 1)
 
-    def show_preview(self, text: str | None, kind: str | None = None) -> SanitizedPreview:
+    def show_preview(self, text: str | None,
+                     kind: str | None = None) -> SanitizedPreview | None:
         """Render a preview and show its banner when it was simplified or trimmed.
 
         A preview longer than `STAGED_CHARS` in a pane on screen is rendered in stages
-        (`SafePreviewBrowser.show_preview_staged`): sanitized now, parsed and laid out in
-        the next loop turns; its banner comes with it. `rendering` says it is on its way.
+        (`SafePreviewBrowser.show_preview_staged`: sanitized on a worker thread, parsed
+        and laid out in later loop turns, its banner with it); then this returns None,
+        `rendering` says it is on its way and `browser.last_preview` is it once shown.
         A pane not on screen yet renders at once, so what it shows is complete before
         anyone can see it (a plan dialog renders its plan before it opens).
         """
         if text and len(text) > STAGED_CHARS and self.isVisible():
             self.banner.hide()
-            return self.browser.show_preview_staged(text, kind)
+            self.browser.show_preview_staged(text, kind)
+            return None
         return self.browser.show_preview(text, kind)
 
     @property
