@@ -1,13 +1,14 @@
 """The HTML half of `preview_sanitize`: rebuild model HTML from an allow-list.
 
-`normalize_html` first keeps only complete tags and escapes every other `<` in one linear
-pass (`html.parser` is quadratic on unterminated tags, quotes and comments). Then
-`HtmlRebuilder` (an `html.parser.HTMLParser`) re-emits allowed tags with allowed,
-bounded attributes, drops resource-loading tags and attributes, closes implied end tags,
-and stops at the first limit it hits (depth, nested tables, rows, cells) by raising
-`HtmlRefused`: the rest would be thrown away, and `html.parser` costs ~4 µs a tag.
-`html_to_text` is the cheap plain-text view (regular expressions only) used for every
-fallback. Qt-free.
+`normalize_html` (`html_text`) first keeps only complete tags and escapes every other `<`
+in one linear pass (`html.parser` is quadratic on unterminated tags, quotes and
+comments). Then `HtmlRebuilder` (an `html.parser.HTMLParser`) re-emits allowed tags
+with allowed, bounded attributes, drops resource-loading tags and attributes, closes
+implied end tags, and stops at the first limit it hits (depth, nested tables, rows,
+cells, the table grid) by raising `HtmlRefused`: the rest would be thrown away, and
+`html.parser` costs ~4 µs a tag. `html_text.html_to_text` is the cheap plain-text view
+(regular expressions only) used for every fallback. Tables are bounded by the grid Qt
+lays out (`MAX_TABLE_GRID`), not only by their cells. Qt-free.
 
 Page colours: Qt paints a `<div>`'s background behind each of its lines, not behind the
 box (dark bars with white gaps, and light text left on white in table cells). When the
@@ -22,6 +23,12 @@ import html
 import re
 from html.parser import HTMLParser
 
+from qoder_desktop.preview.html_text import DROPPED_WITH_CONTENT, html_to_text, normalize_html
+
+__all__ = ["ALLOWED_TAGS", "DROPPED_WITH_CONTENT", "MAX_DEPTH", "MAX_SPAN", "MAX_SPAN_AREA",
+           "MAX_TABLE_CELLS", "MAX_TABLE_DEPTH", "MAX_TABLE_GRID", "MAX_TABLE_ROWS",
+           "HtmlRebuilder", "HtmlRefused", "html_to_text", "normalize_html", "removed_note"]
+
 MAX_DEPTH = 16
 MAX_TABLE_DEPTH = 1
 MAX_TABLE_ROWS = 100
@@ -31,7 +38,14 @@ MAX_SPAN = 8
 MAX_SPAN_AREA = 4 * MAX_TABLE_CELLS
 """The grid area (sum of colspan × rowspan) all cells together may cover; cells past it
 get no span. Qt's table layout grows with that grid: 1,000 cells spanning 20×20 took
-18.7 s, 8×8 0.3–0.4 s, within this budget about 0.1 s."""
+18.7 s, 8×8 0.3–0.4 s."""
+MAX_TABLE_GRID = 2 * MAX_TABLE_CELLS
+"""The positions (rows × columns) all tables of a preview may lay out together. Qt makes
+every position of a table's grid a cell (rows shorter than the widest are padded), and
+lays each out: ~40 µs a cell with text, ~25 µs an empty one, on this project's machine.
+A table whose spans grow the grid past this loses all its spans (the banner says so);
+one that outgrows it without spans (one row of 500 cells over 99 rows of 5 is 50,000
+positions, ~1.3 s) is refused. Within it a table lays out in about 60 ms."""
 
 ALLOWED_TAGS = frozenset({
     "p", "br", "hr", "b", "strong", "i", "em", "u", "s", "strike", "del", "ins", "code", "pre",
@@ -41,11 +55,6 @@ ALLOWED_TAGS = frozenset({
     "caption", "a",
 })
 VOID_TAGS = frozenset({"br", "hr"})
-DROPPED_WITH_CONTENT = frozenset({
-    "script", "style", "iframe", "object", "embed", "svg", "math", "template", "noscript",
-    "head", "title", "textarea", "select", "audio", "video", "canvas", "frameset", "frame",
-    "applet", "xml",
-})
 _ATTRIBUTES = {"align", "valign", "colspan", "rowspan", "width", "height", "border",
                "cellpadding", "cellspacing", "color", "bgcolor", "face", "size", "style",
                "href", "start", "type"}
@@ -60,13 +69,52 @@ _PAGE_COLORS = {"background": "background-color", "background-color": "backgroun
                 "color": "color"}
 _CARD_TAGS = frozenset({"div", "blockquote", "center", "address", "p"})
 """Block elements whose colours become the page's when one of them is the whole preview."""
-_BLOCKS = frozenset({"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6",
-                     "blockquote", "pre", "table", "dt", "dd", "hr", "ul", "ol", "caption"})
 _IMPLIED_CLOSE = {"p": {"p"}, "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"},
                   "tr": {"tr", "td", "th"}, "td": {"td", "th"}, "th": {"td", "th"}}
 _SCOPES = {"li": {"ul", "ol"}, "dt": {"dl"}, "dd": {"dl"}, "tr": {"table"},
            "td": {"tr", "table"}, "th": {"tr", "table"}, "p": {"div", "td", "th", "li",
                                                               "blockquote"}}
+
+
+class _TableGrid:
+    """An upper bound of the grid Qt makes of one table (`QTextHtmlImporter::scanTable`).
+
+    Qt places a cell at the first column of its row that no rowspan from above covers
+    (skipping a covering cell's whole colspan, even from inside it); the table is as wide
+    as its widest row, and Qt makes every position of it a cell. A row is at most as
+    wide as its own cells' colspans plus those of every cell that covers it from above.
+    """
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.columns = 0
+        self._width = 0
+        """The current row's bound so far."""
+        self._covering = 0
+        """Colspans of the cells from rows above that cover the current row."""
+        self._changes: dict[int, int] = {}
+        """Row → change of `_covering` when that row starts."""
+
+    @property
+    def positions(self) -> int:
+        """Rows × columns: the cells Qt lays out for this table (at most)."""
+        return self.rows * self.columns
+
+    def start_row(self) -> None:
+        """The next cells go into a new row."""
+        self._covering += self._changes.pop(self.rows, 0)
+        self.rows += 1
+        self._width = self._covering
+        self.columns = max(self.columns, self._width)
+
+    def place(self, colspan: int, rowspan: int) -> None:
+        """Put a cell of these spans in the current row."""
+        self._width += colspan
+        self.columns = max(self.columns, self._width)
+        if rowspan > 1:  # covers the next rowspan - 1 rows (row indices from 0)
+            row = self.rows - 1
+            self._changes[row + 1] = self._changes.get(row + 1, 0) + colspan
+            self._changes[row + rowspan] = self._changes.get(row + rowspan, 0) - colspan
 
 
 class HtmlRefused(ValueError):
@@ -90,6 +138,15 @@ class HtmlRebuilder(HTMLParser):
         self.rows = 0
         self.cells = 0
         self.span_area = 0
+        self.grid_done = 0
+        """Positions of the closed tables, as they are emitted."""
+        self.grid = _TableGrid()
+        """The open table as written, spans included."""
+        self.bare_grid = _TableGrid()
+        """The open table with every span dropped: the least it can cost."""
+        self.row_open = False
+        self.spanned: list[tuple[int, str, list[tuple[str, str]]]] = []
+        """The open table's cells with spans: index in `out`, tag, attributes."""
         self.removed: set[str] = set()
         self.error = ""
         self.top_level: list[tuple[str, int, list[tuple[str, str]]]] = []
@@ -121,13 +178,15 @@ class HtmlRebuilder(HTMLParser):
             self.rows += 1
             if self.rows > MAX_TABLE_ROWS:
                 self._fail(f"a table has more than {MAX_TABLE_ROWS} rows")
+            if self.tables:
+                self._start_row()
         elif tag in ("td", "th"):
             self.cells += 1
             if self.cells > MAX_TABLE_CELLS:
                 self._fail(f"its tables have more than {MAX_TABLE_CELLS} cells")
         attributes = self._attributes(attrs)
         if tag in ("td", "th"):
-            attributes = self._bounded_spans(attributes)
+            attributes = self._placed(tag, self._bounded_spans(attributes))
         if not self.stack:
             self.top_level.append((tag, len(self.out), attributes))
         self.out.append(f"<{tag}{_shown(attributes)}>")
@@ -159,6 +218,10 @@ class HtmlRebuilder(HTMLParser):
         while len(self.stack) > index:
             tag = self.stack.pop()
             self.tables -= tag == "table"
+            if tag == "table":
+                self._close_table()
+            elif tag == "tr":
+                self.row_open = False
             self.out.append(f"</{tag}>")
 
     def handle_endtag(self, tag: str) -> None:
@@ -209,9 +272,51 @@ class HtmlRebuilder(HTMLParser):
         area = max(1, spans.get("colspan", 1)) * max(1, spans.get("rowspan", 1))
         if self.span_area + area > MAX_SPAN_AREA:
             self.span_area += 1
-            return [(n, v) for n, v in attributes if n not in ("colspan", "rowspan")]
+            if area > 1:
+                self.removed.add("span")
+            return _without_spans(attributes)
         self.span_area += area
         return attributes
+
+    def _check_grid(self) -> None:
+        if self.grid_done + self.bare_grid.positions > MAX_TABLE_GRID:
+            self._fail(f"its tables would lay out more than {MAX_TABLE_GRID:,} cells "
+                       "(rows of very different lengths)")
+
+    def _start_row(self) -> None:
+        self.grid.start_row()
+        self.bare_grid.start_row()
+        self.row_open = True
+        self._check_grid()
+
+    def _placed(self, tag: str, attributes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Place a cell in the open table's grid (with and without its spans)."""
+        if not self.tables:
+            return attributes  # a cell outside any table: Qt lays out no grid for it
+        if not self.row_open:
+            self._start_row()  # a cell straight in <table>: Qt opens a row for it
+        spans = {name: int(value) for name, value in attributes
+                 if name in ("colspan", "rowspan")}
+        colspan, rowspan = spans.get("colspan", 1), spans.get("rowspan", 1)
+        self.bare_grid.place(1, 1)
+        self._check_grid()
+        self.grid.place(colspan, rowspan)
+        if (colspan, rowspan) != (1, 1):
+            self.spanned.append((len(self.out), tag, attributes))
+        return attributes
+
+    def _close_table(self) -> None:
+        """Count the table's grid; drop all its spans if they grow it past the budget."""
+        if self.grid_done + self.grid.positions > MAX_TABLE_GRID:
+            for index, tag, attributes in self.spanned:
+                self.out[index] = f"<{tag}{_shown(_without_spans(attributes))}>"
+            self.removed.add("span")
+            self.grid_done += self.bare_grid.positions
+        else:
+            self.grid_done += self.grid.positions
+        self.grid, self.bare_grid = _TableGrid(), _TableGrid()
+        self.row_open = False
+        self.spanned = []
 
     def result(self) -> str:
         self._close_to(0)
@@ -250,6 +355,10 @@ class HtmlRebuilder(HTMLParser):
         return f'<body style="{html.escape(style, quote=True)}">' + "".join(out) + "</body>"
 
 
+def _without_spans(attributes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(name, value) for name, value in attributes if name not in ("colspan", "rowspan")]
+
+
 def _shown(attributes: list[tuple[str, str]]) -> str:
     return "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in attributes)
 
@@ -257,90 +366,9 @@ def _shown(attributes: list[tuple[str, str]]) -> str:
 def removed_note(removed: set[str]) -> str:
     """A plain sentence naming what the rebuild dropped, e.g. "Not shown: images."."""
     names = {"img": "images", "link": "linked files", "style": "styles that load files",
-             "script": "scripts", "iframe": "embedded frames", "svg": "SVG drawings"}
+             "script": "scripts", "iframe": "embedded frames", "svg": "SVG drawings",
+             "span": "table cells' spans (too big to lay out)"}
     if not removed:
         return ""
     items = sorted({names.get(item, "embedded content") for item in removed})
     return "Not shown: " + ", ".join(items) + "."
-
-
-_TAG_REST = (r"""(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*"""
-             r"""\s*/?>""")
-"""A tag after its name: attributes, then `>` or `/>`."""
-_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*" + _TAG_REST)
-_BLOCK_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BLOCKS)) + r")(?![A-Za-z0-9-])" + _TAG_REST,
-                        re.IGNORECASE)
-_DROPPED_OPEN = re.compile(r"<(" + "|".join(sorted(DROPPED_WITH_CONTENT)) + r")(?![A-Za-z0-9-])"
-                           + _TAG_REST, re.IGNORECASE)
-
-
-def html_to_text(normalized: str) -> str:
-    """The text of `normalize_html` output, cheaply: the plain view of refused HTML.
-
-    Elements dropped with their content (`<script>`, `<style>`, `<svg>`, …) go up to their
-    first closing tag (to the end when unclosed), block tags become line breaks, other
-    tags vanish, character references are decoded. Linear: regular expressions, and at
-    most one failed search per dropped element name.
-    """
-    pieces: list[str] = []
-    i = 0
-    unclosed: set[str] = set()
-    while True:
-        match = _DROPPED_OPEN.search(normalized, i)
-        if match is None:
-            pieces.append(normalized[i:])
-            break
-        pieces.append(normalized[i:match.start()])
-        name = match[1].lower()
-        close = (None if name in unclosed else
-                 re.compile(rf"</{name}\s*>", re.IGNORECASE).search(normalized, match.end()))
-        if close is None:
-            unclosed.add(name)
-            break
-        i = close.end()
-    text = _TAG.sub("", _BLOCK_TAG.sub("\n", "".join(pieces)))
-    return re.sub(r"\n{3,}", "\n\n", html.unescape(text)).strip()
-
-
-def normalize_html(text: str) -> str:
-    """Keep only complete tags; escape every other `<`; drop comments and doctypes.
-
-    `html.parser` goes quadratic on unterminated tags, quotes and comments (seconds for
-    50 KiB). After this linear pass it only ever sees complete constructs.
-    """
-    out: list[str] = []
-    i = 0
-    next_close: dict[str, int] = {}
-
-    def find(needle: str, start: int) -> int:
-        # A failed search means no later one can succeed: remember it (stays linear).
-        known = next_close.get(needle)
-        if known is not None and (known < 0 or known >= start):
-            return known
-        found = text.find(needle, start)
-        next_close[needle] = found
-        return found
-
-    while True:
-        j = text.find("<", i)
-        if j < 0:
-            out.append(text[i:])
-            return "".join(out)
-        out.append(text[i:j])
-        if text.startswith("<!--", j):
-            k = find("-->", j + 4)
-            if k >= 0:
-                i = k + 3
-                continue
-        match = _TAG.match(text, j)
-        if match:
-            out.append(match.group())
-            i = match.end()
-            continue
-        if text.startswith(("<!", "<?"), j):
-            k = find(">", j)
-            if k >= 0:
-                i = k + 1
-                continue
-        out.append("&lt;")
-        i = j + 1

@@ -37,6 +37,7 @@ from qoder_desktop.preview.html import (
     MAX_DEPTH,
     MAX_TABLE_CELLS,
     MAX_TABLE_DEPTH,
+    MAX_TABLE_GRID,
     MAX_TABLE_ROWS,
     HtmlRebuilder,
     HtmlRefused,
@@ -48,7 +49,7 @@ from qoder_desktop.preview.html import (
 MAX_PREVIEW_CHARS = 64 * 1024
 """Previews longer than this (in characters) are cut and shown as plain text."""
 __all__ = ["LONG_RUN", "MAX_DEPTH", "MAX_PREVIEW_CHARS", "MAX_TABLE_CELLS", "MAX_TABLE_DEPTH",
-           "MAX_TABLE_ROWS", "WRAP_EVERY", "ZERO_WIDTH_SPACE", "SanitizedPreview",
+           "MAX_TABLE_GRID", "MAX_TABLE_ROWS", "WRAP_EVERY", "ZERO_WIDTH_SPACE", "SanitizedPreview",
            "break_positions", "rewrite_images", "sanitize_html", "sanitize_markdown",
            "sanitize_preview", "sniff_kind"]
 
@@ -222,18 +223,54 @@ def _escape_html_outside_code(text: str) -> str:
     return "\n".join(lines)
 
 
+_MD_MAX_COLUMNS = 128
+"""md4c (Qt's markdown reader) makes no table wider than this."""
+
+
+def _markdown_grid(lines: list[str]) -> int:
+    """An upper bound of the table positions Qt lays out for these lines.
+
+    A table starts at a line with a `|` and, as in GitHub's dialect, runs on over the
+    following lines up to a blank one, with or without pipes (each is a row, padded to
+    the header's width). It has at most one column more than its widest line has pipes.
+    Each run of non-blank lines with a pipe in it counts as its lines × that width;
+    fenced code is no table and ends a run.
+    """
+    total = rows = widest = 0
+    fence: str | None = None
+    for line in [*lines, ""]:
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match[1][0] == fence[0] and len(match[1]) >= len(fence):
+                fence = None
+            continue
+        if line.strip() and not match:
+            rows += 1
+            widest = max(widest, min(line.count("|") + 1, _MD_MAX_COLUMNS))
+            continue
+        if widest > 1:
+            total += rows * widest
+        rows = widest = 0
+        fence = match[1] if match else None
+    return total
+
+
 def sanitize_markdown(text: str) -> SanitizedPreview:
     """Rewrite images to text, escape raw HTML, refuse oversize or table-heavy markdown."""
     if len(text) > MAX_PREVIEW_CHARS:
         return _plain(text, f"The preview is {len(text):,} characters long; only the first "
                             f"{MAX_PREVIEW_CHARS:,} are shown, as plain text.")
-    table_lines = [line for line in text.split("\n") if "|" in line]
+    lines = text.split("\n")
+    table_lines = [line for line in lines if "|" in line]
     if len(table_lines) > MAX_TABLE_ROWS + 2:
         return _plain(text, f"The preview was shown as plain text because its tables have "
                             f"more than {MAX_TABLE_ROWS} rows.")
     if sum(line.count("|") for line in table_lines) > MAX_TABLE_CELLS + MAX_TABLE_ROWS:
         return _plain(text, f"The preview was shown as plain text because its tables have "
                             f"more than {MAX_TABLE_CELLS} cells.")
+    if table_lines and _markdown_grid(lines) > MAX_TABLE_GRID:
+        return _plain(text, f"The preview was shown as plain text because its tables would "
+                            f"lay out more than {MAX_TABLE_GRID:,} cells.")
     rewritten, images = rewrite_images(text)
     rewritten = _escape_html_outside_code(rewritten)
     if len(rewritten) > MAX_PREVIEW_CHARS:

@@ -17,6 +17,14 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
 * HTML previews get a small default stylesheet (`PREVIEW_CSS`: table cells with some
   room) so a table reads as a table; the sanitizer gives a "card" preview's colours to
   the whole page (`preview.html`), so a dark card is dark, not striped.
+* `PreviewPane` renders a preview longer than `STAGED_CHARS` in stages, one per loop
+  turn, once it is on screen (before that at once, so a dialog opens complete):
+  sanitize on a worker thread (`preview_worker`), parse into the new document, then
+  show it (Qt's first layout). Each step is bounded (the sanitizer's limits, a table's
+  grid), so none blocks the loop long, where all three together did. Meanwhile the
+  view says `RENDERING_MESSAGE`; a newer preview or message cancels the rest.
+* The vertical scroll bar is always shown, so a preview is laid out once at one width
+  (a bar that appears after the first layout narrows the view and Qt starts over).
 * A clicked link is reported through `link_requested`; `offer_link` opens only `https`
   links, after a confirmation that shows the full address. Other schemes are shown as
   text and never opened.
@@ -24,7 +32,9 @@ Qt's text engine reads local files for images, stylesheets and CSS `url()`, deco
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from functools import partial
+
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser, QVBoxLayout, QWidget
 from shiboken6 import isValid
@@ -36,11 +46,16 @@ from qoder_desktop.preview.sanitize import (
     sanitize_preview,
 )
 from qoder_desktop.text.visible import make_visible
+from qoder_desktop.ui.widgets.preview_worker import sanitize_later
 
 _MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                       | QTextDocument.MarkdownFeature.MarkdownNoHTML)
 
 _IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
+STAGED_CHARS = 4096
+"""`PreviewPane` renders previews longer than this in stages, one step per loop turn."""
+RENDERING_MESSAGE = "Rendering the preview…"
+"""What the view says while a staged preview is on its way (a few loop turns)."""
 PREVIEW_CSS = "td, th { padding: 2px 8px; } th { text-align: left; }"
 """The default stylesheet of HTML previews (a model's own styles still apply over it)."""
 
@@ -110,12 +125,18 @@ class SafePreviewBrowser(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.setSearchPaths([])
         self.setUndoRedoEnabled(False)
+        # A scroll bar that comes and goes changes the viewport's width, and Qt lays the
+        # whole document out again at the new width: a long preview was laid out twice.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.document().setBaseUrl(QUrl())
         # QTextEdit's own document belongs to its internal text control, which answers
         # resource requests with our loadResource; previews' documents belong to it too.
         self._document_owner: QObject = self.document().parent() or self
         self.offer_links = offer_links
         self.last_preview: SanitizedPreview | None = None
+        self._generation = 0
+        """Bumped by every new preview or text: a staged step of an older one stops."""
+        self._staged = False
         self.anchorClicked.connect(self._on_anchor)
 
     def loadResource(self, type: int, name: QUrl | str) -> object:
@@ -129,7 +150,50 @@ class SafePreviewBrowser(QTextBrowser):
 
     def show_preview(self, text: str | None, kind: str | None = None) -> SanitizedPreview:
         """Sanitize and render `text` ("markdown", "html", "plain" or None to sniff)."""
+        self._generation += 1  # a staged preview still on its way is not shown any more
         preview = sanitize_preview(text, kind)
+        self._install(self._generation, preview, self._parsed(preview))
+        return preview
+
+    def show_preview_staged(self, text: str, kind: str | None = None) -> None:
+        """Like `show_preview`, in stages: sanitize on a worker thread, then parse, then
+        lay out, one step per loop turn.
+
+        Until the preview is in (`rendering` is True) the view says it is being rendered;
+        `preview_shown` is emitted when it is. A later preview or text cancels it. If the
+        sanitizer fails, the view says so and shows nothing of the preview.
+        """
+        self.show_text(RENDERING_MESSAGE)
+        generation = self._generation
+        self._staged = True
+        sanitize_later(text, kind, partial(self._parse_step, generation))
+
+    @property
+    def rendering(self) -> bool:
+        """True while a staged preview is on its way (the view shows `RENDERING_MESSAGE`)."""
+        return self._staged
+
+    def _parse_step(self, generation: int, result: SanitizedPreview | BaseException) -> None:
+        if not isValid(self) or generation != self._generation:
+            return
+        preview = result if isinstance(result, SanitizedPreview) else SanitizedPreview(
+            "plain", "", simplified=True,
+            reason=f"The preview could not be rendered ({type(result).__name__}).")
+        document = self._parsed(preview)
+        QTimer.singleShot(0, self, partial(self._install, generation, preview, document))
+
+    def _install(self, generation: int, preview: SanitizedPreview,
+                 document: QTextDocument) -> None:
+        if generation != self._generation:
+            document.deleteLater()
+            return
+        self._staged = False
+        self._show_document(document)
+        self.last_preview = preview
+        self.preview_shown.emit(preview)
+
+    def _parsed(self, preview: SanitizedPreview) -> QTextDocument:
+        """A new document holding `preview`, with its break opportunities, not shown yet."""
         document = self._new_document()
         if preview.kind == "markdown":
             document.setMarkdown(preview.text, _MARKDOWN_FEATURES)
@@ -138,15 +202,16 @@ class SafePreviewBrowser(QTextBrowser):
             document.setHtml(preview.text)
         else:
             document.setPlainText(make_visible(preview.text))
-        self._show_document(document)
-        self.last_preview = preview
-        self.preview_shown.emit(preview)
-        return preview
+        add_break_opportunities(document)
+        return document
 
     def show_text(self, text: str) -> None:
         """Show plain text that is not a preview (a message); long runs still get breaks."""
+        self._generation += 1
+        self._staged = False
         document = self._new_document()
         document.setPlainText(text)
+        add_break_opportunities(document)
         self._show_document(document)
 
     def _new_document(self) -> QTextDocument:
@@ -157,7 +222,6 @@ class SafePreviewBrowser(QTextBrowser):
         return document
 
     def _show_document(self, document: QTextDocument) -> None:
-        add_break_opportunities(document)
         old = self.document()
         self.setDocument(document)  # lays it out, once, with the breaks already in
         # The text control deletes a document it owns when it is replaced; in case a Qt
@@ -223,12 +287,33 @@ class PreviewPane(QWidget):
         self.browser = SafePreviewBrowser(self)
         self.browser.setObjectName("previewBrowser")
         self.browser.link_requested.connect(self.link_requested)
+        self.browser.preview_shown.connect(self._show_banner)
         layout.addWidget(self.banner)
         layout.addWidget(self.browser, 1)
 
-    def show_preview(self, text: str | None, kind: str | None = None) -> SanitizedPreview:
-        """Render a preview and show its banner when it was simplified or trimmed."""
-        preview = self.browser.show_preview(text, kind)
+    def show_preview(self, text: str | None,
+                     kind: str | None = None) -> SanitizedPreview | None:
+        """Render a preview and show its banner when it was simplified or trimmed.
+
+        A preview longer than `STAGED_CHARS` in a pane on screen is rendered in stages
+        (`SafePreviewBrowser.show_preview_staged`: sanitized on a worker thread, parsed
+        and laid out in later loop turns, its banner with it); then this returns None,
+        `rendering` says it is on its way and `browser.last_preview` is it once shown.
+        A pane not on screen yet renders at once, so what it shows is complete before
+        anyone can see it (a plan dialog renders its plan before it opens).
+        """
+        if text and len(text) > STAGED_CHARS and self.isVisible():
+            self.banner.hide()
+            self.browser.show_preview_staged(text, kind)
+            return None
+        return self.browser.show_preview(text, kind)
+
+    @property
+    def rendering(self) -> bool:
+        """True while a staged preview is on its way."""
+        return self.browser.rendering
+
+    def _show_banner(self, preview: SanitizedPreview) -> None:
         if preview.reason:
             prefix = "Simplified: " if preview.simplified else ""
             self.banner.setText(prefix + preview.reason)
@@ -236,7 +321,6 @@ class PreviewPane(QWidget):
             self.banner.show()
         else:
             self.banner.hide()
-        return preview
 
     def show_message(self, text: str) -> None:
         """Show a plain message (e.g. "No preview for this option") instead of a preview."""
