@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -73,8 +73,9 @@ class Ledger(Protocol):
     """Where every request and its outcome is written before the answer goes back.
 
     Both writes run off the event loop (the store's writer thread), in order. The broker
-    asks the person while the request's row is written and awaits the decision's write
-    (which fails if the request's did) before the answer goes back to the agent.
+    asks the person while the request's row is written (queued once the dialog has
+    painted, see `ApprovalBroker.set_presenter`) and awaits the decision's write (which
+    fails if the request's did) before the answer goes back to the agent.
     """
 
     def start_request(self, request: ApprovalRequest) -> Future[None]:
@@ -91,9 +92,42 @@ class Ledger(Protocol):
 UpdateCheck = Callable[[PermissionSuggestion], str | None]
 """Returns why the agent's SDK would not deliver an update, or None when it would."""
 
+Presenter = Callable[[ApprovalRequest, Callable[[], None]], bool]
+"""Told of a request just added: returns True when it will call the given function once
+the request is in front of the person (its dialog painted), False when it will not."""
+
+ROW_HOLD_MAX_S = 0.25
+"""The longest a presenter may hold a request's row back (a dialog that never paints)."""
+
 
 class AlreadyAnswered(RuntimeError):
     """A second answer for a request that was already answered or withdrawn."""
+
+
+class _RowWrite:
+    """A request's ledger row: queued once, at once or when its dialog has painted.
+
+    A writer thread running while the dialog is built and shown competes with it for
+    the CPU (and the interpreter): the row waits for the first frame, at most
+    `ROW_HOLD_MAX_S`, and is always queued before the decision's row.
+    """
+
+    def __init__(self, start: Callable[[], Future[None]]) -> None:
+        self.future: Future[None] = Future()
+        self._start: Callable[[], Future[None]] | None = start
+
+    def start(self) -> None:
+        """Queue the row (the first call only)."""
+        start, self._start = self._start, None
+        if start is not None:
+            start().add_done_callback(self._copy)
+
+    def _copy(self, written: Future[None]) -> None:
+        problem = CancelledError() if written.cancelled() else written.exception()
+        if problem is None:
+            self.future.set_result(None)
+        else:
+            self.future.set_exception(problem)
 
 
 @dataclass
@@ -118,6 +152,7 @@ class ApprovalBroker:
         self._pending: dict[str, _Pending] = {}
         self._subscribers: list[Subscriber] = []
         self._paused_sessions: set[str] = set()
+        self._presenter: Presenter | None = None
 
     # -- subscribers -------------------------------------------------------------------
 
@@ -125,6 +160,11 @@ class ApprovalBroker:
         """Add a subscriber; returns a function that removes it again."""
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
+
+    def set_presenter(self, presenter: Presenter | None) -> None:
+        """Let `presenter` hold a new request's ledger row until its dialog has painted
+        (see `Presenter`; never longer than `ROW_HOLD_MAX_S`)."""
+        self._presenter = presenter
 
     def _notify(self, event: BrokerEvent, request: ApprovalRequest,
                 decision: Decision | None) -> None:
@@ -184,23 +224,27 @@ class ApprovalBroker:
                 "Qoder Desktop refused a duplicate permission request (the same id is already "
                 "waiting for an answer).")
         # The request's row is written while the person looks at it: the dialog does
-        # not wait for the disk; a request the ledger cannot hold is denied at once.
-        written = self._start_request(request)
+        # not wait for the disk (nor share the CPU with it before its first frame); a
+        # request the ledger cannot hold is denied as soon as that is known.
+        row = _RowWrite(lambda: self._start_request(request))
+        written = row.future
         try:
             request, decision = self._decide_by_rule(request)
             if decision is None:
-                decision = await self._ask_person(request, written)
+                decision = await self._ask_person(request, row)
             if decision.kind is DecisionKind.ALLOW_SESSION:
                 decision = self._deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
             decision = Decision.withdrawn()
             # Shielded: a second cancel must not keep the withdrawal out of the ledger
             # or from the subscribers.
+            row.start()
             await asyncio.shield(self._finish(request, decision, started, written))
             raise
         except Exception as exc:
             log.exception("request %s failed", request.request_id)
             decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
+        row.start()  # (queued before the decision's row, which waits for it)
         return await self._finish(request, decision, started, written)
 
     def _decide_by_rule(self, request: ApprovalRequest
@@ -263,17 +307,34 @@ class ApprovalBroker:
                     dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
                     rule=str(verdict.rule.rule)))
 
-    async def _ask_person(self, request: ApprovalRequest, written: Future[None]) -> Decision:
+    async def _ask_person(self, request: ApprovalRequest, row: _RowWrite) -> Decision:
         loop = asyncio.get_running_loop()
         entry = _Pending(request, loop.create_future())
         self._pending[request.request_id] = entry
-        watched = asyncio.wrap_future(written)
+        watched = asyncio.wrap_future(row.future)
         watched.add_done_callback(lambda done: self._unrecorded(entry, done))
+        hold = None
         try:
             self._notify(BrokerEvent.ADDED, request, None)
+            if self._held_by_presenter(request, row):
+                hold = loop.call_later(ROW_HOLD_MAX_S, row.start)
+            else:
+                row.start()
             return await entry.future
         finally:
+            if hold is not None:
+                hold.cancel()
             self._pending.pop(request.request_id, None)
+
+    def _held_by_presenter(self, request: ApprovalRequest, row: _RowWrite) -> bool:
+        """True when the presenter queues the row once the dialog has painted."""
+        if self._presenter is None:
+            return False
+        try:
+            return self._presenter(request, row.start)
+        except Exception:
+            log.exception("the presenter failed for request %s", request.request_id)
+            return False
 
     def _start_request(self, request: ApprovalRequest) -> Future[None]:
         """The ledger's `start_request`; one that cannot even be queued is a failed write."""

@@ -98,6 +98,11 @@ class _PaintWatch(QObject):
             then()
 
 
+def on_first_paint(dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
+    """Call `then` once, at `dialog`'s first paint (or when it closes unpainted)."""
+    _PaintWatch(dialog, then)
+
+
 class DialogSpares(QObject):
     """Keeps one spare decision dialog of each kind, built ahead while the loop is idle.
 
