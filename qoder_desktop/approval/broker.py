@@ -24,11 +24,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from qoder_desktop.approval import row_write
+from qoder_desktop.approval.row_write import Presenter, RowWrite
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     DecidedBy,
@@ -92,42 +94,8 @@ class Ledger(Protocol):
 UpdateCheck = Callable[[PermissionSuggestion], str | None]
 """Returns why the agent's SDK would not deliver an update, or None when it would."""
 
-Presenter = Callable[[ApprovalRequest, Callable[[], None]], bool]
-"""Told of a request just added: returns True when it will call the given function once
-the request is in front of the person (its dialog painted), False when it will not."""
-
-ROW_HOLD_MAX_S = 0.25
-"""The longest a presenter may hold a request's row back (a dialog that never paints)."""
-
-
 class AlreadyAnswered(RuntimeError):
     """A second answer for a request that was already answered or withdrawn."""
-
-
-class _RowWrite:
-    """A request's ledger row: queued once, at once or when its dialog has painted.
-
-    A writer thread running while the dialog is built and shown competes with it for
-    the CPU (and the interpreter): the row waits for the first frame, at most
-    `ROW_HOLD_MAX_S`, and is always queued before the decision's row.
-    """
-
-    def __init__(self, start: Callable[[], Future[None]]) -> None:
-        self.future: Future[None] = Future()
-        self._start: Callable[[], Future[None]] | None = start
-
-    def start(self) -> None:
-        """Queue the row (the first call only)."""
-        start, self._start = self._start, None
-        if start is not None:
-            start().add_done_callback(self._copy)
-
-    def _copy(self, written: Future[None]) -> None:
-        problem = CancelledError() if written.cancelled() else written.exception()
-        if problem is None:
-            self.future.set_result(None)
-        else:
-            self.future.set_exception(problem)
 
 
 @dataclass
@@ -163,7 +131,7 @@ class ApprovalBroker:
 
     def set_presenter(self, presenter: Presenter | None) -> None:
         """Let `presenter` hold a new request's ledger row until its dialog has painted
-        (see `Presenter`; never longer than `ROW_HOLD_MAX_S`)."""
+        (see `row_write.Presenter`; never longer than `ROW_HOLD_MAX_S`)."""
         self._presenter = presenter
 
     def _notify(self, event: BrokerEvent, request: ApprovalRequest,
@@ -226,7 +194,7 @@ class ApprovalBroker:
         # The request's row is written while the person looks at it: the dialog does
         # not wait for the disk (nor share the CPU with it before its first frame); a
         # request the ledger cannot hold is denied as soon as that is known.
-        row = _RowWrite(lambda: self._start_request(request))
+        row = RowWrite(lambda: self._start_request(request))
         written = row.future
         try:
             request, decision = self._decide_by_rule(request)
@@ -307,7 +275,7 @@ class ApprovalBroker:
                     dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
                     rule=str(verdict.rule.rule)))
 
-    async def _ask_person(self, request: ApprovalRequest, row: _RowWrite) -> Decision:
+    async def _ask_person(self, request: ApprovalRequest, row: RowWrite) -> Decision:
         loop = asyncio.get_running_loop()
         entry = _Pending(request, loop.create_future())
         self._pending[request.request_id] = entry
@@ -317,7 +285,7 @@ class ApprovalBroker:
         try:
             self._notify(BrokerEvent.ADDED, request, None)
             if self._held_by_presenter(request, row):
-                hold = loop.call_later(ROW_HOLD_MAX_S, row.start)
+                hold = loop.call_later(row_write.ROW_HOLD_MAX_S, row.start)
             else:
                 row.start()
             return await entry.future
@@ -326,7 +294,7 @@ class ApprovalBroker:
                 hold.cancel()
             self._pending.pop(request.request_id, None)
 
-    def _held_by_presenter(self, request: ApprovalRequest, row: _RowWrite) -> bool:
+    def _held_by_presenter(self, request: ApprovalRequest, row: RowWrite) -> bool:
         """True when the presenter queues the row once the dialog has painted."""
         if self._presenter is None:
             return False

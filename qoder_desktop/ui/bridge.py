@@ -27,12 +27,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from qoder_desktop.approval.broker import (
-    AlreadyAnswered,
-    ApprovalBroker,
-    BrokerEvent,
-    Presenter,
-)
+from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
+from qoder_desktop.approval.row_write import Presenter
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 
 log = logging.getLogger(__name__)
