@@ -1,11 +1,12 @@
 """request → dialog visible, and withdrawn → dialog hidden, through the real app wiring.
 
-Path measured: `broker.request()` → ledger write → rules → `BrokerBridge` →
+Path measured: `broker.request()` → rules → `BrokerBridge` →
 `BrokerBridge.pending_changed` → `DialogQueue` (main window queue and tray two turns
 later) → the queue's factory (the spare dialog of the request's kind, built while the
 loop was idle, filled in with the request; a new dialog when none is ready) → `show()` →
-expose → first paint; then the agent cancels the awaiting task → broker records
-*withdrawn* → bridge → `DialogQueue.close` → `withdraw()` → hidden. Under qasync, main
+expose → first paint (the request's ledger row is queued on the writer thread then);
+then the agent cancels the awaiting task → broker records *withdrawn* → bridge →
+`DialogQueue.close` → `withdraw()` → hidden. Under qasync, main
 window shown, real SQLite store, on the offscreen platform or (``--platform xcb``)
 on a private Xvfb. Each sample starts with an empty queue; Bash approvals and (every 5th
 sample) questions with previews are interleaved. Start-up's `warm_dialog` runs once
@@ -110,7 +111,7 @@ async def run(samples: int, profile: bool, platform: str) -> list[Figure]:
     probes: list[Any] = []
     sizes: list[Any] = []
     parts = Breakdown()
-    parts.wrap(desktop.ledger, "record_request", "ledger write")
+    parts.wrap(desktop.ledger, "record_request", "ledger write (off the path, after paint)")
     parts.wrap(desktop.db, "active_rules", "rule lookup")
     parts.wrap(desktop.app.window, "set_pending", "window queue")
     parts.wrap(desktop.app.tray, "set_pending", "tray")

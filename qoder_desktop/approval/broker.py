@@ -30,6 +30,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from qoder_desktop.approval import row_write
+from qoder_desktop.approval.row_write import Presenter, RowWrite
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     DecidedBy,
@@ -74,8 +76,9 @@ class Ledger(Protocol):
     """Where every request and its outcome is written before the answer goes back.
 
     Both writes run off the event loop (the store's writer thread), in order. The broker
-    asks the person while the request's row is written and awaits the decision's write
-    (which fails if the request's did) before the answer goes back to the agent.
+    asks the person while the request's row is written (queued once the dialog has
+    painted, see `ApprovalBroker.set_presenter`) and awaits the decision's write (which
+    fails if the request's did) before the answer goes back to the agent.
     """
 
     def start_request(self, request: ApprovalRequest) -> Future[None]:
@@ -91,7 +94,6 @@ class Ledger(Protocol):
 
 UpdateCheck = Callable[[PermissionSuggestion], str | None]
 """Returns why the agent's SDK would not deliver an update, or None when it would."""
-
 
 class AlreadyAnswered(RuntimeError):
     """A second answer for a request that was already answered or withdrawn."""
@@ -127,6 +129,7 @@ class ApprovalBroker:
         as requests come and go, so `pending()` does not sort a long queue each time."""
         self._subscribers: list[Subscriber] = []
         self._paused_sessions: set[str] = set()
+        self._presenter: Presenter | None = None
 
     # -- subscribers -------------------------------------------------------------------
 
@@ -134,6 +137,11 @@ class ApprovalBroker:
         """Add a subscriber; returns a function that removes it again."""
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
+
+    def set_presenter(self, presenter: Presenter | None) -> None:
+        """Let `presenter` hold a new request's ledger row until its dialog has painted
+        (see `row_write.Presenter`; never longer than `ROW_HOLD_MAX_S`)."""
+        self._presenter = presenter
 
     def _notify(self, event: BrokerEvent, request: ApprovalRequest,
                 decision: Decision | None) -> None:
@@ -219,23 +227,27 @@ class ApprovalBroker:
                 "Qoder Desktop refused a duplicate permission request (the same id is already "
                 "waiting for an answer).")
         # The request's row is written while the person looks at it: the dialog does
-        # not wait for the disk; a request the ledger cannot hold is denied at once.
-        written = self._start_request(request)
+        # not wait for the disk (nor share the CPU with it before its first frame); a
+        # request the ledger cannot hold is denied as soon as that is known.
+        row = RowWrite(lambda: row_write.queue_row(self._ledger.start_request, request))
+        written = row.future
         try:
             request, decision = self._decide_by_rule(request)
             if decision is None:
-                decision = await self._ask_person(request, written)
+                decision = await self._ask_person(request, row)
             if decision.kind is DecisionKind.ALLOW_SESSION:
                 decision = self._deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
             decision = Decision.withdrawn()
             # Shielded: a second cancel must not keep the withdrawal out of the ledger
             # or from the subscribers.
+            row.start()
             await asyncio.shield(self._finish(request, decision, started, written))
             raise
         except Exception as exc:
             log.exception("request %s failed", request.request_id)
             decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
+        row.start()  # (queued before the decision's row, which waits for it)
         return await self._finish(request, decision, started, written)
 
     def _decide_by_rule(self, request: ApprovalRequest
@@ -298,35 +310,34 @@ class ApprovalBroker:
                     dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
                     rule=str(verdict.rule.rule)))
 
-    async def _ask_person(self, request: ApprovalRequest, written: Future[None]) -> Decision:
+    async def _ask_person(self, request: ApprovalRequest, row: RowWrite) -> Decision:
         loop = asyncio.get_running_loop()
         entry = _Pending(request, loop.create_future())
         self._add_pending(entry)
-        watched = asyncio.wrap_future(written)
-        watched.add_done_callback(lambda done: self._unrecorded(entry, done))
+        watched = asyncio.wrap_future(row.future)
+        watched.add_done_callback(lambda done: row_write.deny_unrecorded(entry.future, done))
+        hold = None
         try:
             self._notify(BrokerEvent.ADDED, request, None)
+            if self._held_by_presenter(request, row):
+                hold = loop.call_later(row_write.ROW_HOLD_MAX_S, row.start)
+            else:
+                row.start()
             return await entry.future
         finally:
+            if hold is not None:
+                hold.cancel()
             self._drop_pending(request.request_id)
 
-    def _start_request(self, request: ApprovalRequest) -> Future[None]:
-        """The ledger's `start_request`; one that cannot even be queued is a failed write."""
+    def _held_by_presenter(self, request: ApprovalRequest, row: RowWrite) -> bool:
+        """True when the presenter queues the row once the dialog has painted."""
+        if self._presenter is None:
+            return False
         try:
-            return self._ledger.start_request(request)
-        except Exception as exc:
-            failed: Future[None] = Future()
-            failed.set_exception(exc)
-            return failed
-
-    @staticmethod
-    def _unrecorded(entry: _Pending, written: asyncio.Future[None]) -> None:
-        """A request whose row could not be written is denied now (its dialog closes)."""
-        problem = None if written.cancelled() else written.exception()
-        if problem is None or entry.future.done():
-            return
-        entry.future.set_result(Decision.error(
-            f"Qoder Desktop could not record the request, so it was denied: {problem}"))
+            return self._presenter(request, row.start)
+        except Exception:
+            log.exception("the presenter failed for request %s", request.request_id)
+            return False
 
     async def _finish(self, request: ApprovalRequest, decision: Decision,
                       started: float, written: Future[None]) -> Decision:

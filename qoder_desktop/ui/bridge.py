@@ -28,6 +28,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
+from qoder_desktop.approval.row_write import Presenter
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,11 @@ class BrokerBridge(QObject):
         self._dialogs.notify()
         self._views.notify()
 
+    def present_with(self, presenter: Presenter) -> None:
+        """Let `presenter` (the dialog queue's `when_painted`) say when a new request's
+        dialog has painted; the broker writes the request's row then."""
+        self._broker.set_presenter(presenter)
+
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a person, oldest first."""
         return self._broker.pending()
@@ -150,6 +156,7 @@ class BrokerBridge(QObject):
         self._dialogs.stop()
         self._views.stop()
         if self._unsubscribe is not None:
+            self._broker.set_presenter(None)
             unsubscribe, self._unsubscribe = self._unsubscribe, None
             try:
                 unsubscribe()

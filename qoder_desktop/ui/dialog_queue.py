@@ -5,19 +5,22 @@ directly. When a dialog's request is answered (by anyone) or withdrawn, the dial
 closes at once and the next oldest request gets its dialog. Dialogs come from
 `DialogSpares` (a spare built ahead, filled in with the request) once
 `prepare_spares()` has been called; until then each is built for its request.
+`when_painted` tells the broker when a new request's dialog has painted, so that the
+request's ledger row is written after the first frame, not while it is being made.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError
-from qoder_desktop.ui.dialogs.spares import DialogSpares
+from qoder_desktop.ui.dialogs.spares import DialogSpares, on_first_paint
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,8 @@ class DialogQueue(QObject):
         self._factory: DialogFactory = factory or self.spares.take
         self._dialogs: dict[str, BaseDecisionDialog] = {}
         self._pending: list[ApprovalRequest] = []
+        self._unpainted: dict[str, list[Callable[[], None]]] = {}
+        """Dialogs shown but not painted yet: what to call at their first paint."""
 
     def prepare_spares(self, warm_up_cwd: str | None = None) -> None:
         """Build spare dialogs while the loop is idle (after start-up), so a request
@@ -59,6 +64,15 @@ class DialogQueue(QObject):
     def open_dialogs(self) -> list[BaseDecisionDialog]:
         """Every dialog open now."""
         return list(self._dialogs.values())
+
+    def when_painted(self, request: ApprovalRequest, then: Callable[[], None]) -> bool:
+        """Call `then` at the first paint of `request`'s dialog (or when it closes
+        unpainted); False, and nothing is called, when no dialog of it is on its way."""
+        waiting = self._unpainted.get(request.request_id)
+        if waiting is None:
+            return False
+        waiting.append(then)
+        return True
 
     def set_pending(self, pending: list[ApprovalRequest]) -> None:
         """Follow the broker's pending list; opens a dialog when none is open."""
@@ -88,6 +102,8 @@ class DialogQueue(QObject):
         self._dialogs[request_id] = dialog
         dialog.decided.connect(lambda decision, rid=request_id: self._on_decided(rid, decision))
         dialog.finished.connect(lambda _code, rid=request_id: self._forget(rid))
+        self._unpainted[request_id] = []
+        on_first_paint(dialog, partial(self._painted, request_id))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
@@ -100,6 +116,7 @@ class DialogQueue(QObject):
         if dialog is not None:
             dialog.withdraw()
             dialog.deleteLater()
+        self._painted(request_id)
 
     def close_all(self) -> None:
         """Close every dialog and drop the spares (the app is quitting)."""
@@ -110,7 +127,15 @@ class DialogQueue(QObject):
     def _on_decided(self, request_id: str, decision: Decision) -> None:
         self.decided.emit(request_id, decision)
 
+    def _painted(self, request_id: str) -> None:
+        for then in self._unpainted.pop(request_id, []):
+            try:
+                then()
+            except Exception:
+                log.exception("a first-paint call for request %s failed", request_id)
+
     def _forget(self, request_id: str) -> None:
+        self._painted(request_id)
         dialog = self._dialogs.pop(request_id, None)
         if dialog is not None:
             dialog.deleteLater()

@@ -96,6 +96,7 @@ class DesktopApp:
         window, tray, bridge, dialogs = self.window, self.tray, self.bridge, self.dialogs
         sessions, approvals = self.sessions, self.approvals
         bridge.pending_changed.connect(dialogs.set_pending)
+        bridge.present_with(dialogs.when_painted)
         bridge.views_pending_changed.connect(approvals.show_pending)
         bridge.request_added.connect(approvals.request_added)
         bridge.request_finished.connect(approvals.request_finished)

@@ -7,6 +7,7 @@ import random
 import threading
 
 import pytest
+from helpers.broker_events import Recorder
 
 from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
@@ -18,7 +19,6 @@ from qoder_desktop.domain.models import (
     PermissionSuggestion,
     RuleBehavior,
     RuleValue,
-    SessionInfo,
     SessionRule,
 )
 from qoder_desktop.store.database import Database
@@ -29,18 +29,6 @@ pytestmark = pytest.mark.asyncio
 SESSION = "session-1"
 
 
-@pytest.fixture
-def ledger(db: Database) -> Ledger:
-    db.upsert_session(SessionInfo(session_id=SESSION, name="demo", backend=Backend.CLAUDE,
-                                  cwd="/tmp/ws"))
-    return Ledger(db)
-
-
-@pytest.fixture
-def broker(db: Database, ledger: Ledger) -> ApprovalBroker:
-    return ApprovalBroker(db, ledger)
-
-
 def _bash(command: str, **fields: object) -> ApprovalRequest:
     return ApprovalRequest(session_id=SESSION, session_name="demo", backend=Backend.CLAUDE,
                            tool_name="Bash", tool_input={"command": command}, cwd="/tmp/ws",
@@ -49,24 +37,6 @@ def _bash(command: str, **fields: object) -> ApprovalRequest:
 
 def _rule(behavior: RuleBehavior, text: str) -> SessionRule:
     return SessionRule(session_id=SESSION, behavior=behavior, rule=RuleValue.parse(text))
-
-
-class Recorder:
-    """Collects broker events and lets a test wait for the next ADDED request."""
-
-    def __init__(self, broker: ApprovalBroker) -> None:
-        self.events: list[tuple[BrokerEvent, str, Decision | None]] = []
-        self.added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
-        broker.subscribe(self)
-
-    def __call__(self, event: BrokerEvent, request: ApprovalRequest,
-                 decision: Decision | None) -> None:
-        self.events.append((event, request.request_id, decision))
-        if event is BrokerEvent.ADDED:
-            self.added.put_nowait(request)
-
-    async def next_added(self) -> ApprovalRequest:
-        return await asyncio.wait_for(self.added.get(), 5)
 
 
 async def test_a_person_answers_and_the_decision_is_on_disk(
@@ -386,3 +356,4 @@ async def test_a_request_that_cannot_be_recorded_is_denied_without_waiting_for_a
     assert [event for event, _, _ in recorder.events] == [BrokerEvent.ADDED,
                                                           BrokerEvent.ANSWERED]
     assert not broker.pending()
+

@@ -1,4 +1,5 @@
-"""Routing broker events into queues a test can await (the person's side of the broker)."""
+"""Routing broker events into queues a test can await (the person's side of the broker),
+and recording them (`Recorder`)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,22 @@ def route_broker_events(broker: ApprovalBroker, added: asyncio.Queue[ApprovalReq
             finished.put_nowait((event, request, decision))
 
     return broker.subscribe(on_broker)
+
+
+class Recorder:
+    """Collects broker events and lets a test wait for the next ADDED request."""
+
+    def __init__(self, broker: ApprovalBroker) -> None:
+        self.events: list[tuple[BrokerEvent, str, Decision | None]] = []
+        self.added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
+        broker.subscribe(self)
+
+    def __call__(self, event: BrokerEvent, request: ApprovalRequest,
+                 decision: Decision | None) -> None:
+        self.events.append((event, request.request_id, decision))
+        if event is BrokerEvent.ADDED:
+            self.added.put_nowait(request)
+
+    async def next_added(self) -> ApprovalRequest:
+        """The next request that waits for a person (fails after 5 s)."""
+        return await asyncio.wait_for(self.added.get(), 5)

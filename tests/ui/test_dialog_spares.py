@@ -270,3 +270,50 @@ def test_building_resumes_after_a_request_that_cannot_be_shown(
     with pytest.raises(DialogBuildError):  # built for its request (no spare for that parent)
         spares.take(make_request("AskUserQuestion", {"questions": []}), other_parent)
     qtbot.waitUntil(lambda: spares.spare(RequestKind.TOOL) is not None, timeout=5000)
+
+
+def _focus_chain(dialog: QWidget) -> list[str]:
+    chain, widget = [], dialog.nextInFocusChain()
+    while widget is not None and widget is not dialog:
+        chain.append(f"{type(widget).__name__}#{widget.objectName()}")
+        widget = widget.nextInFocusChain()
+    return chain
+
+
+@pytest.mark.parametrize("built_steps", [0, 1, 2, 3])
+def test_a_spare_taken_half_built_shows_what_a_dialog_built_for_the_request_shows(
+        qtbot: QtBot, make_request: Any, tmp_path: Path, built_steps: int) -> None:
+    request = _requests(make_request, tmp_path)["bash"]
+    spare = ApprovalDialog(None, None, staged=True)
+    more = [spare.build_step() for _ in range(built_steps)]
+    assert more == [True, True, False][:built_steps]  # form, then editor, views, grants
+    spare.load(request)  # builds what is left first
+    fresh = dialog_for(request, None)
+    assert _focus_chain(spare) == _focus_chain(fresh)  # Tab goes the same way
+    fresh_shown, fresh_armed = _show_and_capture(qtbot, fresh)
+    spare_shown, spare_armed = _show_and_capture(qtbot, spare)
+    assert spare_armed == fresh_armed
+    assert _request_part(spare_shown) == _request_part(fresh_shown)
+    assert _request_part(spare_shown) == _request_part(spare_armed)
+
+
+def test_the_pool_builds_an_approval_spare_in_parts_one_loop_turn_each(
+        qtbot: QtBot) -> None:
+    pool = DialogSpares(None)
+    steps: list[int] = []
+    original = ApprovalDialog.build_step
+
+    def counted(self: ApprovalDialog) -> bool:
+        steps.append(1)
+        return original(self)
+
+    ApprovalDialog.build_step = counted  # type: ignore[method-assign]
+    try:
+        pool.start()
+        qtbot.waitUntil(pool.is_idle, timeout=5000)
+    finally:
+        ApprovalDialog.build_step = original  # type: ignore[method-assign]
+    spare = pool.spare(RequestKind.TOOL)
+    assert spare is not None and len(steps) == 3
+    assert spare.findChild(QPlainTextEdit) is not None  # the editor is there
+    pool.stop()

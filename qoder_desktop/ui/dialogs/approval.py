@@ -80,20 +80,15 @@ class ApprovalDialog(BaseDecisionDialog):
     """
 
     def __init__(self, request: ApprovalRequest | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, staged: bool = False) -> None:
+        """With `staged` (a spare built while the loop is idle), the JSON editor, the
+        inspection views and the session-grant section are built by `build_step()`
+        calls, each its own loop turn (and all at once by `load()` if any is left)."""
         super().__init__(parent)
         self.ui = Ui_ApprovalDialog()
         self.ui.setupUi(self)
         self.setWindowTitle("")  # a spare's (unmapped) window is nameless until `load`
         ui = self.ui
-        self.json_editor = JsonEditor(self)
-        ui.inputLayout.addWidget(self.json_editor)
-        # Both inspection views are built, so one spare fits every tool; `_fill` keeps
-        # the one the tool needs (or none) and drops the other.
-        self.risk_lens: RiskLensView | None = RiskLensView(self)
-        self.diff_panel: DiffPanel | None = DiffPanel(self)
-        ui.inspectLayout.addWidget(self.risk_lens)
-        ui.inspectLayout.addWidget(self.diff_panel)
         self._inspect_timer = QTimer(self)
         self._inspect_timer.setSingleShot(True)
         self._inspect_timer.setInterval(150)
@@ -101,14 +96,13 @@ class ApprovalDialog(BaseDecisionDialog):
         self._large = False
         self._header_fitted_for = -1
         """The header's width when it was last fitted (-1: fit again)."""
-        self.grants = SessionGrants(None, self)
-        ui.sessionLayout.addWidget(self.grants)
         for label in (ui.titleLabel, ui.whoLabel, ui.descriptionLabel, ui.reasonLabel,
                       ui.blockedLabel, ui.hiddenWarning):
             _make_plain(label)
         ui.hiddenWarning.hide()
 
-        self.guard(ui.allowOnceButton, self.allow_once, self.json_editor.is_valid)
+        # (the editor and the grants exist before the dialog is armed and asks them)
+        self.guard(ui.allowOnceButton, self.allow_once, lambda: self.json_editor.is_valid())
         self.guard(ui.allowSessionButton, self.allow_session,
                    lambda: self.json_editor.is_valid() and self.grants.is_valid())
         self.guard(ui.denyButton, self.deny)
@@ -117,9 +111,28 @@ class ApprovalDialog(BaseDecisionDialog):
         self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
         self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
         ui.allowSessionButton.setToolTip("")
-        self.setTabOrder(ui.denyReasonEdit, ui.denyButton)
+        self.build_later([self._build_editor, self._build_inspection, self._build_grants])
+        if not staged:
+            self.finish_building()
         if request is not None:
             self.load(request)
+
+    def _build_editor(self) -> None:
+        self.json_editor = JsonEditor(self)
+        self.ui.inputLayout.addWidget(self.json_editor)
+
+    def _build_inspection(self) -> None:
+        # Both inspection views are built, so one spare fits every tool; `_fill` keeps
+        # the one the tool needs (or none) and drops the other.
+        self.risk_lens: RiskLensView | None = RiskLensView(self)
+        self.diff_panel: DiffPanel | None = DiffPanel(self)
+        self.ui.inspectLayout.addWidget(self.risk_lens)
+        self.ui.inspectLayout.addWidget(self.diff_panel)
+
+    def _build_grants(self) -> None:
+        self.grants = SessionGrants(None, self)
+        self.ui.sessionLayout.addWidget(self.grants)
+        self.setTabOrder(self.ui.denyReasonEdit, self.ui.denyButton)
 
     def _fill(self, request: ApprovalRequest) -> None:
         """Show the whole request: header, JSON input, inspection, session grant."""

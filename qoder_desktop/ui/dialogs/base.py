@@ -53,7 +53,8 @@ def button_text(text: str) -> str:
 class BaseDecisionDialog(QDialog):
     """Base for the approval, question and plan dialogs.
 
-    Subclasses build their widgets in `__init__`, register their decision buttons with
+    Subclasses build their widgets in `__init__` (a part of them may be left to
+    `build_step()`, see `build_later`), register their decision buttons with
     `guard()` and their keys with `add_shortcut()`, put the request's content in with
     `_fill()`, and implement `escape_decision()`. A dialog built without a request (a
     spare, see `ui/dialogs/spares.py`) is filled later by `load()`, exactly once, and
@@ -78,6 +79,8 @@ class BaseDecisionDialog(QDialog):
         """The dialog's own Ctrl chords; a focused text field may not claim them."""
         self._watched: QWidget | None = None
         self._following_focus = False
+        self._unbuilt: list[Callable[[], None]] = []
+        """Parts a staged spare builds later (`build_step`), in order."""
         self.gate = ArmingGate(self)
         self.gate.armed_changed.connect(self._on_armed_changed)
         self.held_note = QLabel(self)
@@ -113,6 +116,11 @@ class BaseDecisionDialog(QDialog):
         """
         if self._request is not None or self._finished:
             raise RuntimeError("a decision dialog shows one request, once")
+        try:
+            self.finish_building()  # a spare taken half-built is completed first
+        except BaseException:
+            self._finish()
+            raise
         self._request = request
         try:
             self._fill(request)
@@ -121,7 +129,24 @@ class BaseDecisionDialog(QDialog):
             self._finish()
             raise
 
+    def build_step(self) -> bool:
+        """Build the next part a staged constructor left for later; True while more
+        parts remain (see `ui/dialogs/spares.py`)."""
+        if self._unbuilt:
+            self._unbuilt[0]()
+            del self._unbuilt[0]  # (a part that failed is tried again by `load`)
+        return bool(self._unbuilt)
+
+    def finish_building(self) -> None:
+        """Build every part left for later, in order."""
+        while self.build_step():
+            pass
+
     # -- for subclasses --------------------------------------------------------------
+    def build_later(self, parts: Sequence[Callable[[], None]]) -> None:
+        """Leave `parts` of the widgets to `build_step()` / `finish_building()`."""
+        self._unbuilt.extend(parts)
+
     def _fill(self, request: ApprovalRequest) -> None:
         """Show `request` in the widgets built by `__init__` (subclasses override)."""
         raise NotImplementedError

@@ -98,6 +98,11 @@ class _PaintWatch(QObject):
             then()
 
 
+def on_first_paint(dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
+    """Call `then` once, at `dialog`'s first paint (or when it closes unpainted)."""
+    _PaintWatch(dialog, then)
+
+
 class DialogSpares(QObject):
     """Keeps one spare decision dialog of each kind, built ahead while the loop is idle.
 
@@ -200,9 +205,17 @@ class DialogSpares(QObject):
     def _build(self, kind: RequestKind) -> None:
         if kind in self._spares:
             return
-        spare = SPARE_KINDS[kind](None, self._parent_widget)
+        spare = (ApprovalDialog(None, self._parent_widget, staged=True)
+                 if kind is RequestKind.TOOL else SPARE_KINDS[kind](None, self._parent_widget))
         self._spares[kind] = spare
         self._steps.appendleft(lambda: self._prepare(kind, spare))
+        self._steps.appendleft(lambda: self._build_part(kind, spare))
+
+    def _build_part(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
+        """One more part of a staged spare (a request taking it meanwhile builds the
+        rest at once, in `load`)."""
+        if self._spares.get(kind) is spare and spare.build_step():
+            self._steps.appendleft(lambda: self._build_part(kind, spare))
 
     def _prepare(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
         """What the first `show()` would do, minus the showing: style polish of every
