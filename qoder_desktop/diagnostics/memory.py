@@ -8,12 +8,21 @@ of milliseconds, and the heap keeps the pages that start-up freed.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 UNUSED_MODULES: tuple[str, ...] = ("httpx._main",)
 """Modules a library imports only to offer something the app never uses: httpx's command
 line client (`httpx._main`, which loads rich and pygments: ~70 modules, ~3 MB). httpx
 imports it only if it can (it falls back when the import fails)."""
+
+UNREACHABLE_KEYRING_MODULES: tuple[str, ...] = ("secretstorage",)
+"""The Secret Service client keyring's backend imports (with jeepney and cryptography:
+~40 modules, ~7 MB RSS). It reaches the service only through the D-Bus session bus named by
+``DBUS_SESSION_BUS_ADDRESS`` (jeepney has no other way to find it), so without that
+variable the backend can never be used and keyring treats the failed import exactly like
+the unreachable service: not a viable backend. With the variable set (any desktop
+session) it is imported as before."""
 
 
 _paused = False
@@ -45,9 +54,13 @@ def resume_collection() -> None:
 def skip_unused_modules() -> None:
     """Make the imports of `UNUSED_MODULES` fail, so the libraries fall back without them.
 
+    Also `UNREACHABLE_KEYRING_MODULES` when no D-Bus session bus is named (see there).
     Call before the libraries are imported; a module already imported is left alone.
     """
-    for name in UNUSED_MODULES:
+    skipped = UNUSED_MODULES
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        skipped += UNREACHABLE_KEYRING_MODULES
+    for name in skipped:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]  # None: not importable
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 PROBE = """
 import json, sys
@@ -55,3 +56,39 @@ def test_importing_the_app_leaves_garbage_collection_on(tmp_path: object) -> Non
                           cwd=str(tmp_path), capture_output=True, text=True, timeout=60,
                           check=True)
     assert done.stdout.strip().splitlines()[-1] == "True"
+
+
+KEYRING_PROBE = """
+import json, sys
+import qoder_desktop.ui  # the app's GUI process imports this first
+from qoder_desktop.config.secrets import SecretStore
+status = SecretStore().check_backend()
+print(json.dumps({"usable": status.usable, "message": status.message,
+                  "secretstorage": sys.modules.get("secretstorage") is not None}))
+"""
+
+
+def _keyring_probe(tmp_path: Path, bus: str | None) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND")}
+    env.update(QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / ".config"),
+               XDG_DATA_HOME=str(tmp_path / ".local/share"))
+    if bus is not None:
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus
+    done = subprocess.run([sys.executable, "-c", KEYRING_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=True)
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_secret_service_client_loads_only_where_a_session_bus_is_named(tmp_path: Path) -> None:
+    # No session bus named: the Secret Service cannot be reached, its client stays unloaded,
+    # and the person is told the same as when the client is loaded and finds no service.
+    without = _keyring_probe(tmp_path, None)
+    named = _keyring_probe(tmp_path, f"unix:path={tmp_path / 'no-bus'}")
+    assert without["secretstorage"] is False
+    assert named["secretstorage"] is True
+    assert without["usable"] is False and named["usable"] is False
+    assert without["message"] == named["message"]
+    assert "No OS keyring was found" in str(without["message"])
