@@ -1,9 +1,10 @@
 """Memory: RSS of the app process with 10 idle sessions (the CLI processes excluded).
 
 This process builds the app as `run_gui` does (main window shown, approval gateway
-running), then starts 10 Claude sessions against the scripted model (own process) that
-play ``idle`` (one text reply) and sit idle. VmRSS of this process only is read from
-/proc/self/status; the CLIs' RSS is reported for context.
+running, start-up's dialog warm-up and spare dialogs), then starts 10 Claude sessions
+against the scripted model (own process) that play ``idle`` (one text reply) and sit idle.
+VmRSS of this process only is read from /proc/self/status; the CLIs' RSS is reported for
+context.
 """
 
 from __future__ import annotations
@@ -107,12 +108,13 @@ def bare_window_rss(width: int, height: int) -> float:
 async def run(base_url: str) -> list[Figure]:
     """Measure RSS before and after 10 idle sessions; returns the table row."""
     from benchmarks.bench_overhead import cli_pid
-    from benchmarks.qt_support import build_desktop
+    from benchmarks.qt_support import build_desktop, warm_up_as_start_up
     from qoder_desktop.agents.hub import HubEvent
     from qoder_desktop.domain.session_options import SessionOptions, TranscriptKind
 
     before_app = rss_mb()
     desktop = build_desktop(base_url, gateway=True)
+    await warm_up_as_start_up(desktop)  # the dialogs' warm-up and spares, as run_gui has
     await asyncio.sleep(1.0)
     gc.collect()
     app_only = rss_mb()

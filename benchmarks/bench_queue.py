@@ -22,7 +22,6 @@ decision with the store's in-memory cache, and with a real SQLite + pydantic rea
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import Any
 
 from benchmarks.common import (
@@ -143,6 +142,8 @@ async def run(total: int, answers: int, profile: bool) -> list[Figure]:
         desktop.db.add_rules(session_rules(info.session_id, cwd))
     figures = rule_match_figures(desktop.db, sessions[0].session_id,
                                  600 if total < 1000 else 3000)
+    from benchmarks.qt_support import warm_up_as_start_up
+
     await warm_up_as_start_up(desktop)
     heartbeat = Heartbeat()
     heartbeat.start()
@@ -256,22 +257,6 @@ async def run(total: int, answers: int, profile: bool) -> list[Figure]:
                 "re-renders the queue"]),
     ]
     return figures
-
-
-async def warm_up_as_start_up(desktop: Any) -> None:
-    """Start-up's dialog warm-up, which the app runs once its window has painted (seconds
-    before a first request); `build_desktop` wires the app without start-up. The first
-    (cold) dialog of a process is measured on its own by `bench_dialog`."""
-    from qoder_desktop.ui.start_up import warm_dialog
-
-    takes_app = bool(inspect.signature(warm_dialog).parameters)
-    warm_dialog(*([desktop.app] if takes_app else []))
-    spares = getattr(desktop.app.dialogs, "spares", None)
-    await asyncio.sleep(0.3)  # let the main window paint once
-    for _ in range(100):  # and a warm-up that goes on over loop turns finish
-        if spares is None or spares.is_idle():
-            break
-        await asyncio.sleep(0.05)
 
 
 async def _request(broker: Any, request: Any, starts: dict[str, float]) -> Any:

@@ -295,3 +295,18 @@ def hard_exit(code: int = 0) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+async def warm_up_as_start_up(desktop: Any) -> None:
+    """Start-up's dialog warm-up, which the app runs once its window has painted (seconds
+    before a first request); `build_desktop` wires the app without start-up. The first
+    (cold) dialog of a process is measured on its own by `bench_dialog`."""
+    from qoder_desktop.ui.start_up import warm_dialog
+
+    warm_dialog(desktop.app)
+    spares = getattr(desktop.app.dialogs, "spares", None)
+    await asyncio.sleep(0.3)  # let the main window paint once
+    for _ in range(100):  # and a warm-up that goes on over loop turns finish
+        if spares is None or spares.is_idle():
+            break
+        await asyncio.sleep(0.05)
