@@ -129,6 +129,8 @@ def _hidden_spans(text: str) -> list[int]:
 
 def has_hidden(text: str) -> bool:
     """True when `text` holds at least one character that `make_visible` would replace."""
+    if text.isascii():  # one C pass leaves only the hidden ASCII (controls)
+        return bool(text.encode("ascii").translate(None, _ASCII_SHOWN))
     if len(text) < _REGEX_FROM:
         return any(is_hidden(char) for char in text)
     return _pattern_for(text) is not None
