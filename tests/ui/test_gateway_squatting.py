@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from helpers.loop import settle as settle_on_loop
 from helpers.memory_keyring import MemoryKeyring
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
@@ -26,13 +27,9 @@ from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
 
 
-async def settle(condition: Any, timeout: float = 10.0) -> None:
-    """Let Qt and asyncio run until `condition()` holds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
+async def settle(condition: Any) -> None:
+    """`helpers.loop.settle` with room for the gateway to start (10 s)."""
+    await settle_on_loop(condition, timeout=10.0)
 
 
 def test_a_squatted_port_warns_loudly_and_replaces_the_token(

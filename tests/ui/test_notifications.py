@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from helpers.loop import run as run_on_loop
+from helpers.loop import settle as settle_on_loop
 from helpers.notification_server import NotificationServer, NotifyCall, dbus_daemon, private_bus
 from pytestqt.qtbot import QtBot
 
@@ -47,17 +49,14 @@ APPROVAL_ACTIONS = [("default", ""), ("allow", "Allow once"), ("deny", "Deny"),
                     ("open", "Open…")]
 
 
-def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T], timeout: float = 15) -> T:
-    return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+def run(loop: AppEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
+    """`helpers.loop.run` with room for a D-Bus round trip (15 s)."""
+    return run_on_loop(loop, coroutine, timeout=15)
 
 
-async def settle(condition: Any, timeout: float = 10.0) -> None:
-    """Let Qt and asyncio run until `condition()` holds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
+async def settle(condition: Any) -> None:
+    """`helpers.loop.settle` with room for a D-Bus round trip (10 s)."""
+    await settle_on_loop(condition, timeout=10.0)
 
 
 @pytest.fixture
