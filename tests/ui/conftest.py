@@ -25,6 +25,7 @@ from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.dialogs import arming
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.widgets.preview import PreviewPane
 from qoder_desktop.ui.windows.main_window import MainWindow
 from qoder_desktop.ui.wiring import DesktopApp
 
@@ -160,3 +161,14 @@ def window(qtbot: QtBot) -> MainWindow:
     win.show()
     qtbot.waitExposed(win)
     return win
+
+
+@pytest.fixture
+def pane(qtbot: QtBot) -> PreviewPane:
+    """A preview pane of 600×400 on screen (exposed), as in a question dialog."""
+    widget = PreviewPane()
+    widget.resize(600, 400)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget

@@ -19,16 +19,6 @@ from qoder_desktop.preview.sanitize import MAX_TABLE_GRID
 from qoder_desktop.ui.widgets.preview import PreviewPane
 
 
-@pytest.fixture
-def pane(qtbot) -> PreviewPane:  # type: ignore[no-untyped-def]
-    widget = PreviewPane()
-    widget.resize(600, 400)
-    qtbot.addWidget(widget)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
 def _show(qtbot, pane: PreviewPane, text: str, kind: str):  # type: ignore[no-untyped-def]
     pane.show_preview(text, kind)
     qtbot.waitUntil(lambda: not pane.rendering)  # long previews are rendered in stages

@@ -39,16 +39,6 @@ LONG = {
 }
 
 
-@pytest.fixture
-def pane(qtbot) -> PreviewPane:  # type: ignore[no-untyped-def]
-    widget = PreviewPane()
-    widget.resize(600, 400)
-    qtbot.addWidget(widget)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
 def _anchors(browser: SafePreviewBrowser) -> list[str]:
     hrefs, block = [], browser.document().begin()
     while block.isValid():
