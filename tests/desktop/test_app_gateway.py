@@ -27,7 +27,7 @@ from typing import TypeVar
 import claude_agent_sdk
 import pytest
 from helpers.app_home import app_home
-from helpers.desktop import wait_for, xvfb_display
+from helpers.desktop import stop_group, wait_for, xvfb_display
 
 from qoder_desktop.gateway.contract import (
     GATEWAY_TOKEN_ENV,
@@ -128,12 +128,7 @@ def app(display: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> It
         yield running
     finally:
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            stop_group(process, timeout=10)
         output.close()
         text = (root / "app-output.txt").read_text(errors="replace")
         assert "OverflowError" not in text and "Traceback" not in text, text

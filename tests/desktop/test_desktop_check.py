@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from helpers.app_home import app_home
-from helpers.desktop import wait_for, windows, xvfb_display
+from helpers.desktop import stop_group, wait_for, windows, xvfb_display
 
 TOOLS = ("Xvfb", "trayer", "xdotool", "import")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -154,10 +153,5 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         assert json.loads(final)["answers"] == {
             "Which format should the summary have?": "Table"}
     finally:
-        os.killpg(app.pid, signal.SIGTERM)
-        try:
-            app.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(app.pid, signal.SIGKILL)
-            app.wait()
+        stop_group(app, timeout=10)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -4,9 +4,7 @@ is allowed by pressing the notification's "Allow once", and the command really r
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers.app_home import app_home
-from helpers.desktop import wait_for, xvfb_display
+from helpers.desktop import stop_group, wait_for, xvfb_display
 from helpers.notification_server import NotifyCall, ServerThread, dbus_daemon, private_bus
 
 pytestmark = [
@@ -72,12 +70,7 @@ def test_the_demo_request_is_allowed_from_its_notification(display: dict[str, st
                                   "ORDER BY seq").fetchall()
             assert rows[0] == ("Bash", "allow_once", "user")
         finally:
-            os.killpg(app.pid, signal.SIGTERM)
-            try:
-                app.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(app.pid, signal.SIGKILL)
-                app.wait()
+            stop_group(app, timeout=15)
             notifications.stop()
     text = log_file.read_text(errors="replace")
     assert "Traceback" not in text, text

@@ -5,9 +5,7 @@ and then denies them with a message the agent sees.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers.app_home import app_home
-from helpers.desktop import wait_for, windows, xvfb_display
+from helpers.desktop import stop_group, wait_for, windows, xvfb_display
 
 from qoder_desktop.ui.wiring import QUIT_DENY_MESSAGE
 
@@ -104,10 +102,5 @@ def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
                            ("Write", "deny", QUIT_DENY_MESSAGE)]
     finally:
         if first.poll() is None:
-            os.killpg(first.pid, signal.SIGTERM)
-            try:
-                first.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(first.pid, signal.SIGKILL)
-                first.wait()
+            stop_group(first, timeout=10)
         output.close()

@@ -4,12 +4,13 @@ small waits and window look-ups those tests share (xdotool)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -43,6 +44,20 @@ def tray_is_up(env: dict[str, str]) -> bool:
     probe = subprocess.run([sys.executable, "-c", _TRAY_PROBE], env=env, capture_output=True,
                            text=True, timeout=60, check=False)
     return probe.stdout.strip() == "True"
+
+
+def stop_group(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+    """End a process started with `start_new_session=True`, and its children: SIGTERM to
+    its process group, SIGKILL after `timeout` s."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return  # the group is gone already
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

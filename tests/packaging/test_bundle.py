@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.desktop import stop_group
 
 import qoder_desktop
 
@@ -139,12 +139,7 @@ def test_demo_from_the_bundle_reaches_an_approval(bundle: Path, tmp_path: Path) 
                 except sqlite3.Error:
                     rows = []
     finally:
-        os.killpg(app.pid, signal.SIGTERM)
-        try:
-            app.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(app.pid, signal.SIGKILL)
-            app.wait()
+        stop_group(app, timeout=10)
     log = (tmp_path / "app" / "state" / "qoder-desktop.log").read_text(encoding="utf-8")
     assert rows and rows[0] == ("Bash", None), log
     assert f"Using bundled Claude Code CLI: {bundle}/_internal/" in log
