@@ -50,11 +50,6 @@ class ErrorReporter:
         self._log_file = log_file
         self._shown: list[_Shown] = []
 
-    @property
-    def open_boxes(self) -> list[QMessageBox]:
-        """The message boxes open now, oldest first."""
-        return [shown.box for shown in self._shown]
-
     def excepthook(self, kind: type[BaseException], error: BaseException,
                    tb: TracebackType | None) -> None:
         """`sys.excepthook`: log the error and show it."""

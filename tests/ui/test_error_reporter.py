@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.ui.error_reporter import MAX_OPEN_BOXES, ErrorReporter
+from qoder_desktop.ui.error_reporter import MAX_OPEN_BOXES, TITLE, ErrorReporter
 
 pytestmark = pytest.mark.asyncio
 
@@ -20,13 +20,21 @@ def reporter(qtbot: QtBot, tmp_path: Path) -> Iterator[ErrorReporter]:
     """A reporter whose log is in `tmp_path`; its open boxes are closed after the test."""
     reporter = ErrorReporter(tmp_path / "qoder-desktop.log")
     yield reporter
-    for box in reporter.open_boxes:
+    for box in visible():
         box.done(0)
 
 
-def visible(reporter: ErrorReporter) -> list[QMessageBox]:
-    """The reporter's boxes the person can see."""
-    return [box for box in reporter.open_boxes if box.isVisible()]
+def visible() -> list[QMessageBox]:
+    """The error boxes the person can see (top-level windows titled as the reporter's)."""
+    return [widget for widget in QApplication.topLevelWidgets()
+            if isinstance(widget, QMessageBox) and widget.windowTitle() == TITLE
+            and widget.isVisible()]
+
+
+def box_with(text: str) -> QMessageBox:
+    """The one visible error box whose text holds `text`."""
+    [box] = [box for box in visible() if text in box.text()]
+    return box
 
 
 async def test_an_error_in_a_loop_callback_opens_one_box_and_the_loop_goes_on(
@@ -42,8 +50,8 @@ async def test_an_error_in_a_loop_callback_opens_one_box_and_the_loop_goes_on(
         await asyncio.sleep(0.05)
     finally:
         loop.set_exception_handler(previous)
-    qtbot.waitUntil(lambda: len(visible(reporter)) == 1)
-    [box] = visible(reporter)
+    qtbot.waitUntil(lambda: len(visible()) == 1)
+    [box] = visible()
     assert "RuntimeError: the tray <b>broke</b>" in box.text()
     assert box.textFormat().name == "PlainText"
 
@@ -52,16 +60,16 @@ async def test_the_same_error_over_and_over_is_counted_in_its_box(
         reporter: ErrorReporter, qtbot: QtBot) -> None:
     for _ in range(500):
         reporter.show("ValueError: bad row", "traceback")
-    qtbot.waitUntil(lambda: len(visible(reporter)) == 1)
-    assert "This happened 500 times." in visible(reporter)[0].text()
+    qtbot.waitUntil(lambda: len(visible()) == 1)
+    assert "This happened 500 times." in visible()[0].text()
 
 
 async def test_many_different_errors_open_a_few_boxes_and_count_the_rest(
         reporter: ErrorReporter, qtbot: QtBot, tmp_path: Path) -> None:
     for number in range(40):
         reporter.show(f"KeyError: {number}")
-    qtbot.waitUntil(lambda: len(visible(reporter)) == MAX_OPEN_BOXES)
-    newest = visible(reporter)[-1]
+    qtbot.waitUntil(lambda: len(visible()) == MAX_OPEN_BOXES)
+    newest = box_with(f"KeyError: {MAX_OPEN_BOXES - 1}")
     assert f"{40 - MAX_OPEN_BOXES} more unexpected errors were not shown here" in newest.text()
     assert str(tmp_path / "qoder-desktop.log") in newest.text()
 
@@ -70,10 +78,10 @@ async def test_a_closed_box_makes_room_for_the_next_error(
         reporter: ErrorReporter, qtbot: QtBot) -> None:
     for number in range(MAX_OPEN_BOXES):
         reporter.show(f"OSError: {number}")
-    reporter.open_boxes[0].done(0)
-    qtbot.waitUntil(lambda: len(reporter.open_boxes) == MAX_OPEN_BOXES - 1)
+    box_with("OSError: 0").done(0)
+    qtbot.waitUntil(lambda: len(visible()) == MAX_OPEN_BOXES - 1)
     reporter.show("OSError: the next one")
-    qtbot.waitUntil(lambda: any("the next one" in box.text() for box in visible(reporter)))
+    qtbot.waitUntil(lambda: any("the next one" in box.text() for box in visible()))
     reporter.show("OSError: 1")  # still open: counted there, no new box
-    assert len(reporter.open_boxes) == MAX_OPEN_BOXES
-    assert "This happened 2 times." in reporter.open_boxes[0].text()
+    assert len(visible()) == MAX_OPEN_BOXES
+    assert "This happened 2 times." in box_with("OSError: 1").text()
