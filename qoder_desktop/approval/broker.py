@@ -87,7 +87,7 @@ class Ledger(Protocol):
 
     async def write_decision(self, request: ApprovalRequest, decision: Decision,
                              latency_ms: float, *,
-                             request_written: Future[None] | None = None) -> None:
+                             request_written: Future[None]) -> None:
         """Write a request's outcome, after its row (failing if that row failed)."""
         ...
 

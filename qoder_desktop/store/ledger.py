@@ -149,7 +149,7 @@ class Ledger:
 
     async def write_decision(self, request: ApprovalRequest, decision: Decision,
                              latency_ms: float | None = None, *,
-                             request_written: Future[None] | None = None) -> None:
+                             request_written: Future[None]) -> None:
         """`record_decision` on the writer thread; returns once it is committed.
 
         Args:
@@ -162,8 +162,7 @@ class Ledger:
             StorageError: the write failed (or the request's own write did).
         """
         def write() -> None:
-            if request_written is not None:
-                request_written.result()  # queued before us, so done by now
+            request_written.result()  # queued before us, so done by now
             self.record_decision(request, decision, latency_ms)
 
         await self.db.writer.run(write)
