@@ -54,9 +54,13 @@ def resume_collection() -> None:
 def skip_unused_modules() -> None:
     """Make the imports of `UNUSED_MODULES` fail, so the libraries fall back without them.
 
-    Also `UNREACHABLE_KEYRING_MODULES` when no D-Bus session bus is named (see there).
-    Call before the libraries are imported; a module already imported is left alone.
+    Also `UNREACHABLE_KEYRING_MODULES` when no D-Bus session bus is named (see there),
+    and the modules of `deferred.DEFERRED_MODULES` run only when first used. Call
+    before the libraries are imported; a module already imported is left alone.
     """
+    from qoder_desktop.diagnostics.deferred import defer_modules
+
+    defer_modules()
     skipped = UNUSED_MODULES
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         skipped += UNREACHABLE_KEYRING_MODULES
