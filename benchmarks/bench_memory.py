@@ -80,7 +80,12 @@ def what_holds() -> str:
     chars = sum(len(line) for entry in sources for line in entry[2])
     threads = sorted({thread.name.rstrip("0123456789").rstrip("-_") or thread.name
                       for thread in threading.enumerate()})
-    return (f"held: {len(sys.modules)} modules; linecache {len(sources)} files "
+    from qoder_desktop.diagnostics.deferred import DEFERRED_MODULES, DeferredModule
+
+    unrun = [name for name in DEFERRED_MODULES
+             if isinstance(sys.modules.get(name), DeferredModule)]
+    return (f"held: {len(sys.modules)} modules (imported, never run: "
+            f"{', '.join(unrun) or 'none'}); linecache {len(sources)} files "
             f"({chars / 1e6:.1f} M characters); {threading.active_count()} threads "
             f"({', '.join(threads)})")
 
@@ -146,8 +151,9 @@ async def run(base_url: str) -> list[Figure]:
     cli = sum(proc_rss_mb(pid) for info in infos
               if (pid := cli_pid(getattr(desktop.hub._sessions[info.session_id], "_client",
                                          None))) is not None)
-    log(f"RSS: interpreter+imports {before_app:.0f} MB, app {app_only:.0f} MB, "
-        f"with {len(idle)}/{SESSIONS} idle sessions {with_sessions:.0f} MB")
+    log(f"RSS: interpreter+imports {before_app:.1f} MB, app {app_only:.1f} MB, "
+        f"with {len(idle)}/{SESSIONS} idle sessions {with_sessions:.1f} MB "
+        f"({anon:.1f} MB anonymous)")
     size = desktop.app.window.size()
     floors = [bare_window_rss(size.width(), size.height()) for _ in range(2)]
     await desktop.hub.stop_all()

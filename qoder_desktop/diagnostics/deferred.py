@@ -22,9 +22,13 @@ import sys
 import threading
 import types
 
-DEFERRED_MODULES: tuple[str, ...] = ("jsonschema",)
-"""Modules imported with a plain ``import name`` by the libraries, used only on a path an
-idle app never takes (see the module docstring)."""
+DEFERRED_MODULES: tuple[str, ...] = ("jsonschema", "more_itertools")
+"""Modules the libraries import with a plain ``import name`` but use only on a path an
+idle app never takes:
+
+- ``jsonschema``: see the module docstring;
+- ``more_itertools`` (~0.4 MB): imported by keyring's helper ``jaraco.functools`` for
+  functions keyring does not call."""
 
 _lock = threading.RLock()
 _running: set[str] = set()
@@ -62,7 +66,7 @@ class DeferredModule(types.ModuleType):
 def defer(name: str) -> bool:
     """Make `name` a `DeferredModule` unless it is imported already or not installed.
 
-    Returns True when it was deferred. A top-level module only (a submodule's parent
+    Returns True when it was deferred. A top-level module only (a submodule's package
     would be imported to find it).
     """
     if name in sys.modules or "." in name:

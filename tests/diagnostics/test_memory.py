@@ -64,7 +64,9 @@ import qoder_desktop.ui  # the app's GUI process imports this first
 from qoder_desktop.config.secrets import SecretStore
 status = SecretStore().check_backend()
 print(json.dumps({"usable": status.usable, "message": status.message,
-                  "secretstorage": sys.modules.get("secretstorage") is not None}))
+                  "secretstorage": sys.modules.get("secretstorage") is not None,
+                  "more_itertools run": type(sys.modules["more_itertools"]).__name__
+                  == "module"}))
 """
 
 
@@ -89,6 +91,8 @@ def test_secret_service_client_loads_only_where_a_session_bus_is_named(tmp_path:
     named = _keyring_probe(tmp_path, f"unix:path={tmp_path / 'no-bus'}")
     assert without["secretstorage"] is False
     assert named["secretstorage"] is True
+    # keyring's helpers import more_itertools; finding the backend never runs it
+    assert without["more_itertools run"] is False and named["more_itertools run"] is False
     assert without["usable"] is False and named["usable"] is False
     assert without["message"] == named["message"]
     assert "No OS keyring was found" in str(without["message"])
