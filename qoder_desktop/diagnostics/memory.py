@@ -71,14 +71,34 @@ def skip_unused_modules() -> None:
 def settle_memory(*, collect: bool = True) -> None:
     """Freeze what exists now out of later collections and give freed pages back.
 
+    Also drops the source lines `linecache` holds for files on disk (PySide6's import
+    check and warnings read whole modules through it; a traceback reads them again when
+    it needs them).
+
     Args:
         collect: collect garbage first (once at start-up); skip it when a pause now
             would be felt (after a session started).
     """
+    drop_cached_sources()
     if collect:
         gc.collect()
     gc.freeze()
     _return_free_memory()
+
+
+def drop_cached_sources() -> int:
+    """Forget the lines `linecache` read from files on disk; returns how many files.
+
+    Entries registered without a file (code generated at run time, e.g. by attrs or
+    dataclasses, kept with no modification time) stay: nothing could read them again.
+    """
+    import linecache
+
+    dropped = [name for name, entry in list(linecache.cache.items())
+               if len(entry) == 4 and entry[1] is not None]
+    for name in dropped:
+        linecache.cache.pop(name, None)
+    return len(dropped)
 
 
 def _return_free_memory() -> None:
