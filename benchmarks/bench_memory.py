@@ -81,8 +81,10 @@ def what_holds() -> str:
     chars = sum(len(line) for entry in sources for line in entry[2])
     threads = sorted({thread.name.rstrip("0123456789").rstrip("-_") or thread.name
                       for thread in threading.enumerate()})
-    from qoder_desktop.diagnostics.deferred import DEFERRED_MODULES, DeferredModule
-
+    try:  # (absent from trees before issue 15's deferred imports: a "before" run)
+        from qoder_desktop.diagnostics.deferred import DEFERRED_MODULES, DeferredModule
+    except ImportError:
+        DEFERRED_MODULES, DeferredModule = (), type(None)
     unrun = [name for name in DEFERRED_MODULES
              if isinstance(sys.modules.get(name), DeferredModule)]
     return (f"held: {len(sys.modules)} modules (imported, never run: "
