@@ -175,6 +175,8 @@ class ApprovalDialog(BaseDecisionDialog):
         self.json_editor.value_changed.connect(self._on_input_changed)
         self.grants.validity_changed.connect(self.refresh_buttons)
         self.refresh_buttons()
+        if self.is_laid_out():  # (a spare: the header's width is known; showing keeps it)
+            self._fit_header()
 
     def _drop_risk_lens(self) -> None:
         if self.risk_lens is not None:

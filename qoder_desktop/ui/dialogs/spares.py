@@ -218,15 +218,10 @@ class DialogSpares(QObject):
             self._steps.appendleft(lambda: self._build_part(kind, spare))
 
     def _prepare(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
-        """What the first `show()` would do, minus the showing: style polish of every
-        widget, the native window, the layout at the dialog's size."""
+        """What the first `show()` would do, minus the showing (`lay_out`)."""
         if self._spares.get(kind) is not spare:
             return  # taken meanwhile
-        spare.ensurePolished()
-        spare.winId()
-        layout = spare.layout()
-        if layout is not None:
-            layout.activate()
+        spare.lay_out()
 
     def _warm(self, request: ApprovalRequest) -> None:
         dialog = dialog_for(request, self._parent_widget)
