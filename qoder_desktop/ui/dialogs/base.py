@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, Signal
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, Signal, Slot
 from PySide6.QtGui import (
     QCloseEvent,
     QKeyEvent,
@@ -209,6 +209,7 @@ class BaseDecisionDialog(QDialog):
         if self.gate.is_armed() and not self._finished:
             slot()
 
+    @Slot()
     def refresh_buttons(self) -> None:
         """Re-evaluate the decision buttons' enabled state (after a validity change)."""
         if not self._finished:
@@ -333,6 +334,7 @@ class BaseDecisionDialog(QDialog):
         pressed = QKeySequence(QKeyCombination(modifiers, Qt.Key(event.key())))
         return pressed.toString(QKeySequence.SequenceFormat.PortableText) in self._chords
 
+    @Slot(QWidget, QWidget)
     def _watch_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
         if self._watched is not None and self._watched is not new:
             with contextlib.suppress(RuntimeError):  # the widget may be gone already
