@@ -4,7 +4,8 @@ Path measured: `broker.request()` → rules → `BrokerBridge` →
 `BrokerBridge.pending_changed` → `DialogQueue` (main window queue and tray two turns
 later) → the queue's factory (the spare dialog of the request's kind, built while the
 loop was idle, filled in with the request; a new dialog when none is ready) → `show()` →
-expose → first paint (the request's ledger row is queued on the writer thread then);
+expose → first paint (the request's ledger row is queued on the writer thread in the
+next loop turn);
 then the agent cancels the awaiting task → broker records *withdrawn* → bridge →
 `DialogQueue.close` → `withdraw()` → hidden. Under qasync, main
 window shown, real SQLite store, on the offscreen platform or (``--platform xcb``)

@@ -8,14 +8,9 @@ If the awaiting task is cancelled (the agent withdrew the request), the request 
 recorded as withdrawn and subscribers hear of it at once. Any error on the way is a
 deny with a message: the broker fails closed.
 
-One authority for grants (see docs/DESIGN-NOTES.md, "Who decides"): every "allow for
-this session" goes to the agent's CLI as a `session` update, so the CLI holds the
-grant and decides matching calls itself. A new request that reaches us although one of
-our allow rules covers it was escalated by the CLI on purpose (a sensitive file, a path
-outside the workspace, a spelling it treats as different): a person sees it, told which
-rule covers it. Our allow rules decide alone only for requests that were already
-pending when the grant was made (`_answer_siblings`), where the CLI never saw the rule.
-Deny rules always decide (stricter than the CLI is safe).
+What the session rules decide (a deny rule decides, an allow rule only tells the person
+which rule covers an escalated call, a grant answers the requests pending beside it) is
+in `approval/rule_decisions.py`, with the reasons.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,18 +27,19 @@ from typing import Protocol
 
 from qoder_desktop.approval import row_write
 from qoder_desktop.approval.row_write import Presenter, RowWrite
-from qoder_desktop.domain.models import (
-    ApprovalRequest,
-    DecidedBy,
-    Decision,
-    DecisionKind,
-    PermissionSuggestion,
-    RequestKind,
-    RuleBehavior,
-    SessionRule,
+from qoder_desktop.approval.rule_decisions import (
+    RuleStore,
+    UpdateCheck,
+    allow_rules,
+    decide_by_rule,
+    deliverable_grant,
+    sibling_decision,
 )
+from qoder_desktop.domain.models import ApprovalRequest, Decision, DecisionKind, SessionRule
 from qoder_desktop.rules import grants
-from qoder_desktop.rules import matcher as rules
+
+__all__ = ["AlreadyAnswered", "ApprovalBroker", "BrokerEvent", "Ledger", "RuleStore",
+           "Subscriber", "UpdateCheck"]
 
 log = logging.getLogger(__name__)
 
@@ -58,18 +54,6 @@ class BrokerEvent(StrEnum):
 
 Subscriber = Callable[[BrokerEvent, ApprovalRequest, Decision | None], None]
 """Called synchronously with (event, request, decision); decision is None for ADDED."""
-
-
-class RuleStore(Protocol):
-    """Where session rules live (the SQLite store in the app)."""
-
-    def active_rules(self, session_id: str) -> list[SessionRule]:
-        """The session's rules that are not revoked."""
-        ...
-
-    def add_rules(self, new_rules: Iterable[SessionRule]) -> None:
-        """Persist newly granted rules."""
-        ...
 
 
 class Ledger(Protocol):
@@ -91,9 +75,6 @@ class Ledger(Protocol):
         """Write a request's outcome, after its row (failing if that row failed)."""
         ...
 
-
-UpdateCheck = Callable[[PermissionSuggestion], str | None]
-"""Returns why the agent's SDK would not deliver an update, or None when it would."""
 
 class AlreadyAnswered(RuntimeError):
     """A second answer for a request that was already answered or withdrawn."""
@@ -232,11 +213,11 @@ class ApprovalBroker:
         row = RowWrite(lambda: row_write.queue_row(self._ledger.start_request, request))
         written = row.future
         try:
-            request, decision = self._decide_by_rule(request)
+            request, decision = decide_by_rule(self._rule_store, request)
             if decision is None:
                 decision = await self._ask_person(request, row)
             if decision.kind is DecisionKind.ALLOW_SESSION:
-                decision = self._deliverable_grant(request, decision, deliverable)
+                decision = deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
             decision = Decision.withdrawn()
             # Shielded: a second cancel must not keep the withdrawal out of the ledger
@@ -250,65 +231,18 @@ class ApprovalBroker:
         row.start()  # (queued before the decision's row, which waits for it)
         return await self._finish(request, decision, started, written)
 
-    def _decide_by_rule(self, request: ApprovalRequest
-                        ) -> tuple[ApprovalRequest, Decision | None]:
-        """A deny rule's decision; an allow rule only marks the request (the CLI holds it)."""
-        if request.kind is not RequestKind.TOOL:
-            return request, None
-        verdict = self._evaluate(self._rule_store.active_rules(request.session_id), request)
-        if verdict is None or verdict.behavior is RuleBehavior.ASK:
-            return request, None
-        rule_text = str(verdict.rule.rule)
-        if verdict.behavior is RuleBehavior.DENY:
-            return request, Decision.deny(f"Denied by the session rule {rule_text}.",
-                                          by=DecidedBy.SESSION_RULE, rule=rule_text)
-        log.info("request %s: the agent asked although %s covers it; a person decides",
-                 request.request_id, rule_text)
-        return request.model_copy(update={"covered_by_rule": rule_text}), None
-
-    @staticmethod
-    def _evaluate(session_rules: list[SessionRule],
-                  request: ApprovalRequest) -> rules.RuleVerdict | None:
-        return rules.evaluate(session_rules, request.tool_name, request.tool_input,
-                              request.cwd or ".", add_dirs=request.add_dirs)
-
-    @staticmethod
-    def _deliverable_grant(request: ApprovalRequest, decision: Decision,
-                           deliverable: UpdateCheck | None) -> Decision:
-        """The grant without the updates the CLI would not receive (each logged)."""
-        kept = []
-        for update in decision.updates:
-            problem = grants.grant_problem(update)
-            if problem is None and deliverable is not None:
-                problem = deliverable(update)
-            if problem is None:
-                kept.append(update)
-            else:
-                log.warning("request %s: not granted, %s: %s", request.request_id, problem,
-                            update.describe())
-        if len(kept) == len(decision.updates):
-            return decision
-        return decision.model_copy(update={"updates": tuple(kept)})
-
     def _answer_siblings(self, granted: list[SessionRule]) -> None:
-        """Allow requests that were pending when `granted` was made, where it covers them.
-
-        The CLI asked about them before it held the grant, so here our matcher decides
-        (never more broadly than the CLI; see `rules.matcher`).
-        """
-        allow = [rule for rule in granted if rule.behavior is RuleBehavior.ALLOW]
+        """Allow requests that were pending when `granted` was made, where it covers them
+        (the CLI asked about them before it held the grant; see `sibling_decision`)."""
+        allow = allow_rules(granted)
         if not allow or allow[0].session_id in self._paused_sessions:
             return
         for entry in list(self._pending.values()):
-            sibling = entry.request
-            if (entry.future.done() or sibling.session_id != allow[0].session_id
-                    or sibling.kind is not RequestKind.TOOL):
+            if entry.future.done():
                 continue
-            verdict = self._evaluate(allow, sibling)
-            if verdict is not None and verdict.behavior is RuleBehavior.ALLOW:
-                entry.future.set_result(Decision.allow_once(
-                    dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
-                    rule=str(verdict.rule.rule)))
+            decision = sibling_decision(allow, entry.request)
+            if decision is not None:
+                entry.future.set_result(decision)
 
     async def _ask_person(self, request: ApprovalRequest, row: RowWrite) -> Decision:
         loop = asyncio.get_running_loop()

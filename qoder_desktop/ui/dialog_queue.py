@@ -5,8 +5,9 @@ directly. When a dialog's request is answered (by anyone) or withdrawn, the dial
 closes at once and the next oldest request gets its dialog. Dialogs come from
 `DialogSpares` (a spare built ahead, filled in with the request) once
 `prepare_spares()` has been called; until then each is built for its request.
-`when_painted` tells the broker when a new request's dialog has painted, so that the
-request's ledger row is written after the first frame, not while it is being made.
+`when_painted` tells the broker when a new request's dialog has painted (the loop turn
+after its first Paint event), so that the request's ledger row is written after the
+first frame, not while it is being made.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ class DialogQueue(QObject):
         return list(self._dialogs.values())
 
     def when_painted(self, request: ApprovalRequest, then: Callable[[], None]) -> bool:
-        """Call `then` at the first paint of `request`'s dialog (or when it closes
-        unpainted); False, and nothing is called, when no dialog of it is on its way."""
+        """Call `then` once `request`'s dialog has painted (the loop turn after its first
+        Paint event) or closed unpainted; False, and nothing is called, when no dialog
+        of it is on its way."""
         waiting = self._unpainted.get(request.request_id)
         if waiting is None:
             return False

@@ -162,6 +162,23 @@ def test_the_whole_request_is_in_a_spare_when_it_is_shown(
     assert dialog.ui.detailTabs.tabText(0) == "Command"
 
 
+@pytest.mark.parametrize("title", ["Run make", "Run a long line of words " * 30])
+def test_a_spare_header_has_the_height_its_text_needs_when_shown(
+        qtbot: QtBot, spares: DialogSpares, make_request: Any, title: str) -> None:
+    """A spare's header is fitted as it is filled (its width known from laying it out
+    ahead): at `shown` it has the height a dialog built for the request settles at."""
+    request = make_request("Bash", {"command": "make"}, cwd="/work/p", title=title)
+    dialog = spares.take(request, None)
+    assert isinstance(dialog, ApprovalDialog)
+    at_shown: list[int] = []
+    dialog.shown.connect(lambda: at_shown.append(dialog.ui.headerScroll.height()))
+    _show_and_capture(qtbot, dialog)
+    fresh = dialog_for(request, None)
+    assert isinstance(fresh, ApprovalDialog)
+    _show_and_capture(qtbot, fresh)
+    assert at_shown == [fresh.ui.headerScroll.height()] == [dialog.ui.headerScroll.height()]
+
+
 def test_a_spare_without_a_rule_says_why(qtbot: QtBot, spares: DialogSpares,
                                          make_request: Any) -> None:
     request = make_request("Bash", {"command": "echo $((1+1))"}, cwd="/work/p")

@@ -69,6 +69,41 @@ def test_the_row_is_written_after_the_dialog_painted_and_the_answer_is_recorded(
     assert entry.outcome is DecisionKind.ALLOW_ONCE
 
 
+def test_no_row_is_written_while_the_dialog_paints_its_first_frame(
+        desktop: DesktopApp, loop: AppEventLoop, db: Database,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The row is queued the loop turn after the first Paint event, not during it."""
+    monkeypatch.setattr(row_write, "ROW_HOLD_MAX_S", 30.0)
+    at_paint: list[list[Any]] = []
+    factory = desktop.dialogs._factory
+
+    class _AtPaint(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and not at_paint:
+                at_paint.append(_rows(desktop, db))  # every other watcher has run
+            return False
+
+    def watched(request: ApprovalRequest, parent: Any) -> BaseDecisionDialog:
+        dialog = factory(request, parent)
+        watch = _AtPaint(dialog)  # installed first, so it sees the Paint event last
+        dialog.installEventFilter(watch)
+        return dialog
+
+    monkeypatch.setattr(desktop.dialogs, "_factory", watched)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(desktop.broker.request(_bash("make check")))
+        await settle(lambda: _rows(desktop, db))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(loop, scenario())
+    assert at_paint == [[]]
+    [entry] = _rows(desktop, db)
+    assert entry.outcome is DecisionKind.WITHDRAWN
+
+
 def test_a_request_withdrawn_before_its_dialog_painted_is_recorded_as_withdrawn(
         desktop: DesktopApp, loop: AppEventLoop, db: Database,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer, Slot
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -175,6 +175,8 @@ class ApprovalDialog(BaseDecisionDialog):
         self.json_editor.value_changed.connect(self._on_input_changed)
         self.grants.validity_changed.connect(self.refresh_buttons)
         self.refresh_buttons()
+        if self.is_laid_out():  # (a spare: the header's width is known; showing keeps it)
+            self._fit_header()
 
     def _drop_risk_lens(self) -> None:
         if self.risk_lens is not None:
@@ -258,12 +260,14 @@ class ApprovalDialog(BaseDecisionDialog):
         value = self.json_editor.value()
         return value if value is not None else dict(self.request.tool_input)
 
+    @Slot(bool)
     def _on_validity_changed(self, valid: bool) -> None:
         tab = self.ui.detailTabs.indexOf(self.ui.inputTab)
         self.ui.detailTabs.setTabText(tab, "Input (JSON) — Ctrl+E" if valid
                                       else "Input (JSON) ⚠ invalid")
         self.refresh_buttons()
 
+    @Slot(object)
     def _on_input_changed(self, _value: object) -> None:
         if not self._large:  # (a large input's warning follows with the inspection)
             self._update_hidden_warning()

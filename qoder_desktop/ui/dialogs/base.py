@@ -26,11 +26,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QKeyCombination, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, Signal, Slot
 from PySide6.QtGui import (
     QCloseEvent,
     QKeyEvent,
     QKeySequence,
+    QPixmap,
+    QRegion,
     QShortcut,
     QShowEvent,
 )
@@ -79,6 +81,7 @@ class BaseDecisionDialog(QDialog):
         """The dialog's own Ctrl chords; a focused text field may not claim them."""
         self._watched: QWidget | None = None
         self._following_focus = False
+        self._laid_out = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
         self.gate = ArmingGate(self)
@@ -135,7 +138,28 @@ class BaseDecisionDialog(QDialog):
         if self._unbuilt:
             self._unbuilt[0]()
             del self._unbuilt[0]  # (a part that failed is tried again by `load`)
-        return bool(self._unbuilt)
+        if self._unbuilt:
+            return True
+        # Built: the note takes its place now, so showing does not change the layout.
+        self._place_held_note()
+        return False
+
+    def lay_out(self) -> None:
+        """What the first `show()` does to the widgets, minus the showing: style polish
+        of every widget, the native window, and every child laid out at the dialog's
+        size (their pending move and resize events delivered, as rendering a hidden
+        widget does). A spare does this while the loop is idle."""
+        self.ensurePolished()
+        self.winId()
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        self.render(QPixmap(1, 1), QPoint(), QRegion(0, 0, 1, 1))
+        self._laid_out = True
+
+    def is_laid_out(self) -> bool:
+        """True once `lay_out()` has run: the widgets have their sizes."""
+        return self._laid_out
 
     def finish_building(self) -> None:
         """Build every part left for later, in order."""
@@ -185,6 +209,7 @@ class BaseDecisionDialog(QDialog):
         if self.gate.is_armed() and not self._finished:
             slot()
 
+    @Slot()
     def refresh_buttons(self) -> None:
         """Re-evaluate the decision buttons' enabled state (after a validity change)."""
         if not self._finished:
@@ -309,6 +334,7 @@ class BaseDecisionDialog(QDialog):
         pressed = QKeySequence(QKeyCombination(modifiers, Qt.Key(event.key())))
         return pressed.toString(QKeySequence.SequenceFormat.PortableText) in self._chords
 
+    @Slot(QWidget, QWidget)
     def _watch_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
         if self._watched is not None and self._watched is not new:
             with contextlib.suppress(RuntimeError):  # the widget may be gone already

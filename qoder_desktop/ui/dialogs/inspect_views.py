@@ -132,6 +132,8 @@ class RiskLensView(QWidget):
         self.command_view.setAcceptRichText(False)
         self.command_view.setFont(monospace_font())
         self.command_view.setAccessibleName("Command")
+        self._document: QTextDocument | None = None
+        """The document this view made and shows (None: still the view's own)."""
         self.large_view = QPlainTextEdit(self)
         self.large_view.setObjectName("largeCommandView")
         self.large_view.setReadOnly(True)
@@ -234,12 +236,11 @@ class RiskLensView(QWidget):
         self.command_view.setWordWrapMode(
             QTextOption.WrapMode.WrapAnywhere if _has_long_run(shown)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        old = self.command_view.document()
-        ours = old.parent() is self.command_view  # (Qt deletes the first one itself)
-        document = _formatted_document(shown, spans, self.command_view)
-        document.setDefaultFont(self.command_view.font())
-        self.command_view.setDocument(document)
-        if ours:
+        old, self._document = self._document, _formatted_document(shown, spans,
+                                                                 self.command_view)
+        self._document.setDefaultFont(self.command_view.font())
+        self.command_view.setDocument(self._document)
+        if old is not None:  # (Qt deletes the view's first document itself)
             old.deleteLater()
         self._fit_height(self.command_view, shown)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 from functools import partial
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -285,6 +285,7 @@ class QuestionDialog(BaseDecisionDialog):
             app.focusChanged.connect(self._on_focus_changed)
         self._on_answer_changed()
 
+    @Slot()
     def _on_answer_changed(self) -> None:
         self.refresh_buttons()
         waiting = sum(not box.is_answered() for box in self.boxes)
@@ -345,6 +346,7 @@ class QuestionDialog(BaseDecisionDialog):
         """Focus the first option of the first question (choosing is not submitting)."""
         self.boxes[0].first_button().setFocus(Qt.FocusReason.OtherFocusReason)
 
+    @Slot(QWidget, QWidget)
     def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
         if new is None or self.is_finished():
             return
@@ -362,6 +364,7 @@ class QuestionDialog(BaseDecisionDialog):
         self.boxes[index].set_current(True)
         self._on_answer_changed()
 
+    @Slot(object)
     def _show_option(self, option: QuestionOption | None) -> None:
         """Show `option`'s preview, captioned with its label; None is "Other"."""
         if option is None:
@@ -380,6 +383,7 @@ class QuestionDialog(BaseDecisionDialog):
             return
         self.preview.show_preview(option.preview)
 
+    @Slot()
     def _show_current(self) -> None:
         box = self.boxes[self.current]
         focused = next((o for b, o in box.option_buttons if b.hasFocus()), None)

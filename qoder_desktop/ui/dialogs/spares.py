@@ -77,7 +77,8 @@ def warm_up_requests(cwd: str) -> list[ApprovalRequest]:
 
 
 class _PaintWatch(QObject):
-    """Calls `then` once, at a dialog's first paint (or when it closes unpainted)."""
+    """Calls `then` once, in the loop turn after a dialog's first paint (or when it
+    closes unpainted)."""
 
     def __init__(self, dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
         super().__init__(dialog)
@@ -86,10 +87,11 @@ class _PaintWatch(QObject):
         dialog.finished.connect(lambda _code: self._fire())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """At the first Paint event: stop watching and call `then`."""
+        """At the first Paint event: stop watching; `then` runs once the frame is done
+        (a writer thread woken now would share the CPU with the rest of the paint)."""
         if event.type() == QEvent.Type.Paint:
             watched.removeEventFilter(self)
-            self._fire()
+            QTimer.singleShot(0, self._fire)
         return False
 
     def _fire(self) -> None:
@@ -99,7 +101,8 @@ class _PaintWatch(QObject):
 
 
 def on_first_paint(dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
-    """Call `then` once, at `dialog`'s first paint (or when it closes unpainted)."""
+    """Call `then` once, in the loop turn after `dialog`'s first paint (or when it
+    closes unpainted)."""
     _PaintWatch(dialog, then)
 
 
@@ -218,15 +221,10 @@ class DialogSpares(QObject):
             self._steps.appendleft(lambda: self._build_part(kind, spare))
 
     def _prepare(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
-        """What the first `show()` would do, minus the showing: style polish of every
-        widget, the native window, the layout at the dialog's size."""
+        """What the first `show()` would do, minus the showing (`lay_out`)."""
         if self._spares.get(kind) is not spare:
             return  # taken meanwhile
-        spare.ensurePolished()
-        spare.winId()
-        layout = spare.layout()
-        if layout is not None:
-            layout.activate()
+        spare.lay_out()
 
     def _warm(self, request: ApprovalRequest) -> None:
         dialog = dialog_for(request, self._parent_widget)

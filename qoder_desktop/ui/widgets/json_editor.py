@@ -181,6 +181,7 @@ class JsonEditor(QWidget):
         text = self._original_json()
         self.editor.setWordWrapMode(wrap_mode_for(text))
         self.editor.setPlainText(text)
+        self._timer.stop()  # (checked here: no second check of the same text next turn)
         self._revalidate()
 
     def is_loading(self) -> bool:
