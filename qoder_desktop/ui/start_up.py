@@ -81,10 +81,12 @@ def after_first_paint(widget: QWidget, then: Callable[[], object], *,
     return _FirstPaint(widget, then, fallback_ms)
 
 
-MODEL_MODULES: tuple[str, ...] = ("qoder_desktop.config.settings",
-                                  "qoder_desktop.domain.session_options")
-"""pydantic, the domain's models and the settings: loaded on a worker thread right after
-the first paint, before the core that validates with them."""
+CORE_MODULES: tuple[str, ...] = (
+    "qoder_desktop.config.settings", "qoder_desktop.domain.session_options",
+    "qoder_desktop.store.ledger", "qoder_desktop.approval.broker",
+    "qoder_desktop.agents.hub", "qoder_desktop.agents.factory")
+"""pydantic, the domain's models, the settings and the Qt-free core: loaded on a worker
+thread right after the first paint, so building the core on the loop imports little."""
 
 VIEW_MODULES: tuple[str, ...] = ("qoder_desktop.ui.windows.new_session_form",)
 """Views the first frame does not show, imported on the loop once the core is built."""
@@ -146,7 +148,7 @@ class StartUp:
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
             app.setWindowIcon(icons.app_icon())
-        await asyncio.to_thread(preload, MODEL_MODULES)
+        await asyncio.to_thread(preload, CORE_MODULES)
         if self.loaded is None:
             from qoder_desktop.config.settings import load_settings
 
