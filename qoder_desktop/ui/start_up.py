@@ -88,6 +88,10 @@ CORE_MODULES: tuple[str, ...] = (
 """pydantic, the domain's models, the settings and the Qt-free core: loaded on a worker
 thread right after the first paint, so building the core on the loop imports little."""
 
+WIRING_MODULES: tuple[str, ...] = ("qoder_desktop.ui.wiring",)
+"""The wiring with the views it builds (dialogs, tray, settings): imported on the loop in a
+turn of its own, before the core is built."""
+
 VIEW_MODULES: tuple[str, ...] = ("qoder_desktop.ui.windows.new_session_form",)
 """Views the first frame does not show, imported on the loop once the core is built."""
 
@@ -100,7 +104,7 @@ ADAPTER_MODULES = {"claude": "qoder_desktop.agents.claude", "qoder": "qoder_desk
 
 
 def preload(modules: tuple[str, ...]) -> None:
-    """Import `modules`: on a worker thread, off the loop, for modules without Qt."""
+    """Import `modules`: Qt-free ones on a worker thread (off the loop), views on the loop."""
     for module in modules:
         importlib.import_module(module)
 
@@ -155,6 +159,8 @@ class StartUp:
             self.loaded = load_settings(self.paths.settings_file)
             for problem in self.loaded.problems:
                 self.window.show_status(f"Settings: {problem}")
+        await asyncio.sleep(0)
+        preload(WIRING_MODULES)
         await asyncio.sleep(0)
         desktop = self._build_core(self.loaded)
         demo = self.demo
