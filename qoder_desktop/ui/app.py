@@ -1,9 +1,10 @@
 """Starting the desktop app: one qasync loop (`AppEventLoop`) for Qt and asyncio, then the wiring.
 
 `run_gui(args)` paints the main window first and loads the rest after its first paint
-(`ui.start_up.StartUp`: the core, the wiring, the first session, terminal hooks, the
-gateway). It hands the work over to a running instance when there is one, shows
-unexpected errors instead of dying, and cleans up on quit.
+(`ui.start_up.StartUp`: pydantic with the models and the settings, the core, the
+wiring, the first session, terminal hooks, the gateway). It hands the work over to a
+running instance when there is one, shows unexpected errors instead of dying, and cleans
+up on quit.
 """
 
 from __future__ import annotations

@@ -218,16 +218,24 @@ def test_garbage_collection_is_off_until_the_first_paint_then_on(tmp_path: Any) 
                                         "collection on when loading: True"], done.stderr
 
 
+@pytest.mark.parametrize("rest_of_start_up", ["finishes", "fails"])
 def test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_and_a_deny(
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop, qtbot: QtBot,
-        tmp_path: Any) -> None:
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, rest_of_start_up: str) -> None:
     """The first way in (the terminal hook server) opens while the rest still loads (the
     gateway waits for the keyring, no dialog was warmed): a prompt arriving then is
-    shown in full, waits for the person and gets exactly their answer."""
+    shown in full and waits for the person, also when the rest of start-up then fails
+    (the person is told), and gets exactly their answer."""
     from PySide6.QtCore import Qt
 
     from qoder_desktop.terminal import hook_client
+    from qoder_desktop.ui import start_up as start_up_module
 
+    if rest_of_start_up == "fails":
+        def broken_warm_up(_desktop: Any) -> None:
+            raise RuntimeError("the dialogs' warm-up broke")
+
+        monkeypatch.setattr(start_up_module, "warm_dialog", broken_warm_up)
     event = {"hook_event_name": "PermissionRequest", "session_id": "cli-early-1",
              "cwd": str(tmp_path), "permission_mode": "default", "tool_name": "Bash",
              "tool_input": {"command": "make deploy-early"}, "permission_suggestions": []}
@@ -247,14 +255,19 @@ def test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_an
         assert dialog.windowTitle().startswith("Approve Bash")
         assert json.loads(dialog.json_editor.editor.toPlainText()) == {
             "command": "make deploy-early"}
+        slow_keyring.release.set()  # the rest of start-up runs while the prompt waits
+        await asyncio.wait([task])
+        if rest_of_start_up == "fails":
+            assert desktop.window.statusBar().currentMessage() == (
+                "Qoder Desktop could not finish starting: the dialogs' warm-up broke")
+        else:
+            assert task.exception() is None
         await asyncio.sleep(0.2)
         assert not answer.done()  # nothing answers for the person
         assert desktop.broker.is_pending(dialog.request.request_id)
+        assert desktop.dialogs.open_dialogs() == [dialog] and dialog.isVisible()
         qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # deny, with the default reason
-        output = await answer
-        slow_keyring.release.set()
-        await task
-        return output
+        return await answer
 
     output = run(loop, scenario())
     assert output is not None
