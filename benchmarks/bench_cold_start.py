@@ -90,7 +90,8 @@ def launch(driver: Path, env: dict[str, str], *args: str) -> dict[str, float]:
     result = {key: marks[key] - start for key in ("main", "shown", "exposed", "painted",
                                                     "frame") if key in marks}
     result.update(import_s=marks["import_s"], rss_mb=marks["rss_mb"],
-                  width=marks["width"], height=marks["height"])
+                  width=marks["width"], height=marks["height"],
+                  modules=marks.get("modules", 0), pydantic=float(marks.get("pydantic", 0)))
     return result
 
 
@@ -168,6 +169,9 @@ def run(runs: int) -> list[Figure]:
             f"{_med(bares, 'frame'):.3f} s",
             f"RSS at the first frame: app {rss:.0f} MB, bare window {bare_rss:.0f} MB "
             f"({rss / bare_rss:.2f}x)",
+            f"modules loaded at the first frame: app {_med(apps, 'modules'):.0f} (pydantic "
+            f"{'among them' if _med(apps, 'pydantic') else 'not yet'}), bare window "
+            f"{_med(bares, 'modules'):.0f}",
             f"without cached bytecode (PYTHONDONTWRITEBYTECODE: the app's own modules "
             f"compiled at every start; the figure before this was measured so): frame med "
             f"{_med(uncached, 'frame'):.3f} s (n={len(uncached)}, interleaved)",

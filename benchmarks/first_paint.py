@@ -3,8 +3,9 @@
 `FirstFrame` watches one top-level widget: the expose of its native window, the first
 paint event the widget gets after that expose, and the next event-loop turn after that
 paint (the backing store has then been flushed to the display: the frame a person
-sees). It then prints the driver's timestamps as one JSON line, with the process's RSS
-and the window's size, and ends the process at once.
+sees). It then prints the driver's timestamps as one JSON line, with the process's RSS,
+the number of modules loaded (and whether pydantic is among them) and the window's size,
+and ends the process at once.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class FirstFrame(QObject):
         """Print the marks as one JSON line and end the process."""
         self.marks["frame"] = clock()
         self.marks["rss_mb"] = rss_mb()
+        self.marks["modules"] = len(sys.modules)
+        self.marks["pydantic"] = "pydantic" in sys.modules
         size = self.widget.size()
         self.marks["width"], self.marks["height"] = size.width(), size.height()
         print(json.dumps(self.marks), flush=True)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from qoder_desktop import __version__
-from qoder_desktop.domain.models import Backend, PermissionMode
-from qoder_desktop.domain.session_options import SessionOptions
+from qoder_desktop.domain.kinds import Backend, PermissionMode
+
+if TYPE_CHECKING:  # pydantic and the models load after the window's first paint
+    from qoder_desktop.domain.session_options import SessionOptions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +67,10 @@ def session_options_from_args(args: argparse.Namespace, *,
         ValueError: the options are invalid (the message says which), e.g. a bypass
             mode that was not confirmed.
     """
+    from pydantic import ValidationError
+
+    from qoder_desktop.domain.session_options import SessionOptions
+
     fields = {
         "backend": Backend(args.backend) if args.backend else default_backend,
         "prompt": args.prompt or "",

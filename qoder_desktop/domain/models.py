@@ -10,11 +10,20 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# Re-exported: these enums lived here before they moved to `kinds` (no pydantic).
+from qoder_desktop.domain.kinds import (
+    Backend,
+    DecidedBy,
+    DecisionKind,
+    PermissionMode,
+    RequestKind,
+    RuleBehavior,
+    SessionState,
+)
 from qoder_desktop.domain.tools import PLAN_TOOL, QUESTION_TOOL
 
 
@@ -26,67 +35,6 @@ def utc_now() -> datetime:
 def new_id() -> str:
     """A fresh opaque identifier."""
     return uuid.uuid4().hex
-
-
-class Backend(StrEnum):
-    """Which agent SDK a session runs through.
-
-    EXTERNAL: an agent started elsewhere that asks through the MCP gateway; TERMINAL: an
-    agent a person started in a terminal or editor that asks through its
-    ``PermissionRequest`` hook (its CLI holds its grants).
-    """
-
-    CLAUDE = "claude"
-    QODER = "qoder"
-    EXTERNAL = "external"
-    TERMINAL = "terminal"
-
-
-class PermissionMode(StrEnum):
-    """The CLI's permission modes (Claude names; Qoder's `yolo` maps to bypass)."""
-
-    DEFAULT = "default"
-    ACCEPT_EDITS = "acceptEdits"
-    PLAN = "plan"
-    AUTO = "auto"
-    DONT_ASK = "dontAsk"
-    BYPASS = "bypassPermissions"
-    YOLO = "yolo"
-
-    @property
-    def is_dangerous(self) -> bool:
-        """True for modes in which tools run without asking anyone."""
-        return self in (PermissionMode.BYPASS, PermissionMode.YOLO)
-
-    @property
-    def needs_confirmation(self) -> bool:
-        """True for modes in which the CLI lets tools run that nobody approved: the
-        bypass modes, `auto` (a classifier decides) and `acceptEdits` (every file edit).
-
-        The one policy for risky modes: the new-session form, the mode switch, the
-        command line and a CLI's `setMode` suggestion all ask for the same explicit
-        confirmation (a suggestion is never offered in the dialog)."""
-        return self.is_dangerous or self in (PermissionMode.AUTO, PermissionMode.ACCEPT_EDITS)
-
-    @property
-    def risk_text(self) -> str:
-        """What the person accepts with this mode, for the confirmation."""
-        if self.is_dangerous:
-            return ("every tool runs without asking — including deleting files and "
-                    "running commands")
-        if self is PermissionMode.AUTO:
-            return "a classifier, not you, decides which tool calls run"
-        if self is PermissionMode.ACCEPT_EDITS:
-            return "every file edit is made without asking you"
-        return "the agent asks before tools run"
-
-
-class RuleBehavior(StrEnum):
-    """What a permission rule does when it matches."""
-
-    ALLOW = "allow"
-    DENY = "deny"
-    ASK = "ask"
 
 
 _RULE_TEXT = re.compile(r"^(?P<tool>[A-Za-z0-9_.:\-]+)(?:\((?P<content>.*)\))?$", re.DOTALL)
@@ -202,14 +150,6 @@ class PermissionSuggestion(BaseModel):
         return f"{verb2} {dirs} ({where})"
 
 
-class RequestKind(StrEnum):
-    """What sort of dialog a request needs."""
-
-    TOOL = "tool"
-    QUESTION = "question"
-    PLAN = "plan"
-
-
 class ApprovalRequest(BaseModel):
     """One tool call (or question) that an agent asked permission for."""
 
@@ -253,31 +193,6 @@ class ApprovalRequest(BaseModel):
     def label(self) -> str:
         """A short name for the tool, preferring the SDK's display name."""
         return self.display_name or self.tool_name
-
-
-class DecisionKind(StrEnum):
-    """How a request ended."""
-
-    ALLOW_ONCE = "allow_once"
-    ALLOW_SESSION = "allow_session"
-    DENY = "deny"
-    DENY_INTERRUPT = "deny_interrupt"
-    WITHDRAWN = "withdrawn"
-    ERROR = "error"
-
-    @property
-    def allows(self) -> bool:
-        """True when the tool may run."""
-        return self in (DecisionKind.ALLOW_ONCE, DecisionKind.ALLOW_SESSION)
-
-
-class DecidedBy(StrEnum):
-    """Who (or what) produced a decision."""
-
-    USER = "user"
-    SESSION_RULE = "session_rule"
-    WITHDRAWN = "withdrawn"
-    ERROR = "error"
 
 
 class Decision(BaseModel):
@@ -374,17 +289,6 @@ class SessionRule(BaseModel):
     def active(self) -> bool:
         """True until the rule is revoked."""
         return self.revoked_at is None
-
-
-class SessionState(StrEnum):
-    """Where a session is in its life."""
-
-    STARTING = "starting"
-    RUNNING = "running"
-    WAITING = "waiting"
-    IDLE = "idle"
-    STOPPED = "stopped"
-    FAILED = "failed"
 
 
 class SessionInfo(BaseModel):

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# Re-exported: these enums lived here before they moved to `kinds` (no pydantic).
+from qoder_desktop.domain.kinds import (  # noqa: F401
+    DEMO_SCENARIO,
+    SettingSource,
+    TranscriptKind,
+)
 from qoder_desktop.domain.models import Backend, PermissionMode, utc_now
 from qoder_desktop.domain.tools import UNATTENDED_RISK_TOOLS
-
-
-class SettingSource(StrEnum):
-    """Which CLI settings files a session loads."""
-
-    USER = "user"
-    PROJECT = "project"
-    LOCAL = "local"
-
 
 """Tools that run commands or change files: a whole-tool allow rule for one needs a
 confirmation."""
@@ -35,10 +31,6 @@ def _whole_risky_tool(rule_text: str) -> bool:
     tool = _tool_of(text)
     specifier = text[len(tool):].replace(" ", "")
     return tool in UNATTENDED_RISK_TOOLS and specifier in ("", "()", "(*)")
-
-
-DEMO_SCENARIO = "demo"
-"""The scripted scenario `--demo` plays unless `--scenario` names another."""
 
 
 class SessionOptions(BaseModel):
@@ -96,19 +88,6 @@ class SessionOptions(BaseModel):
     def display_name(self) -> str:
         """The session's name, or the last part of its folder."""
         return self.name or os.path.basename(os.path.normpath(self.cwd)) or self.cwd
-
-
-class TranscriptKind(StrEnum):
-    """What one line of a session's transcript is."""
-
-    USER_PROMPT = "user_prompt"
-    ASSISTANT_TEXT = "assistant_text"
-    TOOL_CALL = "tool_call"
-    TOOL_RESULT = "tool_result"
-    DENIAL = "denial"
-    RESULT = "result"
-    ERROR = "error"
-    SYSTEM = "system"
 
 
 class TranscriptEvent(BaseModel):

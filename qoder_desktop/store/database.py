@@ -21,16 +21,13 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from qoder_desktop.domain.models import (
-    RuleBehavior,
-    RuleValue,
-    SessionInfo,
-    SessionRule,
-    utc_now,
-)
+from qoder_desktop.domain.kinds import RuleBehavior
 from qoder_desktop.store.writer import StoreWriter
+
+if TYPE_CHECKING:  # the app opens the store before its first paint, pydantic loads after
+    from qoder_desktop.domain.models import SessionInfo, SessionRule
 
 
 class StorageError(Exception):
@@ -292,6 +289,8 @@ class Database:
         The row is the durable record the rules and the ledger refer to; the app reads
         sessions from the hub (`SessionHub.sessions`), which writes here on each change.
         """
+        from qoder_desktop.domain.models import utc_now
+
         now = encode_time(utc_now())
         self.execute(
             """INSERT INTO sessions (session_id, name, backend, cwd, permission_mode, state,
@@ -373,6 +372,8 @@ class Database:
             self._active_rules.clear()
 
     def _mark_revoked(self, rule_id: str, revoked_by: str, at: datetime | None) -> bool:
+        from qoder_desktop.domain.models import utc_now
+
         with self.transaction("revoking a rule") as conn:
             cursor = conn.execute(
                 """UPDATE session_rules SET revoked_at = ?, revoked_by = ?
@@ -386,6 +387,8 @@ class Database:
             return False
 
 def _rule(row: sqlite3.Row) -> SessionRule:
+    from qoder_desktop.domain.models import RuleValue, SessionRule
+
     return SessionRule(
         rule_id=row["rule_id"], session_id=row["session_id"],
         behavior=RuleBehavior(row["behavior"]),

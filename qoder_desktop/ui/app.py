@@ -1,9 +1,10 @@
 """Starting the desktop app: one qasync loop (`AppEventLoop`) for Qt and asyncio, then the wiring.
 
 `run_gui(args)` paints the main window first and loads the rest after its first paint
-(`ui.start_up.StartUp`: the core, the wiring, the first session, terminal hooks, the
-gateway). It hands the work over to a running instance when there is one, shows
-unexpected errors instead of dying, and cleans up on quit.
+(`ui.start_up.StartUp`: pydantic with the models and the settings, the core, the
+wiring, the first session, terminal hooks, the gateway). It hands the work over to a
+running instance when there is one, shows unexpected errors instead of dying, and cleans
+up on quit.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from qoder_desktop import __version__
 from qoder_desktop.cli import session_options_from_args
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets
-from qoder_desktop.config.settings import load_settings
 from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
-from qoder_desktop.domain.session_options import DEMO_SCENARIO, SessionOptions
+from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.error_reporter import ErrorReporter
@@ -41,8 +41,9 @@ from qoder_desktop.ui.windows.confirm import (
 )
 from qoder_desktop.ui.windows.main_window import MainWindow
 
-if TYPE_CHECKING:  # the core loads after the first paint
+if TYPE_CHECKING:  # the core (and pydantic with its models) loads after the first paint
     from qoder_desktop.agents.factory import DemoModel
+    from qoder_desktop.domain.session_options import SessionOptions
     from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,8 @@ def start_demo(desktop: DesktopApp, demo: DemoModel | None, scenario: str, promp
             "A demo was asked for, but this Qoder Desktop runs without --demo: quit it, "
             "then run qoder-desktop --demo.")
         return
+    from qoder_desktop.domain.session_options import SessionOptions
+
     desktop.start_session(SessionOptions(
         prompt=prompt or DEMO_PROMPT, cwd=cwd or scratch_workspace(demo), scenario=scenario,
         name=f"Demo ({scenario})"))
@@ -159,8 +162,6 @@ def _run_gui(args: argparse.Namespace) -> int:
     asyncio.set_event_loop(loop)
     loop.set_exception_handler(reporter.loop_exception)
     app.setStyleSheet(icons.stylesheet())  # the application icon follows the first paint
-
-    loaded = load_settings(paths.settings_file)
     try:
         db = Database.open(paths.database)
     except StorageError as exc:
@@ -173,9 +174,7 @@ def _run_gui(args: argparse.Namespace) -> int:
         scenarios = builtin_scenario_names()
     window = MainWindow(scenarios=scenarios)
     window.restore_state(paths.window_state_file)
-    for problem in loaded.problems:
-        window.show_status(f"Settings: {problem}")
-    start_up = StartUp(args, paths, db, loaded, redactor, window, name, scenarios)
+    start_up = StartUp(args, paths, db, None, redactor, window, name, scenarios)
     window.show()
     wake_up = _quit_on_signals(start_up.quit)
 

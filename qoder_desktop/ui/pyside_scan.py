@@ -22,10 +22,10 @@ from types import ModuleType
 from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
 
 QT_FREE_FIRST: tuple[str, ...] = (
-    "asyncio", "qoder_desktop.cli", "qoder_desktop.config.settings",
-    "qoder_desktop.store.database", "qoder_desktop.domain.session_options")
-"""Qt-free modules `run_gui` needs before the first paint (pydantic and our models with
-them), imported before PySide6."""
+    "asyncio", "qoder_desktop.cli", "qoder_desktop.store.database",
+    "qoder_desktop.domain.kinds")
+"""Qt-free modules `run_gui` needs before the first paint, imported before PySide6
+(pydantic and our models are not among them: they load after the paint)."""
 
 _MARK = "_qoder_reads_once"
 

@@ -1,10 +1,13 @@
 """What the app loads after the main window's first paint (`StartUp`), step by step.
 
-The window is on screen first (`after_first_paint`); then, each step in its own loop
-turn so the window keeps taking input: the application icon (for dialogs; the window
-has its own), the core and the wiring (`DesktopApp`), the first session, the terminal
-hook server, the approval gateway and a warmed dialog.
-Imports of the SDKs and the gateway run on a worker thread, keyring calls on the
+The window is on screen first (`after_first_paint`): it is built without pydantic and
+the domain's models (`domain.kinds` has the enums it needs). Then, each step in its own
+loop turn so the window keeps taking input: the application icon (for dialogs; the window
+has its own), pydantic with the models and the settings, the core and the wiring
+(`DesktopApp`), the new-session form, the first session, the terminal hook server, the
+approval gateway and a warmed dialog. Nothing can ask for an approval before the core
+exists: every way in (a session, the terminal hook server, the gateway) starts after it.
+Imports of pydantic, the SDKs and the gateway run on a worker thread, keyring calls on the
 keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
 """
 
@@ -23,14 +26,14 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets, SecretStore
-from qoder_desktop.config.settings import SettingsLoad
-from qoder_desktop.domain.session_options import DEMO_SCENARIO
+from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.single_instance import InstanceServer
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:
     from qoder_desktop.agents.factory import DemoModel
+    from qoder_desktop.config.settings import SettingsLoad
     from qoder_desktop.scripted_model.server import ThreadedScriptedModel
     from qoder_desktop.ui.wiring import DesktopApp
 
@@ -78,6 +81,20 @@ def after_first_paint(widget: QWidget, then: Callable[[], object], *,
     return _FirstPaint(widget, then, fallback_ms)
 
 
+CORE_MODULES: tuple[str, ...] = (
+    "qoder_desktop.config.settings", "qoder_desktop.domain.session_options",
+    "qoder_desktop.store.ledger", "qoder_desktop.approval.broker",
+    "qoder_desktop.agents.hub", "qoder_desktop.agents.factory")
+"""pydantic, the domain's models, the settings and the Qt-free core: loaded on a worker
+thread right after the first paint, so building the core on the loop imports little."""
+
+WIRING_MODULES: tuple[str, ...] = ("qoder_desktop.ui.wiring",)
+"""The wiring with the views it builds (dialogs, tray, settings): imported on the loop in a
+turn of its own, before the core is built."""
+
+VIEW_MODULES: tuple[str, ...] = ("qoder_desktop.ui.windows.new_session_form",)
+"""Views the first frame does not show, imported on the loop once the core is built."""
+
 PRELOAD_MODULES: tuple[str, ...] = ("qoder_desktop.terminal.server",
                                     "qoder_desktop.gateway.server")
 """Loaded on a worker thread after the first paint (the gateway pulls in the mcp SDK)."""
@@ -87,7 +104,7 @@ ADAPTER_MODULES = {"claude": "qoder_desktop.agents.claude", "qoder": "qoder_desk
 
 
 def preload(modules: tuple[str, ...]) -> None:
-    """Import `modules` (pure Python, no Qt); run on a worker thread, off the loop."""
+    """Import `modules`: Qt-free ones on a worker thread (off the loop), views on the loop."""
     for module in modules:
         importlib.import_module(module)
 
@@ -95,13 +112,15 @@ def preload(modules: tuple[str, ...]) -> None:
 class StartUp:
     """What `run_gui` loads after the first paint, step by step, and closes at the end.
 
-    The window is on screen first; then the core and the wiring (`DesktopApp`), the
-    terminal hook server, the first session, the approval gateway (its token read off
-    the loop, failing closed when the keyring does not answer) and one warmed dialog.
+    The window is on screen first; then the settings (`loaded`, when not given: read
+    from `paths` after the paint, their problems shown in the status bar), the core and
+    the wiring (`DesktopApp`), the terminal hook server, the first session, the approval
+    gateway (its token read off the loop, failing closed when the keyring does not
+    answer) and one warmed dialog.
     """
 
     def __init__(self, args: argparse.Namespace, paths: AppPaths, db: Database,
-                 loaded: SettingsLoad, redactor: RedactSecrets, window: MainWindow,
+                 loaded: SettingsLoad | None, redactor: RedactSecrets, window: MainWindow,
                  instance_name: str, scenarios: list[str] | None = None,
                  secrets: SecretStore | None = None) -> None:
         self.args, self.paths, self.db, self.loaded = args, paths, db, loaded
@@ -133,7 +152,17 @@ class StartUp:
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
             app.setWindowIcon(icons.app_icon())
-        desktop = self._build_core()
+        await asyncio.to_thread(preload, CORE_MODULES)
+        if self.loaded is None:
+            from qoder_desktop.config.settings import load_settings
+
+            self.loaded = load_settings(self.paths.settings_file)
+            for problem in self.loaded.problems:
+                self.window.show_status(f"Settings: {problem}")
+        await asyncio.sleep(0)
+        preload(WIRING_MODULES)
+        await asyncio.sleep(0)
+        desktop = self._build_core(self.loaded)
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)
         self.instance.message_received.connect(
@@ -142,6 +171,8 @@ class StartUp:
             desktop.window.set_scratch_folder(lambda: scratch_workspace(demo))
         desktop.start_notifications()
         await asyncio.sleep(0)  # let the window take input between steps
+        preload(VIEW_MODULES)
+        await asyncio.sleep(0)
         wanted = list(PRELOAD_MODULES)
         if self.demo is not None or self.args.backend:
             backend = "claude" if self.demo is not None else str(self.args.backend)
@@ -169,7 +200,7 @@ class StartUp:
 
         settle_memory()
 
-    def _build_core(self) -> DesktopApp:
+    def _build_core(self, loaded: SettingsLoad) -> DesktopApp:
         """The store, broker, hub and wiring around the window that is already shown."""
         from qoder_desktop.agents.factory import DemoModel, SessionLauncher
         from qoder_desktop.agents.hub import SessionHub
@@ -184,7 +215,7 @@ class StartUp:
             self.demo_server = ThreadedScriptedModel()
             self.demo_server.start()
             self.demo = DemoModel(self.demo_server.base_url)
-        settings = CurrentSettings(self.loaded.settings, self.paths.settings_file)
+        settings = CurrentSettings(loaded.settings, self.paths.settings_file)
         secrets = self._secrets or SecretStore(redactor=self.redactor)
         ledger = Ledger(self.db)
         broker = ApprovalBroker(self.db, ledger)

@@ -6,11 +6,14 @@ length-bounded text. Views show it with plain-text widgets.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.domain.kinds import RequestKind
 from qoder_desktop.text.subject import tool_subject
 from qoder_desktop.text.visible import make_visible
+
+if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from qoder_desktop.domain.models import ApprovalRequest
 
 
 def one_line(text: str) -> str:

@@ -10,7 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from qoder_desktop.domain.models import ApprovalRequest, Backend, SessionInfo, SessionState
 from qoder_desktop.ui.plain_text import might_be_rich
@@ -149,3 +149,23 @@ def test_without_demo_the_form_starts_in_the_default_folder(window: MainWindow) 
     form = window.open_new_session_form()
     assert form.ui.cwdEdit.text() == os.getcwd()
     form.reject()
+
+
+def test_the_form_starts_with_the_defaults_the_app_set_and_submits_to_the_window(
+        window: MainWindow, tmp_path: Path) -> None:
+    from qoder_desktop.domain.models import PermissionMode
+    from qoder_desktop.domain.session_options import SessionOptions
+
+    window.set_new_session_defaults(SessionOptions(
+        backend=Backend.QODER, permission_mode=PermissionMode.PLAN, model="model-from-settings",
+        cwd=str(tmp_path)))
+    submitted: list[SessionOptions] = []
+    window.new_session_requested.connect(submitted.append)
+    form = window.open_new_session_form()
+    assert window.new_session_dialog is form
+    options = form.options()
+    assert (options.backend, options.permission_mode, options.model, options.cwd) == (
+        Backend.QODER, PermissionMode.PLAN, "model-from-settings", str(tmp_path))
+    form.ui.promptEdit.setPlainText("hello")
+    form.findChild(QPushButton, "startButton").click()
+    assert [(o.backend, o.prompt) for o in submitted] == [(Backend.QODER, "hello")]

@@ -7,6 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import asyncio
 import json
 import socket
 from collections.abc import Coroutine, Iterator
@@ -215,3 +216,138 @@ def test_garbage_collection_is_off_until_the_first_paint_then_on(tmp_path: Any) 
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.splitlines() == ["collection on when shown: False",
                                         "collection on when loading: True"], done.stderr
+
+
+@pytest.mark.parametrize("rest_of_start_up", ["finishes", "fails"])
+def test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_and_a_deny(
+        start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop, qtbot: QtBot,
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, rest_of_start_up: str) -> None:
+    """The first way in (the terminal hook server) opens while the rest still loads (the
+    gateway waits for the keyring, no dialog was warmed): a prompt arriving then is
+    shown in full and waits for the person, also when the rest of start-up then fails
+    (the person is told), and gets exactly their answer."""
+    from PySide6.QtCore import Qt
+
+    from qoder_desktop.terminal import hook_client
+    from qoder_desktop.ui import start_up as start_up_module
+
+    if rest_of_start_up == "fails":
+        def broken_warm_up(_desktop: Any) -> None:
+            raise RuntimeError("the dialogs' warm-up broke")
+
+        monkeypatch.setattr(start_up_module, "warm_dialog", broken_warm_up)
+    event = {"hook_event_name": "PermissionRequest", "session_id": "cli-early-1",
+             "cwd": str(tmp_path), "permission_mode": "default", "tool_name": "Bash",
+             "tool_input": {"command": "make deploy-early"}, "permission_suggestions": []}
+
+    async def scenario() -> dict[str, Any] | None:
+        task = start_up.load()
+        await settle(lambda: start_up.desktop is not None
+                     and start_up.desktop.servers.terminal_hooks is not None
+                     and start_up.desktop.servers.terminal_hooks.running)
+        desktop = start_up.desktop
+        assert desktop is not None
+        assert not task.done() and desktop.servers.gateway is None  # start-up unfinished
+        answer = asyncio.ensure_future(asyncio.to_thread(hook_client.ask_app, "claude", event))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        await settle(dialog.is_armed)
+        assert dialog.windowTitle().startswith("Approve Bash")
+        assert json.loads(dialog.json_editor.editor.toPlainText()) == {
+            "command": "make deploy-early"}
+        slow_keyring.release.set()  # the rest of start-up runs while the prompt waits
+        await asyncio.wait([task])
+        if rest_of_start_up == "fails":
+            assert desktop.window.statusBar().currentMessage() == (
+                "Qoder Desktop could not finish starting: the dialogs' warm-up broke")
+        else:
+            assert task.exception() is None
+        await asyncio.sleep(0.2)
+        assert not answer.done()  # nothing answers for the person
+        assert desktop.broker.is_pending(dialog.request.request_id)
+        assert desktop.dialogs.open_dialogs() == [dialog] and dialog.isVisible()
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # deny, with the default reason
+        return await answer
+
+    output = run(loop, scenario())
+    assert output is not None
+    assert output["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+def test_settings_problems_are_read_after_the_paint_and_shown(
+        qtbot: QtBot, loop: AppEventLoop, app_paths: AppPaths) -> None:
+    """`run_gui` leaves the settings to start-up: a broken file is repaired and said so."""
+    app_paths.settings_file.write_text('{"gateway_port": "not a port"}', encoding="utf-8")
+    db = Database.open(app_paths.database)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    starting = StartUp(parse_app_args([]), app_paths, db, None, RedactSecrets(), window,
+                       f"qoder-desktop-test-{os.getpid()}-settings",
+                       secrets=SecretStore(MemoryKeyring(), extra_allowed=(MemoryKeyring,)))
+    messages: list[str] = []
+    window.ui.statusBar.messageChanged.connect(messages.append)
+
+    async def until_core() -> None:
+        task = starting.load()
+        await settle(lambda: starting.desktop is not None)
+        task.cancel()
+
+    try:
+        run(loop, until_core())
+        assert starting.loaded is not None and starting.loaded.problems
+        assert any(message.startswith("Settings: ") and "gateway_port" in message
+                   for message in messages), messages
+        assert starting.desktop is not None
+        assert starting.desktop.settings.gateway_port == starting.loaded.settings.gateway_port
+    finally:
+        desktop = starting.desktop
+        if desktop is not None:
+            desktop.dialogs.close_all()
+            desktop.bridge.unsubscribe()
+            desktop.tray.dispose()
+        window.set_quitting()
+        starting.close()
+        db.close()
+
+
+FIRST_PAINT_PROBE = """
+import os, sys
+from qoder_desktop.ui import start_up
+from qoder_desktop.ui.windows.main_window import MainWindow
+
+LATER = ("pydantic", "qoder_desktop.domain.models", "qoder_desktop.domain.session_options",
+         "qoder_desktop.config.settings", "qoder_desktop.ui.windows.new_session_form")
+shown = MainWindow.show
+
+def show(self):
+    print("loaded when shown:", sorted(name for name in LATER if name in sys.modules))
+    shown(self)
+
+def build_core(self, loaded):  # ends the app before the core (and its keyring) exists
+    print("models loaded for the core:", all(name in sys.modules for name in LATER[:4]))
+    print("settings problems:", len(loaded.problems))
+    os._exit(0)
+
+MainWindow.show = show
+start_up.StartUp._build_core = build_core
+from qoder_desktop.__main__ import main
+sys.exit(main([]))
+"""
+
+
+def test_the_window_is_shown_before_pydantic_and_the_models_load(tmp_path: Any) -> None:
+    """The first frame needs none of them; start-up loads them (and reads the settings)
+    before it builds the core."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               QODER_DESKTOP_HOME=str(tmp_path / "qoder"), XDG_RUNTIME_DIR=str(tmp_path))
+    config = tmp_path / "qoder" / "config"
+    config.mkdir(parents=True)
+    (config / "settings.json").write_text('{"default_backend": "nope"}', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", FIRST_PAINT_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.splitlines() == ["loaded when shown: []",
+                                        "models loaded for the core: True",
+                                        "settings problems: 2"], done.stderr

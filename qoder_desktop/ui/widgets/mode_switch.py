@@ -6,7 +6,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QComboBox, QMenu, QWidget
 
-from qoder_desktop.domain.models import PermissionMode
+from qoder_desktop.domain.kinds import PermissionMode
 from qoder_desktop.ui.windows import confirm
 
 

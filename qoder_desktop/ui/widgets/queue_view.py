@@ -14,15 +14,19 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, datetime
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.domain.kinds import RequestKind
 from qoder_desktop.ui.plain_text import tooltip
 from qoder_desktop.ui.summaries import kind_label, request_summary, session_label
 from qoder_desktop.ui.widgets.rules_view import format_time
+
+if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from qoder_desktop.domain.models import ApprovalRequest
 
 REQUEST_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_TIME, COL_SESSION, COL_KIND, COL_WHAT = range(4)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
 
-from qoder_desktop.domain.models import RuleBehavior, SessionRule
+from qoder_desktop.domain.kinds import RuleBehavior
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.plain_text import tooltip
+
+if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from qoder_desktop.domain.models import SessionRule
 
 RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_RULE, COL_BEHAVIOR, COL_GRANTED, COL_ACTION = range(4)

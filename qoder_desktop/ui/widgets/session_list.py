@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QTableView
 
-from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
+from qoder_desktop.domain.kinds import Backend, SessionState
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.plain_text import tooltip
+
+if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from qoder_desktop.domain.models import SessionInfo
 
 _Index = QModelIndex | QPersistentModelIndex
 

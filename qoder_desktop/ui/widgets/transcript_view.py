@@ -9,6 +9,7 @@ text cursor, so a long transcript never gets rebuilt.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import (
     QColor,
@@ -21,8 +22,11 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextEdit, QWidget
 
-from qoder_desktop.domain.models import PLAN_TOOL
-from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
+from qoder_desktop.domain.kinds import TranscriptKind
+from qoder_desktop.domain.tools import PLAN_TOOL
+
+if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from qoder_desktop.domain.session_options import TranscriptEvent
 
 KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
 """Block-format property holding the `TranscriptKind` value of the event a block shows."""

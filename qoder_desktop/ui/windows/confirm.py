@@ -16,7 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from qoder_desktop.domain.models import PermissionMode
+from qoder_desktop.domain.kinds import PermissionMode
 
 
 class UserCancelled(Exception):

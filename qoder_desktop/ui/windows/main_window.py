@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal, SignalInstance
 from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShortcut, QShowEvent
@@ -22,15 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from qoder_desktop.domain.models import (
-    ApprovalRequest,
-    Backend,
-    PermissionMode,
-    SessionInfo,
-    SessionRule,
-    SessionState,
-)
-from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
+from qoder_desktop.domain.kinds import Backend, PermissionMode, SessionState
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons, window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
@@ -42,10 +35,15 @@ from qoder_desktop.ui.widgets.session_list import (
     session_details,
     setup_sessions_view,
 )
-from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
+from qoder_desktop.ui.windows.pending_display import PendingDisplay
 from qoder_desktop.ui.windows.quit_confirm import confirm_quit
+from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
 
-APP_TITLE = "Qoder Desktop"
+if TYPE_CHECKING:  # pydantic, the models and the form load after the first paint
+    from qoder_desktop.domain.models import ApprovalRequest, SessionInfo, SessionRule
+    from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
+    from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
+
 MAX_EVENTS_PER_SESSION = 5000
 STATUS_TIMEOUT_MS = 10_000
 
@@ -95,14 +93,10 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icons.app_icon())
         self._model = SessionTableModel(self)
         self._pending: list[ApprovalRequest] = []
-        self._tray_available = True
         self._quitting = False
-        self._defaults = SessionOptions()
-        self._scratch_folder: Callable[[], str] | None = None
         self._quit_box: QMessageBox | None = None
-        self._scenarios = scenarios
         self._current: str | None = None
-        self.new_session_dialog: NewSessionDialog | None = None
+        self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
         self._setup_views()
         self._setup_toolbar()
         self._connect()
@@ -124,10 +118,7 @@ class MainWindow(QMainWindow):
         ui.centerSplitter.setStretchFactor(0, 1)
         ui.centerSplitter.setStretchFactor(1, 0)
         ui.centerSplitter.setSizes([620, 160])
-        self._badge = QLabel(self)
-        self._badge.setObjectName("pendingBadge")
-        self._badge.hide()
-        ui.statusBar.addPermanentWidget(self._badge)
+        self._pending_display = PendingDisplay(self, ui)
         QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self._send_prompt,
                   context=Qt.ShortcutContext.WidgetShortcut)
 
@@ -284,19 +275,11 @@ class MainWindow(QMainWindow):
 
     def set_tray_available(self, available: bool) -> None:
         """Without a tray, the title and a status-bar badge show the pending count."""
-        self._tray_available = available
+        self._pending_display.tray_available = available
         self._update_pending_display()
 
     def _update_pending_display(self) -> None:
-        count = len(self._pending)
-        self.ui.queueHeader.setText(f"Waiting for you ({count})" if count
-                                    else "Waiting for you")
-        show = count > 0 and not self._tray_available
-        self.setWindowTitle(f"{APP_TITLE} ({count} pending)" if show else APP_TITLE)
-        self._badge.setText(f"{count} pending")
-        self._badge.setToolTip(f"{count} requests wait for your answer")
-        self._badge.setVisible(show)
-        self.ui.openNextAction.setEnabled(count > 0)
+        self._pending_display.show_count(len(self._pending))
 
     def _open_oldest(self) -> None:
         if self._pending:
@@ -330,31 +313,24 @@ class MainWindow(QMainWindow):
 
     def set_new_session_defaults(self, defaults: SessionOptions) -> None:
         """What the new-session form starts with (from the settings)."""
-        self._defaults = defaults
+        self._new_session.defaults = defaults
 
     def set_scratch_folder(self, make_folder: Callable[[], str] | None) -> None:
         """In demo mode: what makes the fresh scratch folder a new session starts in."""
-        self._scratch_folder = make_folder
+        self._new_session.scratch_folder = make_folder
 
     def set_demo_scenarios(self, scenarios: list[str] | None) -> None:
         """Scenario names for the scripted model (None hides the scenario field)."""
-        self._scenarios = scenarios
+        self._new_session.scenarios = scenarios
+
+    @property
+    def new_session_dialog(self) -> NewSessionDialog | None:
+        """The new-session form while it is open."""
+        return self._new_session.dialog
 
     def open_new_session_form(self) -> NewSessionDialog:
         """Open the new-session form (window-modal, non-blocking) and return it."""
-        if self.new_session_dialog is not None and self.new_session_dialog.isVisible():
-            self.new_session_dialog.raise_()
-            return self.new_session_dialog
-        defaults = self._defaults
-        if self._scratch_folder is not None:
-            defaults = defaults.model_copy(update={"cwd": self._scratch_folder()})
-        dialog = NewSessionDialog(self, defaults=defaults, scenarios=self._scenarios)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.submitted.connect(self.new_session_requested)
-        dialog.destroyed.connect(lambda: setattr(self, "new_session_dialog", None))
-        self.new_session_dialog = dialog
-        dialog.open()
-        return dialog
+        return self._new_session.open()
 
     # -- window state and closing ------------------------------------------------------
 
@@ -414,7 +390,7 @@ class MainWindow(QMainWindow):
             event.accept()
             return
         event.ignore()
-        if self._tray_available:
+        if self._pending_display.tray_available:
             self.hide()
         else:
             self.request_quit()

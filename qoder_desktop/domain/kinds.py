@@ -1,0 +1,139 @@
+"""The domain's plain enumerations (no pydantic), for code that must load fast.
+
+The main window is built from these before its first paint, and the pydantic models
+(`domain.models`, `domain.session_options`, which re-export them) load after it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Backend(StrEnum):
+    """Which agent SDK a session runs through.
+
+    EXTERNAL: an agent started elsewhere that asks through the MCP gateway; TERMINAL: an
+    agent a person started in a terminal or editor that asks through its
+    ``PermissionRequest`` hook (its CLI holds its grants).
+    """
+
+    CLAUDE = "claude"
+    QODER = "qoder"
+    EXTERNAL = "external"
+    TERMINAL = "terminal"
+
+
+class PermissionMode(StrEnum):
+    """The CLI's permission modes (Claude names; Qoder's `yolo` maps to bypass)."""
+
+    DEFAULT = "default"
+    ACCEPT_EDITS = "acceptEdits"
+    PLAN = "plan"
+    AUTO = "auto"
+    DONT_ASK = "dontAsk"
+    BYPASS = "bypassPermissions"
+    YOLO = "yolo"
+
+    @property
+    def is_dangerous(self) -> bool:
+        """True for modes in which tools run without asking anyone."""
+        return self in (PermissionMode.BYPASS, PermissionMode.YOLO)
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """True for modes in which the CLI lets tools run that nobody approved: the
+        bypass modes, `auto` (a classifier decides) and `acceptEdits` (every file edit).
+
+        The one policy for risky modes: the new-session form, the mode switch, the
+        command line and a CLI's `setMode` suggestion all ask for the same explicit
+        confirmation (a suggestion is never offered in the dialog)."""
+        return self.is_dangerous or self in (PermissionMode.AUTO, PermissionMode.ACCEPT_EDITS)
+
+    @property
+    def risk_text(self) -> str:
+        """What the person accepts with this mode, for the confirmation."""
+        if self.is_dangerous:
+            return ("every tool runs without asking — including deleting files and "
+                    "running commands")
+        if self is PermissionMode.AUTO:
+            return "a classifier, not you, decides which tool calls run"
+        if self is PermissionMode.ACCEPT_EDITS:
+            return "every file edit is made without asking you"
+        return "the agent asks before tools run"
+
+
+class RuleBehavior(StrEnum):
+    """What a permission rule does when it matches."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+
+
+class RequestKind(StrEnum):
+    """What sort of dialog a request needs."""
+
+    TOOL = "tool"
+    QUESTION = "question"
+    PLAN = "plan"
+
+
+class DecisionKind(StrEnum):
+    """How a request ended."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+    DENY_INTERRUPT = "deny_interrupt"
+    WITHDRAWN = "withdrawn"
+    ERROR = "error"
+
+    @property
+    def allows(self) -> bool:
+        """True when the tool may run."""
+        return self in (DecisionKind.ALLOW_ONCE, DecisionKind.ALLOW_SESSION)
+
+
+class DecidedBy(StrEnum):
+    """Who (or what) produced a decision."""
+
+    USER = "user"
+    SESSION_RULE = "session_rule"
+    WITHDRAWN = "withdrawn"
+    ERROR = "error"
+
+
+class SessionState(StrEnum):
+    """Where a session is in its life."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    WAITING = "waiting"
+    IDLE = "idle"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class SettingSource(StrEnum):
+    """Which CLI settings files a session loads."""
+
+    USER = "user"
+    PROJECT = "project"
+    LOCAL = "local"
+
+
+class TranscriptKind(StrEnum):
+    """What one line of a session's transcript is."""
+
+    USER_PROMPT = "user_prompt"
+    ASSISTANT_TEXT = "assistant_text"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    DENIAL = "denial"
+    RESULT = "result"
+    ERROR = "error"
+    SYSTEM = "system"
+
+
+DEMO_SCENARIO = "demo"
+"""The scripted scenario `--demo` plays unless `--scenario` names another."""
