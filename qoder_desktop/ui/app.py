@@ -32,7 +32,13 @@ from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.error_reporter import ErrorReporter
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.single_instance import hand_over, server_name
+from qoder_desktop.ui.single_instance import (
+    STARTING_WAIT_S,
+    claim_instance,
+    hand_over,
+    hand_over_when_ready,
+    server_name,
+)
 from qoder_desktop.ui.start_up import StartUp, after_first_paint
 from qoder_desktop.ui.windows.confirm import (
     UserCancelled,
@@ -151,10 +157,20 @@ def _run_gui(args: argparse.Namespace) -> int:
     app.setDesktopFileName("io.qoder.Desktop")
     app.setQuitOnLastWindowClosed(False)
     name = server_name(str(paths.data_dir))
+    what = "the demo" if args.demo else "the request"
     if hand_over(name, _handover_message(args)):
-        what = "the demo" if args.demo else "the request"
         print(f"Qoder Desktop is already running; {what} went to that window.")
         return 0
+    instance_lock = claim_instance(paths.data_dir)
+    if instance_lock is None:  # another launch is starting: its server comes after its paint
+        if hand_over_when_ready(name, _handover_message(args)):
+            print(f"Qoder Desktop was starting; {what} went to that window.")
+            return 0
+        print(f"qoder-desktop: another Qoder Desktop holds {paths.data_dir / 'instance.lock'} "
+              f"but has not answered for {STARTING_WAIT_S:g} s; quit it (or wait for it) and "
+              "try again.",
+              file=sys.stderr)
+        return 1
     redactor = _setup_logging(paths)
     reporter = ErrorReporter(paths.log_file)
     sys.excepthook = reporter.excepthook
@@ -191,6 +207,7 @@ def _run_gui(args: argparse.Namespace) -> int:
         window.save_state(paths.window_state_file)
         start_up.close()
         db.close()
+        instance_lock.release()
     return 0
 
 

@@ -4,6 +4,11 @@ A second `qoder-desktop --prompt …` connects to the running instance's `QLocal
 sends one JSON line (the session to start, or just "show the window") and exits. The
 check runs before the first paint, so on Unix it uses a plain Unix socket (the server's
 socket file) and QtNetwork loads only with the server, after the first paint.
+
+The server starts after the first paint, so a launch also claims the data folder's
+instance lock (`claim_instance`) before it paints: a second launch that finds the lock
+held while nobody answers yet waits for the first one's server (`hand_over_when_ready`)
+instead of opening a second app on the same data.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import logging
 import os
 import socket as stdlib_socket
 import tempfile
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
@@ -26,6 +33,9 @@ log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_MS = 2000  # generous: a busy running instance still accepts in time
 MAX_MESSAGE_BYTES = 1_000_000
+STARTING_WAIT_S = 20.0
+"""How long a launch waits for an instance that holds the lock to start its server."""
+LOCK_FILE = "instance.lock"
 
 
 SOCKET_PATH_LIMIT = 100
@@ -86,6 +96,54 @@ def hand_over(name: str, message: dict[str, Any]) -> bool:
     socket.waitForBytesWritten(CONNECT_TIMEOUT_MS)
     socket.disconnectFromServer()
     return True
+
+
+class InstanceLock:
+    """The data folder's instance lock, held for the life of the process.
+
+    An advisory `flock` on ``instance.lock`` in the data folder: the system drops it when
+    the process ends, crashed or not, so a lock is never stale.
+    """
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def release(self) -> None:
+        """Give the lock up (the process ending does the same)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def claim_instance(data_dir: Path) -> InstanceLock | None:
+    """The instance lock of `data_dir`, or None while another launch holds it.
+
+    Where advisory locks do not exist (not Unix) every launch gets one: the socket
+    check is then the only guard, as before.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return InstanceLock(None)
+    handle = open(data_dir / LOCK_FILE, "a+b")  # noqa: SIM115 (held until exit)
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return InstanceLock(handle)
+
+
+def hand_over_when_ready(name: str, message: dict[str, Any],
+                         timeout_s: float = STARTING_WAIT_S) -> bool:
+    """Hand `message` over to an instance that is still starting; False after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if hand_over(name, message):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def _answers(name: str) -> bool:

@@ -104,3 +104,36 @@ def test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies(
         if first.poll() is None:
             stop_group(first, timeout=10)
         output.close()
+
+
+def test_two_demos_launched_at_once_make_one_app(display: dict[str, str],
+                                                 tmp_path: Path) -> None:
+    """The server listens only after the first paint; a launch in that gap waits for it
+    (the data folder's instance lock) instead of opening a second app on the same data."""
+    home, scratch = tmp_path / "app-home", tmp_path / "tmp"
+    app_home(home)
+    scratch.mkdir()
+    env = dict(display, QODER_DESKTOP_HOME=str(home), TMPDIR=str(scratch),
+               HOME=str(tmp_path / "home"), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    launches = [subprocess.Popen([sys.executable, "-m", "qoder_desktop", "--demo", "--scenario",
+                                  scenario], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                for scenario in ("bash", "write_edit")]
+    try:
+        ended = wait_for(lambda: [p for p in launches if p.poll() is not None], 90,
+                         "one launch to hand over and end")
+        [second] = ended
+        [first] = [p for p in launches if p is not second]
+        assert second.returncode == 0
+        said = second.stdout.read() if second.stdout else ""
+        assert "the demo went to that window" in said, said
+        rows = wait_for(lambda: (r := _rows(home, "SELECT name FROM sessions")) and len(r) == 2
+                        and r, 60, "both demos in the one app")
+        assert sorted(name for (name,) in rows) == ["Demo (bash)", "Demo (write_edit)"]
+        wait_for(lambda: _shown(env, "^Qoder Desktop$"), 30, "the main window")
+        time.sleep(1.0)
+        assert len(_shown(env, "^Qoder Desktop$")) == 1 and first.poll() is None
+    finally:
+        for launch in launches:
+            if launch.poll() is None:
+                stop_group(launch, timeout=10)

@@ -7,6 +7,7 @@ import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import threading
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +19,13 @@ from pytestqt.qtbot import QtBot
 from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.ui import app as app_module
-from qoder_desktop.ui.single_instance import InstanceServer, hand_over, server_name
+from qoder_desktop.ui.single_instance import (
+    InstanceServer,
+    claim_instance,
+    hand_over,
+    hand_over_when_ready,
+    server_name,
+)
 
 
 def test_hand_over_reaches_the_running_instance(qtbot: QtBot) -> None:
@@ -153,3 +160,57 @@ def test_a_socket_file_a_crashed_instance_left_is_not_a_running_instance(
     stale.close()
     assert os.path.exists(path)
     assert hand_over(path, {"action": "show"}) is False
+
+
+def test_only_one_launch_holds_a_data_folders_instance_lock(tmp_path: Path) -> None:
+    """The lock is taken before the first paint, long before the server listens."""
+    first = claim_instance(tmp_path)
+    assert first is not None
+    assert claim_instance(tmp_path) is None  # a second launch sees the first one starting
+    first.release()
+    again = claim_instance(tmp_path)
+    assert again is not None  # released: the next launch is the app
+    again.release()
+
+
+def test_the_lock_of_a_process_that_ended_is_free(tmp_path: Path) -> None:
+    """A crashed instance never leaves a stale lock: the system drops it with the process."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pathlib; from qoder_desktop.ui.single_instance import claim_instance;"
+            "lock = claim_instance(pathlib.Path(sys.argv[1])); print(lock is not None);"
+            "import os; os._exit(3)")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 3 and done.stdout.strip() == "True", done.stderr
+    lock = claim_instance(tmp_path)
+    assert lock is not None
+    lock.release()
+
+
+def test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens(
+        qtbot: QtBot) -> None:
+    """The first launch's server comes after its paint: the second waits for it, and its
+    request reaches the first instance instead of opening a second app."""
+    name = f"qoder-desktop-test-{uuid.uuid4().hex[:8]}"
+    results: list[bool] = []
+    waiting = threading.Thread(target=lambda: results.append(
+        hand_over_when_ready(name, {"action": "front"}, timeout_s=30)))
+    waiting.start()
+    qtbot.wait(300)  # the second launch is waiting; nobody listens yet
+    assert waiting.is_alive() and results == []
+    server = InstanceServer(name)
+    try:
+        with qtbot.waitSignal(server.message_received, timeout=10_000) as received:
+            pass
+        assert received.args == [{"action": "front"}]
+        waiting.join(timeout=10)
+        assert results == [True]
+    finally:
+        server.close()
+
+
+def test_a_launch_waiting_for_a_server_that_never_comes_gives_up() -> None:
+    name = f"qoder-desktop-test-{uuid.uuid4().hex[:8]}"
+    assert hand_over_when_ready(name, {"action": "front"}, timeout_s=0.3) is False
