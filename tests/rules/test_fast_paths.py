@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -373,3 +374,82 @@ def test_an_argument_below_the_session_folder_asks_as_before(
     if changed:  # after `cd src` the shortcut no longer applies
         check.command(SimpleCommand("cd src", ("cd", "src")))
     assert check.argument(value) == _plain_argument(check, value)
+
+
+# -- the link probes (an open or an access instead of an lstat where it answers) -------
+
+
+def _plain_is_link(path: str) -> bool:
+    """What the walk asked before the probes: lstat, and no link where it fails."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _plain_real_dir(path: str) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode)
+
+
+_PROBE_PATHS = ["work", "work/src", "work/src/deep", "work/file.txt", "work/out", "work/in",
+                "work/src/up", "work/loop1", "work/dangling", "work/filelink", "worklink",
+                "work/missing", "work/file.txt/x", "work/dangling/x", "work/out/sub",
+                "work/in/deep", "work/loop1/x", "nowhere/x", "work/src/deep/"]
+
+
+@pytest.mark.parametrize("relative", _PROBE_PATHS)
+def test_the_link_probes_say_what_lstat_says(tree: Path, relative: str) -> None:
+    path = str(tree / relative) + ("/" if relative.endswith("/") else "")
+    for last in (False, True):
+        assert bash_paths._is_link(path, last) == _plain_is_link(path), last
+    assert bash_paths._real_dir(path) == _plain_real_dir(path)
+
+
+def test_a_nul_in_a_probed_path_raises_as_lstat_does(tree: Path) -> None:
+    for last in (False, True):
+        with pytest.raises(ValueError):
+            bash_paths._is_link(str(tree / "work\x00x"), last)
+    with pytest.raises(ValueError):
+        os.lstat(str(tree / "work\x00x"))
+
+
+def test_a_session_folder_turned_into_a_link_is_seen_on_the_next_call(tmp_path: Path) -> None:
+    real = tmp_path / "real" / "project"
+    (real / "src").mkdir(parents=True)
+    folder = tmp_path / "alias"
+    folder.mkdir()
+    (folder / "project").mkdir()
+    (folder / "project" / "src").mkdir()
+    rule = _allow("git diff *")
+    call = {"command": "git diff src/a.py"}
+    cwd = str(folder / "project")
+    assert rules.evaluate([rule], "Bash", call, cwd) is not None
+    (folder / "project" / "src").rmdir()
+    (folder / "project").rmdir()
+    folder.rmdir()
+    os.symlink(tmp_path / "real", folder)  # same names, now through a link
+    explained = rules.explain([rule], "Bash", call, cwd)
+    assert explained.verdict is not None  # still inside: the link's target is the folder
+    os.symlink("/etc", real / "src" / "a.py")
+    explained = rules.explain([rule], "Bash", call, cwd)
+    assert explained.verdict is None
+    assert explained.reason == "path argument outside the session folder: /etc"
+
+
+# -- the rule set, found by the identity of its rules ----------------------------------
+
+
+def test_a_rule_list_with_an_equal_but_other_rule_decides_with_that_rule(tmp_path: Path) -> None:
+    first, second = _allow("git status"), _allow("git diff *")
+    copy = second.model_copy()  # equal fields, another object
+    assert copy == second and copy is not second
+    call = {"command": "git diff a.txt"}
+    assert rules.evaluate([first, second], "Bash", call, str(tmp_path)).rule is second
+    assert rules.evaluate([first, copy], "Bash", call, str(tmp_path)).rule is copy
+    assert rules.evaluate((first, second), "Bash", call, str(tmp_path)).rule is second
+    assert rules.evaluate(iter([first]), "Bash", call, str(tmp_path)) is None
+    assert rules.evaluate([first], "Bash", call, str(tmp_path)) is None
