@@ -124,8 +124,13 @@ class _Plan:
     def no_links(self) -> bool:
         """True when every component exists and none is a link, and the session folder
         is a folder: then `state` is what the full computation finds."""
-        if _REAL_DIR and all(map(_real_dir, self.components)):
-            return True  # each one a directory that is no link: what the lstats find
+        if _REAL_DIR:
+            try:  # each one opens as a directory that is no link: what the lstats find
+                for path in self.components:
+                    _CLOSE(_OPEN(path, _REAL_DIR))
+                return True
+            except (OSError, ValueError):
+                pass
         try:
             modes = [_LSTAT(path).st_mode for path in self.components]
         except (OSError, ValueError):

@@ -110,7 +110,7 @@ PATH_KEYS: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuleVerdict:
     """What the session rules decided about one call.
 
@@ -266,7 +266,8 @@ def _allow(ruleset: RuleSet, call: Call, add_dirs: Sequence[str]) -> RuleVerdict
     if tool == BASH_TOOL:
         if call.input.get("dangerouslyDisableSandbox"):
             return "the command asks to run outside the sandbox"
-        found = bash_allow(allows, call.command, call.cwd, add_dirs, compiled=ruleset.bash)
+        found = bash_allow(allows, call.command, call.cwd, add_dirs, compiled=ruleset.bash,
+                           analysis=None if call.command is None else call.analysis)
         if not isinstance(found, str):
             return RuleVerdict(RuleBehavior.ALLOW, found[0], found)
         reason = found

@@ -453,3 +453,4 @@ def test_a_rule_list_with_an_equal_but_other_rule_decides_with_that_rule(tmp_pat
     assert rules.evaluate((first, second), "Bash", call, str(tmp_path)).rule is second
     assert rules.evaluate(iter([first]), "Bash", call, str(tmp_path)) is None
     assert rules.evaluate([first], "Bash", call, str(tmp_path)) is None
+
