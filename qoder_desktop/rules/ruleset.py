@@ -137,7 +137,12 @@ class Call:
     def deny_candidates(self) -> Sequence[tuple[str, tuple[str, ...]]]:
         """Every (text, words) a deny or ask Bash rule is tried against."""
         if self._candidates is None:
-            found = _deny_candidates(self.command or "")
+            command = self.command or ""
+            plain = shell_candidates.plain_candidates(command, self.analysis)
+            if plain is not None:  # the common case, worked out from the analysis
+                self._candidates = plain
+                return plain
+            found = _deny_candidates(command)
             # The lexer's segments are usually among them already (a plain line is its
             # own one segment); a repeated candidate would only be matched twice.
             extra = [pair for pair in ((c.text, c.words) for c in self.analysis.commands)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
-from qoder_desktop.rules import bash_allow, bash_paths, sensitive
+from qoder_desktop.rules import bash_allow, bash_paths, ruleset, sensitive
 from qoder_desktop.rules import matcher as rules
 from qoder_desktop.shell import candidates, commands, words
 from qoder_desktop.shell.words import ShellAnalysis, ShellProblem, SimpleCommand
@@ -454,3 +454,32 @@ def test_a_rule_list_with_an_equal_but_other_rule_decides_with_that_rule(tmp_pat
     assert rules.evaluate(iter([first]), "Bash", call, str(tmp_path)) is None
     assert rules.evaluate([first], "Bash", call, str(tmp_path)) is None
 
+
+
+# -- a call's deny candidates: the plain case from the analysis -----------------------
+
+
+def _plain_call_candidates(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What `Call.deny_candidates` gave before its plain case: every candidate, then the
+    lexer's segments that are not among them."""
+    found = tuple(candidates.deny_candidates(command))
+    extra = [(c.text, c.words) for c in words.analyze(command).commands
+             if (c.text, c.words) not in found]
+    return found + tuple(extra)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(shell_text, st.tuples(st.sampled_from(["", " ", "\t", "\x0c", "\u3000"]),
+                                       shell_text, st.sampled_from(["", " ", "\x0b"])
+                                       ).map("".join)))
+def test_a_calls_deny_candidates_are_the_plain_ones(text: str) -> None:
+    call = ruleset.Call("Bash", {"command": text}, "/tmp")
+    assert tuple(call.deny_candidates) == _plain_call_candidates(text)
+
+
+@pytest.mark.parametrize("text", ["git diff src/a.py", "git  diff a", "sudo rm x",
+                                  "/bin/rm x", "X=1 rm", "bash -c x", "eval rm", " ls ",
+                                  "ls\u3000", "rm\x0ba", "watch rm"])
+def test_a_calls_deny_candidates_for_common_lines(text: str) -> None:
+    call = ruleset.Call("Bash", {"command": text}, "/tmp")
+    assert tuple(call.deny_candidates) == _plain_call_candidates(text)
