@@ -253,18 +253,17 @@ class PathCheck:
             return False
         path = base[2] if base[2].endswith("/") else base[2] + "/"
         names = value.split("/")
-        last = len(names) - 1
+        if "" in names or "." in names or ".." in names:
+            return False
         try:
-            for index, name in enumerate(names):
-                if not name or name == "." or name == "..":
-                    return False
+            for name in names[:-1]:  # the folders on the way
                 path += name
-                if _is_link(path, index == last):
+                if _is_link(path, False):
                     return False
                 path += "/"
+            return not _is_link(path + names[-1], True)
         except ValueError:
             return False
-        return True
 
     def argument(self, word: str) -> str | None:
         """Why this argument asks, or None."""
