@@ -88,7 +88,12 @@ def rule_match_figures(db: Any, session_id: str, calls: int) -> list[Figure]:
     def new_inputs(template: str) -> list[dict[str, Any]]:
         return [{"command": template.format(n), "description": "x"} for n in range(calls)]
 
-    cold = summarize(per_call_us(evaluate, new_inputs("git diff src/file-{}.py")))
+    import gc
+
+    cold_inputs = new_inputs("git diff src/file-{}.py")
+    before = [g["collections"] for g in gc.get_stats()]
+    cold = summarize(per_call_us(evaluate, cold_inputs))
+    collected = [g["collections"] - b for g, b in zip(gc.get_stats(), before, strict=True)]
     cold_miss = summarize(per_call_us(evaluate, new_inputs("touch file-{}.txt")))
     same = summarize(per_call_us(evaluate, [tool_input] * calls))
 
@@ -113,7 +118,9 @@ def rule_match_figures(db: Any, session_id: str, calls: int) -> list[Figure]:
                    "diff *)` among 20 allow rules after 1 deny rule; session folder "
                    f"{cwd} (real, paths resolved); each call timed alone",
                    f"a new command no rule allows (`touch file-N.txt`): med "
-                   f"{cold_miss['median']:.1f}, p95 {cold_miss['p95']:.1f} µs"],
+                   f"{cold_miss['median']:.1f}, p95 {cold_miss['p95']:.1f} µs",
+                   "garbage collections during the new-command calls (gc.get_stats): "
+                   + ", ".join(f"gen{n} {c}" for n, c in enumerate(collected))],
                judged="p95"),
         Figure("rule match, the same command each call (caches hit)", "µs", same,
                f"≤ {RULE_US:g} µs", judge(same["median"], RULE_US),

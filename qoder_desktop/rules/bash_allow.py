@@ -33,6 +33,9 @@ from qoder_desktop.shell import words as shell_words
 from qoder_desktop.shell.words import SimpleCommand
 
 _SAFE_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./~^-]+$")
+#: Safe words one space apart: for a text that is its words joined by single spaces,
+#: one match says what `_SAFE_WORD` says of every word.
+_SAFE_LINE = re.compile(r"[A-Za-z0-9_@%+=:,./~^-]+(?: [A-Za-z0-9_@%+=:,./~^-]+)*")
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ def is_canonical(command: SimpleCommand) -> bool:
     A word that needs quoting may be written in single or double quotes; any other
     spelling (two spaces, a tab, `'a'` for `a`, backslashes) is not canonical.
     """
-    if command.text == " ".join(command.words) and all(map(_SAFE_WORD.match, command.words)):
+    if command.text == " ".join(command.words) and _SAFE_LINE.fullmatch(command.text):
         return True  # what the loop below finds for plain words, one space apart
     rest = command.text
     for index, word in enumerate(command.words):
@@ -205,7 +208,9 @@ class BashRules:
         """The rule of the first pair of `matching(command)`, or None (the rest are not
         tried)."""
         pairs = self.pairs
-        for index in self.candidates(command.words[0]):
+        head = command.words[0]
+        found = self._candidates.get(head)
+        for index in self.candidates(head) if found is None else found:
             if pairs[index][1].allows(command):
                 return pairs[index][0]
         return None
@@ -225,8 +230,9 @@ def bash_rules(allows: Sequence[SessionRule]) -> BashRules:
 
 
 def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
-               add_dirs: Sequence[str] = (), *,
-               compiled: BashRules | None = None) -> tuple[SessionRule, ...] | str:
+               add_dirs: Sequence[str] = (), *, compiled: BashRules | None = None,
+               analysis: shell_words.ShellAnalysis | None = None,
+               ) -> tuple[SessionRule, ...] | str:
     """The rules that allow this Bash command, or the reason it asks.
 
     Args:
@@ -235,13 +241,15 @@ def bash_allow(allows: Sequence[SessionRule], command: object, cwd: str,
         cwd: the session folder; relative paths are taken against it.
         add_dirs: the session's added directories (paths there are inside too).
         compiled: `bash_rules(allows)`, when the caller keeps it for the same rules.
+        analysis: `shell_words.analyze(command)`, when the caller has it already.
     """
     if not isinstance(command, str) or not command.strip():
         return "no command"
     specific = bash_rules(allows) if compiled is None else compiled
     if not specific.pairs:
         return "no Bash allow rule with a specifier matches"
-    analysis = shell_words.analyze(command)
+    if analysis is None:
+        analysis = shell_words.analyze(command)
     if not analysis.ok:
         problems = ", ".join(p.value for p in analysis.problems) or "no command"
         return f"not understood by the shell analyzer: {problems}"

@@ -8,7 +8,8 @@ argument is taken as a possible path: `git diff x` asks if `x` is a link to `/et
 The filesystem is looked at on every call (a link may appear at any time); what only
 depends on the folder names is worked out once per folder list (`_plan`). The common
 case, a clean relative argument below a session folder with no link on the way, costs
-one lstat per component. Pure Python, no Qt, no SDK imports.
+one probe per component (`_is_link`: what an lstat says, without building its stat
+result where a cheaper call answers). Pure Python, no Qt, no SDK imports.
 """
 
 from __future__ import annotations
@@ -27,6 +28,47 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _LSTAT = os.lstat
 _IS_LINK = stat.S_ISLNK
 _IS_DIR = stat.S_ISDIR
+#: `os.open` flags that open a directory itself, never through a link, reading nothing
+#: (Linux's O_PATH); 0 where there is no O_PATH (then lstat answers every probe).
+_REAL_DIR = (os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY) if hasattr(os, "O_PATH") else 0
+_OPEN = os.open
+_CLOSE = os.close
+_ACCESS = os.access
+_EXISTS = os.F_OK
+_ACCESS_NOFOLLOW = os.access in os.supports_follow_symlinks
+
+
+def _real_dir(path: str) -> bool:
+    """True when `path` is a directory and not a symbolic link (one open and close of
+    the directory itself, no stat result); False when it is anything else, is missing
+    or cannot be opened. Raises ValueError for a NUL, as lstat does."""
+    if not _REAL_DIR:
+        return False
+    try:
+        _CLOSE(_OPEN(path, _REAL_DIR))
+    except OSError:
+        return False
+    return True
+
+
+def _is_link(path: str, last: bool) -> bool:
+    """`S_ISLNK(os.lstat(path).st_mode)`, and False where the lstat fails (a component
+    that cannot be looked at is not a link, as for `realpath`).
+
+    Cheaper probes answer first where they can: a folder on the way (`last` False)
+    that opens as a real directory is no link; a last component that does not exist
+    (`os.access` without following it: the lstat would fail on the same lookup) is not
+    looked at again. Raises ValueError for a NUL, as lstat does.
+    """
+    if last:
+        if _ACCESS_NOFOLLOW and not _ACCESS(path, _EXISTS, follow_symlinks=False):
+            return False
+    elif _real_dir(path):
+        return False
+    try:
+        return _IS_LINK(_LSTAT(path).st_mode)
+    except OSError:
+        return False
 
 
 def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -82,6 +124,13 @@ class _Plan:
     def no_links(self) -> bool:
         """True when every component exists and none is a link, and the session folder
         is a folder: then `state` is what the full computation finds."""
+        if _REAL_DIR:
+            try:  # each one opens as a directory that is no link: what the lstats find
+                for path in self.components:
+                    _CLOSE(_OPEN(path, _REAL_DIR))
+                return True
+            except (OSError, ValueError):
+                pass
         try:
             modes = [_LSTAT(path).st_mode for path in self.components]
         except (OSError, ValueError):
@@ -108,16 +157,14 @@ def _walk_links(real: str, rest: str) -> str | None:
     `realpath` knows. A component that cannot be looked at is not a link, as for
     `realpath`."""
     path = real
+    names = rest.split("/")
+    last = len(names) - 1
     try:
-        for name in rest.split("/"):
+        for index, name in enumerate(names):
             if not name or name in (".", ".."):
                 return None
             path = (path if path.endswith("/") else path + "/") + name
-            try:
-                mode = _LSTAT(path).st_mode
-            except OSError:
-                continue
-            if _IS_LINK(mode):
+            if _is_link(path, index == last):
                 return None
     except ValueError:
         return None
@@ -205,20 +252,18 @@ class PathCheck:
         if not self._plain_base or base is None or base[0] != self.cwd:
             return False
         path = base[2] if base[2].endswith("/") else base[2] + "/"
+        names = value.split("/")
+        if "" in names or "." in names or ".." in names:
+            return False
         try:
-            for name in value.split("/"):
-                if not name or name == "." or name == "..":
-                    return False
+            for name in names[:-1]:  # the folders on the way
                 path += name
-                try:
-                    if _IS_LINK(_LSTAT(path).st_mode):
-                        return False
-                except OSError:
-                    pass
+                if _is_link(path, False):
+                    return False
                 path += "/"
+            return not _is_link(path + names[-1], True)
         except ValueError:
             return False
-        return True
 
     def argument(self, word: str) -> str | None:
         """Why this argument asks, or None."""

@@ -110,7 +110,7 @@ PATH_KEYS: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuleVerdict:
     """What the session rules decided about one call.
 
@@ -266,7 +266,8 @@ def _allow(ruleset: RuleSet, call: Call, add_dirs: Sequence[str]) -> RuleVerdict
     if tool == BASH_TOOL:
         if call.input.get("dangerouslyDisableSandbox"):
             return "the command asks to run outside the sandbox"
-        found = bash_allow(allows, call.command, call.cwd, add_dirs, compiled=ruleset.bash)
+        found = bash_allow(allows, call.command, call.cwd, add_dirs, compiled=ruleset.bash,
+                           analysis=None if call.command is None else call.analysis)
         if not isinstance(found, str):
             return RuleVerdict(RuleBehavior.ALLOW, found[0], found)
         reason = found
@@ -289,6 +290,24 @@ def _allow(ruleset: RuleSet, call: Call, add_dirs: Sequence[str]) -> RuleVerdict
     return reason
 
 
+def _decide(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, Any],
+            cwd: str, add_dirs: Sequence[str]) -> RuleVerdict | str:
+    """The rule verdict for a call, or why it asks (what `explain` words as a reason)."""
+    ruleset = rule_set(rules)
+    call = Call(tool_name, tool_input, cwd)
+    for item in ruleset.deny:
+        if _matches_generously(item.rule, call):
+            return RuleVerdict(RuleBehavior.DENY, item, (item,))
+    for item in ruleset.ask:
+        if _matches_generously(item.rule, call):
+            return RuleVerdict(RuleBehavior.ASK, item, (item,))
+    if tool_name == QUESTION_TOOL:
+        return "questions always go to a person"
+    if not ruleset.allow:
+        return "no allow rule"
+    return _allow(ruleset, call, add_dirs)
+
+
 def explain(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, Any],
             cwd: str, add_dirs: Sequence[str] = ()) -> Explanation:
     """Decide a tool call by the session rules, with the reason (see `evaluate`).
@@ -298,23 +317,14 @@ def explain(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, 
         allows it: "sensitive file .git/config", "path argument outside the session
         folder: /x", ...).
     """
-    ruleset = rule_set(rules)
-    call = Call(tool_name, tool_input, cwd)
-    for behavior, verb, items in ((RuleBehavior.DENY, "denied", ruleset.deny),
-                                  (RuleBehavior.ASK, "asked", ruleset.ask)):
-        for item in items:
-            if _matches_generously(item.rule, call):
-                verdict = RuleVerdict(behavior, item, (item,))
-                return Explanation(behavior, f"{verb} by the rule {item.rule}", verdict)
-    if tool_name == QUESTION_TOOL:
-        return Explanation(RuleBehavior.ASK, "questions always go to a person", None)
-    if not ruleset.allow:
-        return Explanation(RuleBehavior.ASK, "no allow rule", None)
-    found = _allow(ruleset, call, add_dirs)
+    found = _decide(rules, tool_name, tool_input, cwd, add_dirs)
     if isinstance(found, str):
         return Explanation(RuleBehavior.ASK, found, None)
-    names = ", ".join(str(r.rule) for r in found.rules)
-    return Explanation(RuleBehavior.ALLOW, f"allowed by the rule {names}", found)
+    if found.behavior is RuleBehavior.ALLOW:
+        names = ", ".join(str(r.rule) for r in found.rules)
+        return Explanation(RuleBehavior.ALLOW, f"allowed by the rule {names}", found)
+    verb = "denied" if found.behavior is RuleBehavior.DENY else "asked"
+    return Explanation(found.behavior, f"{verb} by the rule {found.rule.rule}", found)
 
 
 def evaluate(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str, Any],
@@ -324,6 +334,7 @@ def evaluate(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str,
     Only active (not revoked) rules count; the caller passes the session's rules.
     Deny beats ask beats allow, whatever the rules' specificity or order. An allow is
     never broader than Claude Code's own (see the module docstring): when unsure, None.
+    `explain` gives the same verdict with its reason; this skips wording the reason.
 
     Args:
         rules: the session's rules (revoked ones are skipped).
@@ -333,7 +344,8 @@ def evaluate(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str,
         add_dirs: the session's added directories; shell path arguments there count as
             inside the session folder (outside both, a command asks).
     """
-    return explain(rules, tool_name, tool_input, cwd, add_dirs).verdict
+    found = _decide(rules, tool_name, tool_input, cwd, add_dirs)
+    return None if isinstance(found, str) else found
 
 
 def rule_for_request(tool_name: str, tool_input: dict[str, Any], cwd: str) -> RuleValue | None:

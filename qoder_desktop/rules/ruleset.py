@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
+from operator import is_
 from typing import Any
 
 from qoder_desktop.domain.models import RuleBehavior, SessionRule
@@ -81,7 +82,7 @@ class RuleSet:
         self.bash: BashRules = bash_rules(self.allow)
 
 
-_RULE_SETS: dict[tuple[int, ...], RuleSet] = {}
+_RULE_SETS: dict[tuple[int, int], list[RuleSet]] = {}
 _RULE_SETS_MAX = 256
 
 
@@ -89,16 +90,25 @@ def rule_set(rules: Iterable[SessionRule]) -> RuleSet:
     """The `RuleSet` of these rule objects, cached by their identity.
 
     A session's active rules come from the store's cache as the same objects on every
-    call; a cached set holds its rules, so an id in a key cannot be reused by another.
+    call (in a new list each time). A cached set holds its rules, so the id of its
+    first rule cannot be reused by another object while it is kept; a set is found by
+    that id and the count, and taken only when every rule is the very same object.
     """
-    items = rules if isinstance(rules, tuple) else tuple(rules)
-    key = tuple(map(id, items))
-    found = _RULE_SETS.get(key)
-    if found is None:
-        found = RuleSet(items)
+    items = rules if isinstance(rules, (tuple, list)) else tuple(rules)
+    key = (id(items[0]) if items else 0, len(items))
+    bucket = _RULE_SETS.get(key)
+    if bucket is not None:
+        for found in bucket:
+            if all(map(is_, items, found.rules)):
+                return found
+    found = RuleSet(tuple(items))
+    if bucket is None:
         if len(_RULE_SETS) >= _RULE_SETS_MAX:
             _RULE_SETS.clear()
-        _RULE_SETS[key] = found
+        _RULE_SETS[key] = bucket = []
+    elif len(bucket) >= _RULE_SETS_MAX:
+        bucket.clear()
+    bucket.append(found)
     return found
 
 
@@ -127,7 +137,12 @@ class Call:
     def deny_candidates(self) -> Sequence[tuple[str, tuple[str, ...]]]:
         """Every (text, words) a deny or ask Bash rule is tried against."""
         if self._candidates is None:
-            found = _deny_candidates(self.command or "")
+            command = self.command or ""
+            plain = shell_candidates.plain_candidates(command, self.analysis)
+            if plain is not None:  # the common case, worked out from the analysis
+                self._candidates = plain
+                return plain
+            found = _deny_candidates(command)
             # The lexer's segments are usually among them already (a plain line is its
             # own one segment); a repeated candidate would only be matched twice.
             extra = [pair for pair in ((c.text, c.words) for c in self.analysis.commands)

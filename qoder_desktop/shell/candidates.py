@@ -64,6 +64,22 @@ def _runs_itself(head: str) -> bool:
             and head not in shell_commands.SCRIPT_RUNNERS and not shell_commands.is_shell(head))
 
 
+def plain_candidates(command: str, analysis: shell_words.ShellAnalysis,
+                     ) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """`deny_candidates(command)` from the command's own analysis (`analysis` is
+    `shell_words.analyze(command)`), for the common case only: one plain command with
+    no surrounding whitespace that runs itself (see `_runs_itself`); None for any other
+    line. Then the lexer's one segment is among the candidates already."""
+    found = analysis.commands
+    if len(found) != 1 or command != command.strip() or not shell_words.is_plain_line(command):
+        return None
+    words = found[0].words
+    if not _runs_itself(words[0]):
+        return None
+    joined = " ".join(words)
+    return ((command, words),) if joined == command else ((command, words), (joined, words))
+
+
 def deny_candidates(command: str, _depth: int = 0) -> list[tuple[str, tuple[str, ...]]]:
     """Every (text, words) that a deny or ask rule should be tried against.
 

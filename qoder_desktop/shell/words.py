@@ -66,7 +66,7 @@ _FLAGGED_CHARS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SimpleCommand:
     """One simple command (a segment) of a command line.
 
@@ -79,7 +79,7 @@ class SimpleCommand:
     words: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ShellAnalysis:
     """The result of `analyze`.
 
@@ -322,7 +322,7 @@ def is_plain_line(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _analyze_text(command: str) -> ShellAnalysis:
-    if not is_plain_line(command):
+    if _PLAIN_LINE.fullmatch(command) is None:  # not `is_plain_line(command)`
         return _Scanner(command).run()
     # What the scanner finds in such a line, without going through it character by
     # character (tests/rules/test_fast_paths.py checks the two agree).

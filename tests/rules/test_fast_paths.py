@@ -22,6 +22,7 @@ from qoder_desktop.rules import bash_allow, bash_paths, sensitive
 from qoder_desktop.rules import matcher as rules
 from qoder_desktop.shell import candidates, commands, words
 from qoder_desktop.shell.words import ShellAnalysis, ShellProblem, SimpleCommand
+from tests.rules.strategies import shell_text
 
 # -- the plain versions (as they were before the shortcuts) --------------------------
 
@@ -154,16 +155,6 @@ def _plain_is_canonical(command: SimpleCommand) -> bool:
 
 # -- generated input ------------------------------------------------------------------
 
-_SHELL_PIECES = [
-    "a", "b", "x1", "git", "diff", "ls", "rm", "-rf", "sudo", "bash", "-c", "env", "X=1",
-    "eval", "/bin/rm", "sh5", "xargs", "ssh", "cat",
-    "if", "[[", "src/x.py", "~/", "..", ".", "/", "-", "_", "=", "*", "?", "[", "]", " ",
-    "  ", "\t", "\n", "\r", "'", '"', "\\", "$", "$(", "${", "`", "{", "}", "!", "(", ")",
-    "#", "<", ">", "<<", "2>", "&>", "|&", ";", ";;", ";&", "&", "&&", "|", "||", "\u00a0",
-    "\u200b", "\u202e", "\x0b", "\x00", "é", "\u0131",
-]
-shell_text = st.lists(st.sampled_from(_SHELL_PIECES), max_size=14).map("".join)
-
 _PATH_PIECES = ["a", "src", ".git", ".GIT", ".G\u0131T", ".config", "git", "fish", ".local",
                 "share", "applications", ".ssh", ".bashrc", ".BashRC", "lefthook.yml",
                 "Bunfig.toml", "x.txt", ".x", "", ".", "..", "~", "\u017f"]
@@ -212,25 +203,6 @@ def test_canonical_spelling_shortcut_agrees_with_the_word_by_word_check(text: st
 
 
 # -- the walk below the session folder ------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A session folder with links inside, outside, in a loop, dangling, and via a link."""
-    root = tmp_path_factory.mktemp("walk")
-    work = root / "work"
-    (work / "src" / "deep").mkdir(parents=True)
-    (root / "outside" / "sub").mkdir(parents=True)
-    (work / "file.txt").write_text("x")
-    os.symlink(root / "outside", work / "out")
-    os.symlink("src", work / "in")
-    os.symlink("deep/../..", work / "src" / "up")
-    os.symlink("loop2", work / "loop1")
-    os.symlink("loop1", work / "loop2")
-    os.symlink("missing", work / "dangling")
-    os.symlink("file.txt", work / "filelink")
-    os.symlink(work, root / "worklink")
-    return root
 
 
 _WALK_PIECES = ["src", "deep", "out", "sub", "in", "up", "loop1", "dangling", "file.txt",
@@ -373,3 +345,4 @@ def test_an_argument_below_the_session_folder_asks_as_before(
     if changed:  # after `cd src` the shortcut no longer applies
         check.command(SimpleCommand("cd src", ("cd", "src")))
     assert check.argument(value) == _plain_argument(check, value)
+
