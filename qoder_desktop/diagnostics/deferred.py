@@ -104,13 +104,20 @@ def defer_modules() -> None:
         defer_submodule(name, exported)
 
 
-DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {"mcp.server.fastmcp": ("FastMCP",)}
+DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {
+    "mcp.server.fastmcp": ("FastMCP",),
+    "uvicorn.supervisors": ("ChangeReload", "Multiprocess"),
+}
 """Submodules the libraries import names from at import time but use only on a path an
 idle app never takes, with those names:
 
 - ``mcp.server.fastmcp`` (~55 modules with pydantic_settings, dotenv and its auth
   server; ~2.5 MB): ``mcp.server``'s ``__init__`` and ``mcp.shared.memory`` import
-  ``FastMCP`` from it; the gateway and the SDKs use the low-level ``Server``."""
+  ``FastMCP`` from it; the gateway and the SDKs use the low-level ``Server``;
+- ``uvicorn.supervisors`` (with ``multiprocessing`` and pickle: ~15 modules):
+  ``uvicorn.main`` imports its reloader and worker pool, used only by ``uvicorn.run``
+  with ``reload`` or ``workers``; the gateway runs a ``uvicorn.Server`` in the app's
+  loop."""
 
 
 class DeferredName:

@@ -22,7 +22,8 @@ import qoder_desktop.ui  # the app's GUI process imports this first
 import claude_agent_sdk, qoder_desktop.gateway.server, qoder_desktop.agents.claude
 idle = sorted(name for name in sys.modules
               if (name.split(".")[0] in ("jsonschema", "referencing", "rpds", "pydantic_settings")
-                  or name.startswith("mcp.server.fastmcp"))
+                  or name.startswith(("mcp.server.fastmcp", "uvicorn.supervisors",
+                                      "multiprocessing")))
               and type(sys.modules[name]).__name__ == "module")
 
 import anyio
@@ -49,11 +50,15 @@ def echo(text: str) -> str:
     return text
 fastmcp = [type(fast) is FastMCP, isinstance(fast, mcp.server.FastMCP), Context.__name__,
            [tool.name for tool in anyio.run(fast.list_tools)]]
-print(json.dumps({"idle": idle, "calls": calls, "fastmcp": fastmcp}))
+from uvicorn.supervisors.multiprocess import Multiprocess
+main = sys.modules["uvicorn.main"]  # (the package's name "main" is its click command)
+supervisors = [main.Multiprocess.__name__, issubclass(Multiprocess, main.Multiprocess),
+               main.ChangeReload.__name__]
+print(json.dumps({"idle": idle, "calls": calls, "fastmcp": fastmcp, "supervisors": supervisors}))
 """
 
 
-def test_the_idle_app_leaves_jsonschema_and_fastmcp_unrun_and_both_work_on_first_use(
+def test_the_idle_app_leaves_jsonschema_fastmcp_uvicorns_supervisors_unrun_and_they_work(
         tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-c", APP_PROBE], env=env, cwd=str(tmp_path),
@@ -64,6 +69,7 @@ def test_the_idle_app_leaves_jsonschema_and_fastmcp_unrun_and_both_work_on_first
     assert (good_error, good_text) == (False, "5")
     assert bad_error is True and "Input validation error" in bad_text  # loaded on first use
     assert report["fastmcp"] == [True, True, "Context", ["echo"]]
+    assert report["supervisors"] == ["Multiprocess", True, "StatReload"]  # uvicorn.run's
 
 
 @pytest.fixture
