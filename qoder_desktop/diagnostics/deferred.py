@@ -124,14 +124,15 @@ class DeferredName:
     """Stands in for a name a `DeferredModule` exports, running the module at first use.
 
     ``from package.module import Name`` binds this without running the module. Calling
-    it, reading an attribute, ``isinstance``/``issubclass`` against it, subclassing it or
-    ``|`` with it runs the module (once) and acts on the real object.
+    it, reading or setting an attribute, ``isinstance``/``issubclass`` against it,
+    subclassing it or ``|`` with it runs the module (once) and acts on the real object.
     """
 
     __slots__ = ("_module", "_name")
 
     def __init__(self, module: types.ModuleType, name: str) -> None:
-        self._module, self._name = module, name
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_name", name)
 
     def resolve(self) -> Any:
         """The real object (runs the module if it has not run)."""
@@ -147,6 +148,12 @@ class DeferredName:
 
     def __getattr__(self, attribute: str) -> Any:
         return getattr(self.resolve(), attribute)
+
+    def __setattr__(self, attribute: str, value: object) -> None:
+        setattr(self.resolve(), attribute, value)  # (a library patching the class)
+
+    def __delattr__(self, attribute: str) -> None:
+        delattr(self.resolve(), attribute)
 
     def __instancecheck__(self, instance: object) -> bool:
         return isinstance(instance, self.resolve())

@@ -125,6 +125,8 @@ def test_a_deferred_submodule_binds_its_names_and_runs_once_at_first_use(
     from deferred_probe.lib import OTHER, Thing
     assert OTHER == 7 and isinstance(thing, Thing) and isinstance(thing, deferred_probe.Thing)
     assert deferred_probe.Thing.kind == "thing"
+    deferred_probe.Thing.kind = "patched"  # a library patching the class patches the real one
+    assert Thing.kind == "patched"
 
     class Bigger(deferred_probe.Thing):  # type: ignore[misc,name-defined]
         pass
