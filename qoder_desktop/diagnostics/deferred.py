@@ -17,15 +17,16 @@ second library to import it would load it at once.
 
 from __future__ import annotations
 
-import copy
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (at run time this module imports next to nothing: it runs before
+    from collections.abc import Sequence  # PySide6's import check is made cheap)
+    from typing import Any
 
 DEFERRED_MODULES: tuple[str, ...] = ("jsonschema", "more_itertools")
 """Modules the libraries import with a plain ``import name`` but use only on a path an
@@ -174,7 +175,7 @@ class DeferredName:
         return f"<deferred {self._module.__name__}.{self._name}>"
 
 
-class _DeferringLoader(importlib.abc.Loader):
+class _DeferringLoader:
     """Loads a submodule as a `DeferredModule` holding `DeferredName`s for `exported`."""
 
     def __init__(self, spec: importlib.machinery.ModuleSpec, exported: tuple[str, ...]) -> None:
@@ -190,7 +191,7 @@ class _DeferringLoader(importlib.abc.Loader):
             module.__dict__[name] = DeferredName(module, name)
 
 
-class _DeferringFinder(importlib.abc.MetaPathFinder):
+class _DeferringFinder:
     """Finds the submodules registered by `defer_submodule` (first on ``sys.meta_path``)."""
 
     def __init__(self) -> None:
@@ -205,8 +206,11 @@ class _DeferringFinder(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None  # not there: its import fails exactly as before
-        ours = copy.copy(spec)
-        ours.loader = _DeferringLoader(spec, exported)
+        loader = _DeferringLoader(spec, exported)  # (a loader by its methods, as the
+        ours = importlib.machinery.ModuleSpec(  # import system needs: no importlib.abc)
+            fullname, loader, origin=spec.origin)  # type: ignore[arg-type]
+        ours.submodule_search_locations = spec.submodule_search_locations
+        ours.has_location = spec.has_location
         return ours
 
 
