@@ -85,7 +85,11 @@ def what_holds() -> str:
         from qoder_desktop.diagnostics.deferred import DEFERRED_MODULES, DeferredModule
     except ImportError:
         DEFERRED_MODULES, DeferredModule = (), type(None)
-    unrun = [name for name in DEFERRED_MODULES
+    try:  # (and before the deferred submodules)
+        from qoder_desktop.diagnostics.deferred import DEFERRED_SUBMODULES
+    except ImportError:
+        DEFERRED_SUBMODULES = {}
+    unrun = [name for name in (*DEFERRED_MODULES, *DEFERRED_SUBMODULES)
              if isinstance(sys.modules.get(name), DeferredModule)]
     return (f"held: {len(sys.modules)} modules (imported, never run: "
             f"{', '.join(unrun) or 'none'}); linecache {len(sources)} files "

@@ -17,10 +17,16 @@ second library to import it would load it at once.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
 import threading
 import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (at run time this module imports next to nothing: it runs before
+    from collections.abc import Sequence  # PySide6's import check is made cheap)
+    from typing import Any
 
 DEFERRED_MODULES: tuple[str, ...] = ("jsonschema", "more_itertools")
 """Modules the libraries import with a plain ``import name`` but use only on a path an
@@ -47,20 +53,30 @@ class DeferredModule(types.ModuleType):
 
     def __getattr__(self, attribute: str) -> object:
         name = self.__name__
-        with _lock:
-            if isinstance(self, DeferredModule) and name not in _running:
-                _running.add(name)
-                try:
-                    spec = self.__spec__
-                    assert spec is not None and spec.loader is not None  # set by defer()
-                    spec.loader.exec_module(self)
-                    self.__class__ = types.ModuleType  # type: ignore[assignment]
-                finally:
-                    _running.discard(name)
+        spec = self.__spec__
+        if attribute == "__path__" and spec is not None and spec.submodule_search_locations is None:
+            # ``from package.module import name`` asks a plain module for it: not a use
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+        run_deferred(self)
         try:
             return types.ModuleType.__getattribute__(self, attribute)
         except AttributeError:
             raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
+
+
+def run_deferred(module: types.ModuleType) -> None:
+    """Run a `DeferredModule`'s own code now (once; nothing if it has run or is running)."""
+    name = module.__name__
+    with _lock:
+        if isinstance(module, DeferredModule) and name not in _running:
+            _running.add(name)
+            try:
+                spec = module.__spec__
+                assert spec is not None and spec.loader is not None  # set by defer()
+                spec.loader.exec_module(module)
+                module.__class__ = types.ModuleType  # type: ignore[assignment]
+            finally:
+                _running.discard(name)
 
 
 def defer(name: str) -> bool:
@@ -81,6 +97,137 @@ def defer(name: str) -> bool:
 
 
 def defer_modules() -> None:
-    """Defer each of `DEFERRED_MODULES` (call before the libraries are imported)."""
+    """Defer each of `DEFERRED_MODULES` and `DEFERRED_SUBMODULES` (call before the
+    libraries are imported)."""
     for name in DEFERRED_MODULES:
         defer(name)
+    for name, exported in DEFERRED_SUBMODULES.items():
+        defer_submodule(name, exported)
+
+
+DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {
+    "mcp.server.fastmcp": ("FastMCP",),
+    "uvicorn.supervisors": ("ChangeReload", "Multiprocess"),
+}
+"""Submodules the libraries import names from at import time but use only on a path an
+idle app never takes, with those names:
+
+- ``mcp.server.fastmcp`` (~55 modules with pydantic_settings, dotenv and its auth
+  server; ~2.5 MB): ``mcp.server``'s ``__init__`` and ``mcp.shared.memory`` import
+  ``FastMCP`` from it; the gateway and the SDKs use the low-level ``Server``;
+- ``uvicorn.supervisors`` (with ``multiprocessing`` and pickle: ~15 modules):
+  ``uvicorn.main`` imports its reloader and worker pool, used only by ``uvicorn.run``
+  with ``reload`` or ``workers``; the gateway runs a ``uvicorn.Server`` in the app's
+  loop."""
+
+
+class DeferredName:
+    """Stands in for a name a `DeferredModule` exports, running the module at first use.
+
+    ``from package.module import Name`` binds this without running the module. Calling
+    it, reading or setting an attribute, ``isinstance``/``issubclass`` against it,
+    subclassing it or ``|`` with it runs the module (once) and acts on the real object.
+    """
+
+    __slots__ = ("_module", "_name")
+
+    def __init__(self, module: types.ModuleType, name: str) -> None:
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_name", name)
+
+    def resolve(self) -> Any:
+        """The real object (runs the module if it has not run)."""
+        run_deferred(self._module)
+        value = self._module.__dict__.get(self._name, self)
+        if value is self:
+            raise ImportError(f"cannot import name {self._name!r} from "
+                              f"{self._module.__name__!r}")
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.resolve(), attribute)
+
+    def __setattr__(self, attribute: str, value: object) -> None:
+        setattr(self.resolve(), attribute, value)  # (a library patching the class)
+
+    def __delattr__(self, attribute: str) -> None:
+        delattr(self.resolve(), attribute)
+
+    def __instancecheck__(self, instance: object) -> bool:
+        return isinstance(instance, self.resolve())
+
+    def __subclasscheck__(self, subclass: type) -> bool:
+        return issubclass(subclass, self.resolve())
+
+    def __mro_entries__(self, bases: tuple[object, ...]) -> tuple[Any, ...]:
+        return (self.resolve(),)
+
+    def __or__(self, other: object) -> Any:
+        return self.resolve() | other
+
+    def __ror__(self, other: object) -> Any:
+        return other | self.resolve()
+
+    def __repr__(self) -> str:
+        return f"<deferred {self._module.__name__}.{self._name}>"
+
+
+class _DeferringLoader:
+    """Loads a submodule as a `DeferredModule` holding `DeferredName`s for `exported`."""
+
+    def __init__(self, spec: importlib.machinery.ModuleSpec, exported: tuple[str, ...]) -> None:
+        self._spec, self._exported = spec, exported
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return importlib.util.module_from_spec(self._spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__, module.__loader__ = self._spec, self._spec.loader  # the real ones
+        module.__class__ = DeferredModule
+        for name in self._exported:
+            module.__dict__[name] = DeferredName(module, name)
+
+
+class _DeferringFinder:
+    """Finds the submodules registered by `defer_submodule` (first on ``sys.meta_path``)."""
+
+    def __init__(self) -> None:
+        self.submodules: dict[str, tuple[str, ...]] = {}
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: types.ModuleType | None = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        exported = self.submodules.pop(fullname, None)
+        if exported is None or path is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return None  # not there: its import fails exactly as before
+        loader = _DeferringLoader(spec, exported)  # (a loader by its methods, as the
+        ours = importlib.machinery.ModuleSpec(  # import system needs: no importlib.abc)
+            fullname, loader, origin=spec.origin)  # type: ignore[arg-type]
+        ours.submodule_search_locations = spec.submodule_search_locations
+        ours.has_location = spec.has_location
+        return ours
+
+
+_finder = _DeferringFinder()
+
+
+def defer_submodule(name: str, exported: tuple[str, ...]) -> bool:
+    """Import the submodule `name`, when its package first imports it, as a
+    `DeferredModule` whose names `exported` are `DeferredName`s until it runs.
+
+    Returns False (nothing done) when it is imported already. Its other names, and
+    anything else read from it, run it as any `DeferredModule`.
+    """
+    if name in sys.modules or "." not in name:
+        return False
+    with _lock:
+        _finder.submodules[name] = exported
+        if _finder not in sys.meta_path:
+            sys.meta_path.insert(0, _finder)
+    return True

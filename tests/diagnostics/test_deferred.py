@@ -14,14 +14,16 @@ from pathlib import Path
 import pytest
 
 import qoder_desktop.ui  # noqa: F401  (as in the app: PySide6's import check reads the file)
-from qoder_desktop.diagnostics.deferred import DeferredModule, defer
+from qoder_desktop.diagnostics.deferred import DeferredModule, DeferredName, defer, defer_submodule
 
 APP_PROBE = """
 import json, sys
 import qoder_desktop.ui  # the app's GUI process imports this first
 import claude_agent_sdk, qoder_desktop.gateway.server, qoder_desktop.agents.claude
 idle = sorted(name for name in sys.modules
-              if name.split(".")[0] in ("jsonschema", "referencing", "rpds")
+              if (name.split(".")[0] in ("jsonschema", "referencing", "rpds", "pydantic_settings")
+                  or name.startswith(("mcp.server.fastmcp", "uvicorn.supervisors",
+                                      "multiprocessing")))
               and type(sys.modules[name]).__name__ == "module")
 
 import anyio
@@ -39,11 +41,25 @@ async def call():
         bad = await client.call_tool("add", {"a": "two", "b": 3})
     return [good.isError, good.content[0].text, bad.isError, bad.content[0].text]
 
-print(json.dumps({"idle": idle, "calls": anyio.run(call)}))
+calls = anyio.run(call)  # create_connected_server_and_client_session: isinstance(_, FastMCP)
+import mcp.server
+from mcp.server.fastmcp import Context, FastMCP
+fast = mcp.server.FastMCP("fast")  # the name mcp.server bound while it was deferred
+@fast.tool()
+def echo(text: str) -> str:
+    return text
+fastmcp = [type(fast) is FastMCP, isinstance(fast, mcp.server.FastMCP), Context.__name__,
+           [tool.name for tool in anyio.run(fast.list_tools)]]
+from uvicorn.supervisors.multiprocess import Multiprocess
+main = sys.modules["uvicorn.main"]  # (the package's name "main" is its click command)
+supervisors = [main.Multiprocess.__name__, issubclass(Multiprocess, main.Multiprocess),
+               main.ChangeReload.__name__]
+print(json.dumps({"idle": idle, "calls": calls, "fastmcp": fastmcp, "supervisors": supervisors}))
 """
 
 
-def test_the_idle_app_leaves_jsonschema_unrun_and_tools_still_validate(tmp_path: Path) -> None:
+def test_the_idle_app_leaves_jsonschema_fastmcp_uvicorns_supervisors_unrun_and_they_work(
+        tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-c", APP_PROBE], env=env, cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=120, check=True)
@@ -52,6 +68,8 @@ def test_the_idle_app_leaves_jsonschema_unrun_and_tools_still_validate(tmp_path:
     good_error, good_text, bad_error, bad_text = report["calls"]
     assert (good_error, good_text) == (False, "5")
     assert bad_error is True and "Input validation error" in bad_text  # loaded on first use
+    assert report["fastmcp"] == [True, True, "Context", ["echo"]]
+    assert report["supervisors"] == ["Multiprocess", True, "StatReload"]  # uvicorn.run's
 
 
 @pytest.fixture
@@ -78,6 +96,65 @@ def package(tmp_path: Path) -> Iterator[Path]:
         import builtins
         if hasattr(builtins, "deferred_probe_runs"):
             del builtins.deferred_probe_runs
+
+
+@pytest.fixture
+def exporting(package: Path) -> Path:
+    """`deferred_probe` whose package imports a class from a submodule `lib` that counts runs."""
+    (package / "__init__.py").write_text("from deferred_probe.lib import Thing\n")
+    (package / "lib.py").write_text(textwrap.dedent("""
+        import builtins
+        builtins.deferred_probe_runs = getattr(builtins, "deferred_probe_runs", 0) + 1
+        class Thing:
+            def __init__(self, size):
+                self.size = size
+            kind = "thing"
+        OTHER = 7
+    """))
+    return package
+
+
+def test_a_deferred_submodule_binds_its_names_and_runs_once_at_first_use(
+        exporting: Path) -> None:
+    assert defer_submodule("deferred_probe.lib", ("Thing",)) is True
+    import deferred_probe
+    assert _runs() == 0 and isinstance(deferred_probe.Thing, DeferredName)
+    assert isinstance(sys.modules["deferred_probe.lib"], DeferredModule)
+    thing = deferred_probe.Thing(3)  # calling it runs the module
+    assert _runs() == 1 and thing.size == 3
+    from deferred_probe.lib import OTHER, Thing
+    assert OTHER == 7 and isinstance(thing, Thing) and isinstance(thing, deferred_probe.Thing)
+    assert deferred_probe.Thing.kind == "thing"
+    deferred_probe.Thing.kind = "patched"  # a library patching the class patches the real one
+    assert Thing.kind == "patched"
+
+    class Bigger(deferred_probe.Thing):  # type: ignore[misc,name-defined]
+        pass
+    assert issubclass(Bigger, Thing) and issubclass(Bigger, deferred_probe.Thing)
+    assert _runs() == 1
+
+
+def test_any_other_name_of_a_deferred_submodule_runs_it(exporting: Path) -> None:
+    defer_submodule("deferred_probe.lib", ("Thing",))
+    import deferred_probe.lib
+    assert _runs() == 0
+    assert deferred_probe.lib.OTHER == 7 and _runs() == 1
+    assert deferred_probe.Thing(1).size == 1 and _runs() == 1
+
+
+def test_a_deferred_submodule_that_fails_fails_at_first_use(exporting: Path) -> None:
+    (exporting / "lib.py").write_text("raise ImportError('needs a library not here')\n")
+    defer_submodule("deferred_probe.lib", ("Thing",))
+    import deferred_probe
+    with pytest.raises(ImportError, match="needs a library not here"):
+        deferred_probe.Thing(1)
+
+
+def test_defer_submodule_leaves_top_level_and_imported_modules_alone(exporting: Path) -> None:
+    assert defer_submodule("deferred_probe", ("Thing",)) is False
+    import deferred_probe
+    assert type(deferred_probe.Thing) is type
+    assert defer_submodule("deferred_probe.lib", ("Thing",)) is False  # imported already
 
 
 def _runs() -> int:
