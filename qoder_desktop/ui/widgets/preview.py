@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser, QVBoxLayout, QWidget
 from shiboken6 import isValid
@@ -129,9 +129,11 @@ class SafePreviewBrowser(QTextBrowser):
         # whole document out again at the new width: a long preview was laid out twice.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.document().setBaseUrl(QUrl())
-        # QTextEdit's own document belongs to its internal text control, which answers
-        # resource requests with our loadResource; previews' documents belong to it too.
-        self._document_owner: QObject = self.document().parent() or self
+        # Previews' documents belong to the browser: a document asks its parent's
+        # invokable loadResource(int, QUrl) first, which is ours (the browser's own first
+        # document belongs to Qt's text control, which forwards to it). Not asking Qt for
+        # that control: wrapping it costs PySide ~8 MB once.
+        self._own_document: QTextDocument | None = None
         self.offer_links = offer_links
         self.last_preview: SanitizedPreview | None = None
         self._generation = 0
@@ -215,18 +217,19 @@ class SafePreviewBrowser(QTextBrowser):
         self._show_document(document)
 
     def _new_document(self) -> QTextDocument:
-        document = QTextDocument(self._document_owner)
+        document = QTextDocument(self)
         document.setUndoRedoEnabled(False)
         document.setBaseUrl(QUrl())
         document.setDefaultFont(self.font())  # QTextEdit does this for its own document
         return document
 
     def _show_document(self, document: QTextDocument) -> None:
-        old = self.document()
+        old = self._own_document
         self.setDocument(document)  # lays it out, once, with the breaks already in
-        # The text control deletes a document it owns when it is replaced; in case a Qt
-        # version does not, do it here.
-        if isValid(old) and old is not document and old.parent() is self._document_owner:
+        self._own_document = document
+        # The text control deletes only the document it made itself; the previous
+        # preview's is ours to delete.
+        if old is not None and isValid(old) and old is not document:
             old.deleteLater()
 
     def _on_anchor(self, url: QUrl) -> None:
