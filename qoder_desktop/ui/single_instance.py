@@ -125,7 +125,8 @@ def claim_instance(data_dir: Path) -> InstanceLock | None:
         import fcntl
     except ImportError:
         return InstanceLock(None)
-    handle = open(data_dir / LOCK_FILE, "a+b")  # noqa: SIM115 (held until exit)
+    # Private like the rest of the data folder; held open until the process ends.
+    handle = os.fdopen(os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600), "r+b")
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -166,6 +166,7 @@ def test_only_one_launch_holds_a_data_folders_instance_lock(tmp_path: Path) -> N
     """The lock is taken before the first paint, long before the server listens."""
     first = claim_instance(tmp_path)
     assert first is not None
+    assert (tmp_path / "instance.lock").stat().st_mode & 0o077 == 0  # private, like the data
     assert claim_instance(tmp_path) is None  # a second launch sees the first one starting
     first.release()
     again = claim_instance(tmp_path)
