@@ -32,10 +32,12 @@ from qoder_desktop.shell import commands as shell_commands
 from qoder_desktop.shell import words as shell_words
 from qoder_desktop.shell.words import SimpleCommand
 
-_SAFE_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./~^-]+$")
+_SAFE_RUN = r"[A-Za-z0-9_@%+=:,./~^-]+"
+"""A word that needs no quoting (the one definition of both patterns below)."""
+_SAFE_WORD = re.compile(f"^{_SAFE_RUN}$")
 #: Safe words one space apart: for a text that is its words joined by single spaces,
 #: one match says what `_SAFE_WORD` says of every word.
-_SAFE_LINE = re.compile(r"[A-Za-z0-9_@%+=:,./~^-]+(?: [A-Za-z0-9_@%+=:,./~^-]+)*")
+_SAFE_LINE = re.compile(f"{_SAFE_RUN}(?: {_SAFE_RUN})*")
 
 
 @dataclass(frozen=True)

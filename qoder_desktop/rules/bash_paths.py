@@ -126,10 +126,9 @@ class _Plan:
         is a folder: then `state` is what the full computation finds."""
         if _REAL_DIR:
             try:  # each one opens as a directory that is no link: what the lstats find
-                for path in self.components:
-                    _CLOSE(_OPEN(path, _REAL_DIR))
-                return True
-            except (OSError, ValueError):
+                if all(map(_real_dir, self.components)):
+                    return True
+            except ValueError:
                 pass
         try:
             modes = [_LSTAT(path).st_mode for path in self.components]
