@@ -33,6 +33,7 @@ from qoder_desktop.ui import icons
 from qoder_desktop.ui.error_reporter import ErrorReporter
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.single_instance import (
+    LOCK_FILE,
     STARTING_WAIT_S,
     claim_instance,
     hand_over,
@@ -166,7 +167,7 @@ def _run_gui(args: argparse.Namespace) -> int:
         if hand_over_when_ready(name, _handover_message(args)):
             print(f"Qoder Desktop was starting; {what} went to that window.")
             return 0
-        print(f"qoder-desktop: another Qoder Desktop holds {paths.data_dir / 'instance.lock'} "
+        print(f"qoder-desktop: another Qoder Desktop holds {paths.data_dir / LOCK_FILE} "
               f"but has not answered for {STARTING_WAIT_S:g} s; quit it (or wait for it) and "
               "try again.",
               file=sys.stderr)
