@@ -83,7 +83,9 @@ from qoder_desktop.rules.ruleset import (
     RuleSet,
     bash_matches_any,
     bash_matches_generously,
+    covers,
     rule_set,
+    whole_tool,
 )
 from qoder_desktop.shell import words as shell_words
 from qoder_desktop.shell.words import SimpleCommand
@@ -149,38 +151,8 @@ def bash_allows_command(content: str, command: SimpleCommand) -> bool:
     return spec_allows(content, command)
 
 
-def _is_mcp_server_rule(rule_tool: str, tool: str) -> bool:
-    if not (rule_tool.startswith("mcp__") and tool.startswith("mcp__")):
-        return False
-    server = rule_tool.removesuffix("__*")
-    if server != rule_tool or server.count("__") == 1:
-        return len(server) > len("mcp__") and tool.startswith(server + "__")
-    return False
-
-
-def _covers(rule_tool: str, tool: str, generous: bool) -> bool:
-    """True when rules named `rule_tool` apply to calls of `tool`."""
-    if rule_tool == tool:
-        return True
-    if rule_tool == "Edit" and tool in EDIT_TOOLS:
-        return True
-    if rule_tool == "Read" and tool in READ_TOOLS | SEARCH_TOOLS:
-        return True
-    return generous and rule_tool in EDIT_TOOLS and tool in EDIT_TOOLS
-
-
-def _whole_tool(rule: RuleValue, tool: str, generous: bool) -> bool:
-    content = rule.rule_content
-    if content is None:
-        return _covers(rule.tool_name, tool, generous) or _is_mcp_server_rule(
-            rule.tool_name, tool)
-    if content.strip() == "*" and (generous or rule.tool_name not in PATH_RULE_TOOLS):
-        return _covers(rule.tool_name, tool, generous)
-    return False
-
-
 def _path_matches(rule: RuleValue, call: Call, generous: bool) -> bool:
-    if rule.tool_name not in PATH_RULE_TOOLS or not _covers(rule.tool_name, call.tool, generous):
+    if rule.tool_name not in PATH_RULE_TOOLS or not covers(rule.tool_name, call.tool, generous):
         return False
     content = rule.rule_content or ""
     key = PATH_KEYS.get(call.tool)
@@ -225,7 +197,7 @@ def _specifier_matches(rule: RuleValue, call: Call, generous: bool) -> bool:
 
 
 def _matches_generously(rule: RuleValue, call: Call) -> bool:
-    return _whole_tool(rule, call.tool, True) or _specifier_matches(rule, call, True)
+    return whole_tool(rule, call.tool, True) or _specifier_matches(rule, call, True)
 
 
 def _path_allow(allows: Sequence[SessionRule], call: Call) -> SessionRule | str:
@@ -260,9 +232,9 @@ def _allow(ruleset: RuleSet, call: Call, add_dirs: Sequence[str]) -> RuleVerdict
     allows = ruleset.allow
     tool = call.tool
     if tool not in NO_WHOLE_TOOL_ALLOW:
-        for item in allows:
-            if _whole_tool(item.rule, tool, False):
-                return RuleVerdict(RuleBehavior.ALLOW, item, (item,))
+        whole = ruleset.whole_tool_allow(tool)
+        if whole is not None:
+            return RuleVerdict(RuleBehavior.ALLOW, whole, (whole,))
     if tool == BASH_TOOL:
         if call.input.get("dangerouslyDisableSandbox"):
             return "the command asks to run outside the sandbox"
@@ -283,7 +255,7 @@ def _allow(ruleset: RuleSet, call: Call, add_dirs: Sequence[str]) -> RuleVerdict
         reason = f"no allow rule matches {tool}"
     if not reason.startswith("no ") or tool not in NO_WHOLE_TOOL_ALLOW:
         return reason
-    whole = next((r for r in allows if _whole_tool(r.rule, tool, False)), None)
+    whole = ruleset.whole_tool_allow(tool)
     if whole is not None:
         return (f"the whole-tool rule {whole.rule} is held by the agent's CLI, which still "
                 f"asks about some calls; Qoder Desktop does not allow on it by itself")

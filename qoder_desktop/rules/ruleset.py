@@ -4,7 +4,8 @@ A session's rules come from the store's cache as the same frozen objects on ever
 call, so their split by behaviour and the compiled Bash allow rules are kept per list of
 rule objects (`rule_set`). `Call` holds one tool call under evaluation and computes its
 shell analysis and deny candidates at most once. The generous (deny and ask) match of a
-Bash specifier against one candidate is `bash_matches_generously`.
+Bash specifier against one candidate is `bash_matches_generously`; which rules are for a
+whole tool is `whole_tool`, and a rule set keeps its first whole-tool allow rule per tool.
 
 Pure Python, no Qt, no SDK imports.
 """
@@ -16,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from operator import is_
 from typing import Any
 
-from qoder_desktop.domain.models import RuleBehavior, SessionRule
+from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
+from qoder_desktop.domain.tools import EDIT_TOOLS, PATH_RULE_TOOLS, READ_TOOLS, SEARCH_TOOLS
 from qoder_desktop.rules.bash_allow import BashRules, BashSpec, bash_rules, parse_bash_spec
 from qoder_desktop.shell import candidates as shell_candidates
 from qoder_desktop.shell import words as shell_words
@@ -62,6 +64,38 @@ def _generous_spec(content: str) -> tuple[BashSpec, tuple[str, ...]]:
     return spec, shell_candidates.lenient_words(spec.text)
 
 
+def _is_mcp_server_rule(rule_tool: str, tool: str) -> bool:
+    if not (rule_tool.startswith("mcp__") and tool.startswith("mcp__")):
+        return False
+    server = rule_tool.removesuffix("__*")
+    if server != rule_tool or server.count("__") == 1:
+        return len(server) > len("mcp__") and tool.startswith(server + "__")
+    return False
+
+
+def covers(rule_tool: str, tool: str, generous: bool) -> bool:
+    """True when rules named `rule_tool` apply to calls of `tool`."""
+    if rule_tool == tool:
+        return True
+    if rule_tool == "Edit" and tool in EDIT_TOOLS:
+        return True
+    if rule_tool == "Read" and tool in READ_TOOLS | SEARCH_TOOLS:
+        return True
+    return generous and rule_tool in EDIT_TOOLS and tool in EDIT_TOOLS
+
+
+def whole_tool(rule: RuleValue, tool: str, generous: bool) -> bool:
+    """True when `rule` is a rule for the whole of `tool` (no specifier, `Tool(*)`, or
+    an MCP server's rule for one of its tools); `generous` as for deny and ask."""
+    content = rule.rule_content
+    if content is None:
+        return covers(rule.tool_name, tool, generous) or _is_mcp_server_rule(
+            rule.tool_name, tool)
+    if content.strip() == "*" and (generous or rule.tool_name not in PATH_RULE_TOOLS):
+        return covers(rule.tool_name, tool, generous)
+    return False
+
+
 class RuleSet:
     """The active rules of a call, by behaviour, with the compiled Bash allow rules.
 
@@ -80,8 +114,23 @@ class RuleSet:
             if item.active:
                 lists[item.behavior].append(item)
         self.bash: BashRules = bash_rules(self.allow)
+        self._whole_tool_allow: dict[str, SessionRule | None] = {}
+
+    def whole_tool_allow(self, tool: str) -> SessionRule | None:
+        """The first allow rule for the whole `tool` (`whole_tool`, strict), or None;
+        worked out once per tool name (a bounded number of names: they come from the
+        agent)."""
+        known = self._whole_tool_allow
+        if tool in known:
+            return known[tool]
+        found = next((item for item in self.allow if whole_tool(item.rule, tool, False)),
+                     None)
+        if len(known) < _WHOLE_TOOL_NAMES_KEPT:
+            known[tool] = found
+        return found
 
 
+_WHOLE_TOOL_NAMES_KEPT = 256
 _RULE_SETS: dict[tuple[int, int], list[RuleSet]] = {}
 _RULE_SETS_MAX = 256
 

@@ -135,3 +135,30 @@ def test_a_calls_deny_candidates_are_the_plain_ones(text: str) -> None:
 def test_a_calls_deny_candidates_for_common_lines(text: str) -> None:
     call = ruleset.Call("Bash", {"command": text}, "/tmp")
     assert tuple(call.deny_candidates) == _plain_call_candidates(text)
+
+
+# -- a rule set's whole-tool allow rule, kept per tool name ----------------------------
+
+
+def _whole(tool_name: str, content: str | None = None) -> SessionRule:
+    return SessionRule(session_id="s", behavior=RuleBehavior.ALLOW,
+                       rule=RuleValue(tool_name=tool_name, rule_content=content),
+                       granted_by="user")
+
+
+def test_whole_tool_allows_are_the_first_matching_rule_past_the_names_kept(
+        tmp_path: Path) -> None:
+    first, server, star = _whole("mcp__github"), _whole("mcp__github__*"), _whole("WebSearch", "*")
+    rule_list = [_allow("git status"), first, server, star]
+    kept = ruleset._WHOLE_TOOL_NAMES_KEPT
+    names = [f"mcp__github__tool_{n}" for n in range(kept + 20)] + ["mcp__gitlab__x", "WebSearch"]
+    for _round in range(2):  # the second round answers from what was kept
+        for name in names:
+            verdict = rules.evaluate(rule_list, name, {}, str(tmp_path))
+            expected = next((r for r in rule_list if ruleset.whole_tool(r.rule, name, False)),
+                            None)
+            assert (verdict.rule if verdict else None) is expected, name
+    assert rules.evaluate(rule_list, "mcp__github__issues", {}, str(tmp_path)).rule is first
+    assert rules.evaluate(rule_list, "mcp__gitlab__x", {}, str(tmp_path)) is None
+    assert rules.evaluate(rule_list, "WebSearch", {"query": "x"}, str(tmp_path)).rule is star
+    assert len(ruleset.rule_set(rule_list)._whole_tool_allow) == kept
