@@ -28,13 +28,17 @@ if TYPE_CHECKING:  # (at run time this module imports next to nothing: it runs b
     from collections.abc import Sequence  # PySide6's import check is made cheap)
     from typing import Any
 
-DEFERRED_MODULES: tuple[str, ...] = ("jsonschema", "more_itertools")
+DEFERRED_MODULES: tuple[str, ...] = ("jsonschema", "more_itertools", "httpx")
 """Modules the libraries import with a plain ``import name`` but use only on a path an
 idle app never takes:
 
 - ``jsonschema``: see the module docstring;
 - ``more_itertools`` (~0.4 MB): imported by keyring's helper ``jaraco.functools`` for
-  functions keyring does not call."""
+  functions keyring does not call;
+- ``httpx`` (with idna: ~30 modules, ~1.6 MB): ``mcp.shared.session`` imports it for
+  one status code it reads when a request times out; only mcp's HTTP clients (see
+  ``mcp.client.session_group`` below) use more of it, and neither the SDKs nor the
+  gateway (a server) are HTTP clients."""
 
 _lock = threading.RLock()
 _running: set[str] = set()
@@ -108,6 +112,7 @@ def defer_modules() -> None:
 DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {
     "mcp.server.fastmcp": ("FastMCP",),
     "uvicorn.supervisors": ("ChangeReload", "Multiprocess"),
+    "mcp.client.session_group": ("ClientSessionGroup",),
 }
 """Submodules the libraries import names from at import time but use only on a path an
 idle app never takes, with those names:
@@ -118,7 +123,10 @@ idle app never takes, with those names:
 - ``uvicorn.supervisors`` (with ``multiprocessing`` and pickle: ~15 modules):
   ``uvicorn.main`` imports its reloader and worker pool, used only by ``uvicorn.run``
   with ``reload`` or ``workers``; the gateway runs a ``uvicorn.Server`` in the app's
-  loop."""
+  loop;
+- ``mcp.client.session_group`` (with mcp's SSE and streamable-HTTP clients and
+  httpx_sse, whose annotations would run httpx): ``mcp``'s ``__init__`` imports
+  ``ClientSessionGroup`` from it, for apps that connect to several MCP servers."""
 
 
 class DeferredName:

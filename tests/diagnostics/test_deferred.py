@@ -21,9 +21,11 @@ import json, sys
 import qoder_desktop.ui  # the app's GUI process imports this first
 import claude_agent_sdk, qoder_desktop.gateway.server, qoder_desktop.agents.claude
 idle = sorted(name for name in sys.modules
-              if (name.split(".")[0] in ("jsonschema", "referencing", "rpds", "pydantic_settings")
+              if (name.split(".")[0] in ("jsonschema", "referencing", "rpds", "pydantic_settings",
+                                         "httpx", "httpx_sse")
                   or name.startswith(("mcp.server.fastmcp", "uvicorn.supervisors",
-                                      "multiprocessing")))
+                                      "multiprocessing", "mcp.client.session_group",
+                                      "mcp.client.sse", "mcp.client.streamable_http")))
               and type(sys.modules[name]).__name__ == "module")
 
 import anyio
@@ -54,11 +56,20 @@ from uvicorn.supervisors.multiprocess import Multiprocess
 main = sys.modules["uvicorn.main"]  # (the package's name "main" is its click command)
 supervisors = [main.Multiprocess.__name__, issubclass(Multiprocess, main.Multiprocess),
                main.ChangeReload.__name__]
-print(json.dumps({"idle": idle, "calls": calls, "fastmcp": fastmcp, "supervisors": supervisors}))
+import mcp, mcp.shared.session
+group = mcp.ClientSessionGroup()  # the name mcp bound while mcp.client.session_group was deferred
+from mcp.client.session_group import ClientSessionGroup, StreamableHttpParameters
+from mcp.client.streamable_http import streamablehttp_client
+with mcp.shared.session.httpx.Client(base_url="http://127.0.0.1:9") as client:
+    http = [type(group) is ClientSessionGroup, group.sessions, StreamableHttpParameters.__name__,
+            callable(streamablehttp_client), mcp.shared.session.httpx.codes.REQUEST_TIMEOUT == 408,
+            str(client.base_url)]
+print(json.dumps({"idle": idle, "calls": calls, "fastmcp": fastmcp, "supervisors": supervisors,
+                  "http": http}))
 """
 
 
-def test_the_idle_app_leaves_jsonschema_fastmcp_uvicorns_supervisors_unrun_and_they_work(
+def test_the_idle_app_leaves_jsonschema_fastmcp_supervisors_httpx_unrun_and_they_work(
         tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-c", APP_PROBE], env=env, cwd=str(tmp_path),
@@ -70,6 +81,8 @@ def test_the_idle_app_leaves_jsonschema_fastmcp_uvicorns_supervisors_unrun_and_t
     assert bad_error is True and "Input validation error" in bad_text  # loaded on first use
     assert report["fastmcp"] == [True, True, "Context", ["echo"]]
     assert report["supervisors"] == ["Multiprocess", True, "StatReload"]  # uvicorn.run's
+    assert report["http"] == [True, [], "StreamableHttpParameters", True, True,
+                              "http://127.0.0.1:9"]  # mcp's HTTP client and httpx on first use
 
 
 @pytest.fixture
