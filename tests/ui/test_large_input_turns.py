@@ -13,7 +13,7 @@ from PySide6.QtGui import QTextCursor
 
 from qoder_desktop.domain.models import ApprovalRequest, Backend
 from qoder_desktop.preview.diffs import pretty_json
-from qoder_desktop.ui.dialogs import ApprovalDialog
+from qoder_desktop.ui.dialogs import ApprovalDialog, arming
 from qoder_desktop.ui.dialogs.inspect_views import MAX_LISTED, RiskLensView
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
 
@@ -38,6 +38,25 @@ def test_a_long_command_is_analysed_and_listed_before_the_dialog_arms(open_dialo
     [(complete, listed, caption)] = at_arming
     assert complete and listed == MAX_LISTED + 1
     assert "more not highlighted" in caption and "analysing" not in caption
+
+
+@pytest.mark.arming
+def test_a_delay_that_ends_before_the_findings_are_shown_waits_for_them(  # type: ignore[no-untyped-def]
+        open_dialog, monkeypatch) -> None:
+    # (no delay at all: the gate's first look comes between the analysis and its showing)
+    monkeypatch.setattr(arming, "ARMING_DELAY_MS", 0)
+    dialog = ApprovalDialog(bash("sudo xyz; " * 1024))
+    lens = dialog.risk_lens
+    assert lens is not None
+    looks: list[bool] = []
+    check = dialog.content_complete
+    dialog.gate.set_ready_check(lambda: looks.append(check()) or looks[-1])
+    at_arming: list[tuple[bool, int]] = []
+    dialog.gate.armed_changed.connect(lambda armed: at_arming.append(
+        (lens.is_complete(), lens.findings_list.count())) if armed else None)
+    open_dialog(dialog)
+    assert at_arming == [(True, MAX_LISTED + 1)]
+    assert looks[0] is False and looks[-1] is True  # it waited, then armed
 
 
 @pytest.mark.arming

@@ -178,6 +178,10 @@ class ApprovalDialog(BaseDecisionDialog):
         if self.is_laid_out():  # (a spare: the header's width is known; showing keeps it)
             self._fit_header()
 
+    def content_complete(self) -> bool:
+        """True once the risk lens shows the whole command with its findings."""
+        return self.risk_lens is None or self.risk_lens.is_complete()
+
     def _drop_risk_lens(self) -> None:
         if self.risk_lens is not None:
             self.risk_lens.hide()

@@ -9,6 +9,10 @@ A key that is still held when the delay ends (a stuck or auto-repeating Ctrl+Ret
 from another window) must not count either: while a modifier key is physically down,
 the gate waits and arms only once every modifier has been released, and says which key
 it waits for (`waiting_for_release`), so the dialog can tell the person to let go.
+
+Nor does the gate arm before the dialog shows everything the person must see: a long
+command's findings are worked out in loop turns of their own, and where they are not
+there yet when the delay ends, the gate waits for them (`set_ready_check`).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ class ArmingGate(QObject):
         self._timer.setSingleShot(True)
         self._delay_ms = ARMING_DELAY_MS if delay_ms is None else delay_ms
         self._waiting_for = ""
+        self._ready: Callable[[], bool] = lambda: True
         self._timer.timeout.connect(self._arm)
 
     @property
@@ -62,6 +67,10 @@ class ArmingGate(QObject):
         """Keep `widget` disabled until armed and `condition()` (if given) is true."""
         self._guarded.append((widget, condition or (lambda: True)))
         self.refresh()
+
+    def set_ready_check(self, ready: Callable[[], bool]) -> None:
+        """Arm only once `ready()` is true as well (polled after the delay)."""
+        self._ready = ready
 
     def start(self) -> None:
         """(Re)start the delay: disarm now, arm after `delay_ms`."""
@@ -116,6 +125,9 @@ class ArmingGate(QObject):
             self._timer.start(HELD_KEY_POLL_MS)
             return
         self._set_waiting("")
+        if not self._ready():  # (what the person must see is still being worked out)
+            self._timer.start(HELD_KEY_POLL_MS)
+            return
         self._armed = True
         self.refresh()
         self.armed_changed.emit(True)

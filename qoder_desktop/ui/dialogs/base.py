@@ -85,6 +85,7 @@ class BaseDecisionDialog(QDialog):
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
         self.gate = ArmingGate(self)
+        self.gate.set_ready_check(self.content_complete)
         self.gate.armed_changed.connect(self._on_armed_changed)
         self.held_note = QLabel(self)
         """Says which held key keeps the buttons disabled ("Release Ctrl to enable …")."""
@@ -270,6 +271,11 @@ class BaseDecisionDialog(QDialog):
             self.focus_safe_choice()
             self._watch_focus(None, QApplication.focusWidget())
         self.shown.emit()
+
+    def content_complete(self) -> bool:
+        """True when everything the person must see is in the dialog (the gate arms only
+        then); subclasses with content worked out over loop turns override it."""
+        return True
 
     def focus_safe_choice(self) -> None:
         """Put keyboard focus on the safe choice (subclasses override)."""

@@ -209,10 +209,11 @@ class RiskLensView(QWidget):
 
     def _analysed_in_turns(self, command: str, cwd: str | None,
                            extra_dirs: Sequence[str]) -> Iterator[None]:
-        # (one step: it runs before a dialog opened in the same turn can arm, since the
-        # arming timer starts later and waits longer)
-        self._show_findings(command, analyze_command(command, cwd, extra_dirs))
-        yield from ()
+        # (the analysis in one turn, showing it in the next: no turn does both; the
+        # dialog does not arm before the last one, see `ApprovalDialog.content_complete`)
+        findings = analyze_command(command, cwd, extra_dirs)
+        yield
+        self._show_findings(command, findings)
 
     def _show_findings(self, command: str, findings: list[RiskFinding]) -> None:
         self.findings = findings
