@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -34,6 +35,10 @@ KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
 MAX_RESULT_LINES = 24
 MAX_RESULT_CHARS = 6000
 MAX_BLOCKS = 50_000
+BATCH_MS = 80
+"""Longest an appended event waits before it is shown (the batch's first event)."""
+BATCH_MAX = 200
+"""A batch this large is shown at once, without waiting for the interval."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +101,16 @@ class TranscriptView(QTextEdit):
         self.document().setDocumentMargin(12)
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setPlaceholderText("Nothing here yet.")
+        self._pending: list[TranscriptEvent] = []
+        self._batch = QTimer(self)
+        self._batch.setSingleShot(True)
+        self._batch.setInterval(BATCH_MS)
+        self._batch.timeout.connect(self.flush)
 
     def clear_events(self) -> None:
-        """Remove every event."""
+        """Remove every event (shown or still waiting in the batch)."""
+        self._pending.clear()
+        self._batch.stop()
         self.clear()
 
     def set_events(self, events: list[TranscriptEvent]) -> None:
@@ -112,11 +124,32 @@ class TranscriptView(QTextEdit):
         self._scroll_to_end()
 
     def append_event(self, event: TranscriptEvent) -> None:
-        """Add one event at the end; follows it when the view was scrolled to the end."""
+        """Add one event at the end, shown with the others of its batch (at most
+        `BATCH_MS` later); the view follows it when it was scrolled to the end."""
+        self._pending.append(event)
+        if len(self._pending) >= BATCH_MAX:
+            self.flush()
+        elif not self._batch.isActive():
+            self._batch.start()
+
+    def pending_count(self) -> int:
+        """Events appended but not shown yet (their batch's interval has not passed)."""
+        return len(self._pending)
+
+    @Slot()
+    def flush(self) -> None:
+        """Show the waiting events now, in order, in one edit (one layout, one repaint)."""
+        self._batch.stop()
+        if not self._pending:
+            return
+        events, self._pending = self._pending, []
         bar = self.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
-        self._insert(cursor, event)
+        cursor.beginEditBlock()
+        for event in events:
+            self._insert(cursor, event)
+        cursor.endEditBlock()
         if at_end:
             self._scroll_to_end()
 
