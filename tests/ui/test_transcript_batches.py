@@ -172,3 +172,33 @@ def test_batches_keep_only_the_newest_max_blocks(qtbot: QtBot,
     lines = view.toPlainText().splitlines()
     assert view.document().blockCount() == 50
     assert lines == [f"▶ Bash  call {n}" for n in range(80, 130)]
+
+
+@pytest.mark.parametrize("styled", [False, True], ids=["native", "app stylesheet"])
+def test_the_opaque_viewport_looks_like_a_plain_text_edit(qtbot: QtBot, styled: bool) -> None:
+    """The view paints its own background (Qt paints nothing beneath it): pixel for pixel
+    what a plain QTextEdit with the same document shows."""
+    from PySide6.QtWidgets import QTextEdit, QWidget
+
+    from qoder_desktop.ui import icons
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    if styled:
+        host.setStyleSheet(icons.stylesheet())
+    view, plain = TranscriptView(host), QTextEdit(host)
+    view.setObjectName("transcriptView")
+    plain.setObjectName("transcriptView")
+    view.set_events([line("s", f"touch f{n}.txt",
+                          TranscriptKind.TOOL_CALL if n % 2 else TranscriptKind.TOOL_RESULT)
+                     for n in range(40)])
+    plain.setDocument(view.document().clone(plain))
+    plain.setReadOnly(True)
+    for widget, x in ((view, 0), (plain, 420)):
+        widget.setGeometry(x, 0, 400, 300)
+    host.resize(820, 300)
+    host.show()
+    qtbot.waitExposed(host)
+    plain.verticalScrollBar().setValue(view.verticalScrollBar().value())
+    qtbot.wait(20)
+    assert view.grab().toImage() == plain.grab().toImage()

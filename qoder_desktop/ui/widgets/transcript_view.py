@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QPainter,
+    QPaintEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -35,7 +37,7 @@ KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
 MAX_RESULT_LINES = 24
 MAX_RESULT_CHARS = 6000
 MAX_BLOCKS = 50_000
-BATCH_MS = 80
+BATCH_MS = 100
 """Longest an appended event waits before it is shown (the batch's first event)."""
 BATCH_MAX = 200
 """A batch this large is shown at once, without waiting for the interval."""
@@ -101,6 +103,7 @@ class TranscriptView(QTextEdit):
         self.document().setDocumentMargin(12)
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setPlaceholderText("Nothing here yet.")
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self._pending: list[TranscriptEvent] = []
         self._batch = QTimer(self)
         self._batch.setSingleShot(True)
@@ -152,6 +155,14 @@ class TranscriptView(QTextEdit):
         cursor.endEditBlock()
         if at_end:
             self._scroll_to_end()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Fill the exposed part of the viewport with the base colour, then draw the text
+        (the viewport is opaque: Qt paints nothing beneath it)."""
+        painter = QPainter(self.viewport())
+        painter.fillRect(event.rect(), self.palette().base())
+        painter.end()
+        super().paintEvent(event)
 
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
