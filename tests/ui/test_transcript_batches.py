@@ -202,3 +202,19 @@ def test_the_opaque_viewport_looks_like_a_plain_text_edit(qtbot: QtBot, styled: 
     plain.verticalScrollBar().setValue(view.verticalScrollBar().value())
     qtbot.wait(20)
     assert view.grab().toImage() == plain.grab().toImage()
+
+
+def test_only_the_first_block_of_an_event_is_spaced_from_the_one_before(qtbot: QtBot) -> None:
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.set_events([line("s", "one\ntwo\nthree", TranscriptKind.TOOL_RESULT),
+                     line("s", "asks\nmore", TranscriptKind.USER_PROMPT),
+                     line("s", "touch a\ntouch b")])
+    margins = []
+    block = view.document().begin()
+    while block.isValid():
+        margins.append((block.text()[:5].strip(), block.blockFormat().topMargin()))
+        block = block.next()
+    assert margins == [("one", 6), ("two", 0), ("three", 0),
+                       ("You", 12), ("asks", 0), ("more", 0),
+                       ("▶ Bas", 6), ("touch", 0)]

@@ -104,6 +104,9 @@ class TranscriptView(QTextEdit):
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setPlaceholderText("Nothing here yet.")
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self._char_formats: dict[tuple[_Style, bool, bool], QTextCharFormat] = {}
+        self._block_formats: dict[tuple[_Style, TranscriptKind, bool, int],
+                                  QTextBlockFormat] = {}
         self._pending: list[TranscriptEvent] = []
         self._batch = QTimer(self)
         self._batch.setSingleShot(True)
@@ -172,6 +175,10 @@ class TranscriptView(QTextEdit):
 
     def _char_format(self, style: _Style, *, caption: bool = False,
                      is_error: bool = False) -> QTextCharFormat:
+        key = (style, caption, is_error)
+        cached = self._char_formats.get(key)
+        if cached is not None:
+            return cached
         fmt = QTextCharFormat()
         color = "#E03131" if is_error else style.color
         if color:
@@ -185,36 +192,46 @@ class TranscriptView(QTextEdit):
                 fmt.setForeground(QColor("#4263EB" if style.caption == "You" else "#495057"))
         if style.italic:
             fmt.setFontItalic(True)
+        self._char_formats[key] = fmt
         return fmt
 
     def _block_format(self, style: _Style, kind: TranscriptKind, *,
-                      is_error: bool) -> QTextBlockFormat:
+                      is_error: bool, top: int = 0) -> QTextBlockFormat:
+        key = (style, kind, is_error, top)
+        cached = self._block_formats.get(key)
+        if cached is not None:
+            return cached
         fmt = QTextBlockFormat()
         fmt.setProperty(KIND_PROPERTY, kind.value)
         fmt.setLeftMargin(style.indent)
-        fmt.setTopMargin(0)
+        fmt.setTopMargin(top)
         background = "#1AE03131" if is_error else style.background
         if background:
             fmt.setBackground(QColor(background))
+        self._block_formats[key] = fmt
         return fmt
 
     def _insert(self, cursor: QTextCursor, event: TranscriptEvent) -> None:
         kind = event.kind
-        style = STYLES.get(kind, STYLES[TranscriptKind.SYSTEM])
+        block_style = style = STYLES.get(kind, STYLES[TranscriptKind.SYSTEM])
         is_error = event.is_error and kind is TranscriptKind.TOOL_RESULT
-        block_format = self._block_format(style, kind, is_error=is_error)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if self.document().isEmpty():
-            cursor.setBlockFormat(block_format)
-        else:
-            cursor.insertBlock(block_format)
-        first_block = cursor.block()
         caption = style.caption
         if kind is TranscriptKind.TOOL_CALL:
             caption = f"▶ {event.tool_name or 'Tool'}"
         elif kind is TranscriptKind.DENIAL and event.tool_name == PLAN_TOOL:
             style = KEEP_PLANNING_STYLE  # a plan sent back is not a denied tool call
             caption = style.caption
+        # The event's first block is spaced from the one before; a caption's own line
+        # is followed by an unspaced block for the text.
+        first_format = self._block_format(block_style, kind, is_error=is_error,
+                                          top=12 if style.caption_own_line else 6)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if self.document().isEmpty():
+            cursor.setBlockFormat(first_format)
+        else:
+            cursor.insertBlock(first_format)
+        first_block = cursor.block()
+        text_after_caption_line = False
         if caption:
             cursor.insertText(caption, self._char_format(style, caption=True))
             if style.caption_own_line:
@@ -222,12 +239,14 @@ class TranscriptView(QTextEdit):
                 stamp_fmt.setForeground(QColor("#868E96"))
                 stamp_fmt.setFontPointSize(max(7.0, self.font().pointSizeF() - 1))
                 cursor.insertText(f"  {event.at.astimezone().strftime('%H:%M:%S')}", stamp_fmt)
-                cursor.insertBlock(block_format)
+                cursor.insertBlock(self._block_format(block_style, kind, is_error=is_error))
+                text_after_caption_line = True
             elif event.text:
                 cursor.insertText("  ", self._char_format(style))
         cursor.insertText(_bounded(event.text, kind),
                           self._char_format(style, is_error=is_error))
-        spaced = QTextCursor(first_block)
-        first_format = first_block.blockFormat()
-        first_format.setTopMargin(12 if style.caption_own_line else 6)
-        spaced.setBlockFormat(first_format)
+        if not text_after_caption_line and cursor.block() != first_block:
+            # The text's own line breaks made blocks with the first one's spacing.
+            rest = QTextCursor(first_block.next())
+            rest.setPosition(cursor.position(), QTextCursor.MoveMode.KeepAnchor)
+            rest.setBlockFormat(self._block_format(block_style, kind, is_error=is_error))
