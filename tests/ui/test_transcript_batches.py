@@ -218,3 +218,23 @@ def test_only_the_first_block_of_an_event_is_spaced_from_the_one_before(qtbot: Q
     assert margins == [("one", 6), ("two", 0), ("three", 0),
                        ("You", 12), ("asks", 0), ("more", 0),
                        ("▶ Bas", 6), ("touch", 0)]
+
+
+def test_an_event_that_cannot_be_shown_does_not_take_its_batch_with_it(
+        qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    real = transcript_view._bounded
+
+    def bounded(text: str, kind: TranscriptKind) -> str:
+        if text == "bad":
+            raise ValueError("cannot show this")
+        return real(text, kind)
+
+    monkeypatch.setattr(transcript_view, "_bounded", bounded)
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    for text in ("before", "bad", "after"):
+        view.append_event(line("s", text))
+    qtbot.waitUntil(lambda: view.pending_count() == 0)
+    shown = view.toPlainText()
+    assert "before" in shown and "after" in shown
+    assert "could not be shown" in caplog.text

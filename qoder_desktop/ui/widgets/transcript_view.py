@@ -8,6 +8,7 @@ text cursor, so a long transcript never gets rebuilt.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,8 @@ from qoder_desktop.domain.tools import PLAN_TOOL
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
     from qoder_desktop.domain.session_options import TranscriptEvent
+
+log = logging.getLogger(__name__)
 
 KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
 """Block-format property holding the `TranscriptKind` value of the event a block shows."""
@@ -153,9 +156,14 @@ class TranscriptView(QTextEdit):
         at_end = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
-        for event in events:
-            self._insert(cursor, event)
-        cursor.endEditBlock()
+        try:
+            for event in events:
+                try:
+                    self._insert(cursor, event)
+                except Exception:  # one bad event must not take the rest of its batch
+                    log.exception("a transcript event could not be shown")
+        finally:
+            cursor.endEditBlock()
         if at_end:
             self._scroll_to_end()
 
