@@ -74,7 +74,8 @@ async def test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint(
     for n in range(60):  # one loop turn each, as the hub publishes them
         shown_window.append_transcript(line(info.session_id, f"touch f{n}.txt"))
         await asyncio.sleep(0)
-    assert "touch f0.txt" not in view.toPlainText()  # waits for the rest of its burst
+        if n == 0:
+            assert "touch f0.txt" not in view.toPlainText()  # waits for the rest of its burst
     await until(lambda: view.pending_count() == 0)
     for _ in range(5):
         await asyncio.sleep(0.01)  # the repaint the batch asked for
@@ -91,7 +92,7 @@ async def test_a_steady_stream_does_not_hold_back_its_first_event(
     shown_window.set_sessions([info])
     view = shown_window.ui.transcriptView
     shown_window.append_transcript(line(info.session_id, "first call"))
-    for n in range(BATCH_MAX - 1):  # fewer than make a full batch
+    for n in range(BATCH_MAX - 2):  # fewer than make a full batch
         await asyncio.sleep(0.01)
         if "first call" in view.toPlainText():
             break
