@@ -37,8 +37,9 @@ T = TypeVar("T")
 BATCH_LIMIT = 500
 """Posted writes committed in one transaction at most."""
 
-BATCH_WINDOW_S = 0.05
-"""How long posted writes gather before they are committed together.
+BATCH_WINDOW_S = 0.1
+"""How long posted writes gather before they are committed together (an agent's tool
+calls come every few tens of milliseconds: a window of 0.1 s commits several at once).
 
 Only the first post of a window wakes the writer thread; the posts after it cost the
 caller (a hook answer on the event loop) a list append, not a thread switch. Awaited

@@ -120,10 +120,14 @@ def test_clicking_a_session_selects_it_and_shows_its_transcript(window: MainWind
     assert window.ui.sessionTitle.text() == "b"
     window.append_transcript(TranscriptEvent(session_id=a.session_id,
                                              kind=TranscriptKind.ASSISTANT_TEXT, text="for a"))
+    window.append_transcript(TranscriptEvent(session_id=b.session_id,
+                                             kind=TranscriptKind.ASSISTANT_TEXT, text="for b"))
+    qtbot.waitUntil(lambda: "for b" in window.ui.transcriptView.toPlainText())
     assert "for a" not in window.ui.transcriptView.toPlainText()
 
 
-def test_transcript_styles_each_kind_and_never_renders_markup(window: MainWindow) -> None:
+def test_transcript_styles_each_kind_and_never_renders_markup(window: MainWindow,
+                                                              qtbot) -> None:  # type: ignore[no-untyped-def]
     info = session("t")
     window.set_sessions([info])
     hostile = "<b>bold</b><img src=x>"
@@ -132,6 +136,7 @@ def test_transcript_styles_each_kind_and_never_renders_markup(window: MainWindow
                                                  text=f"{kind.value}: {hostile}",
                                                  tool_name="Bash"))
     view = window.ui.transcriptView
+    qtbot.waitUntil(lambda: view.pending_count() == 0)
     text = view.toPlainText()
     assert text.count(hostile) == len(TranscriptKind)
     assert "<img" not in view.toHtml()
@@ -153,12 +158,14 @@ def test_transcript_styles_each_kind_and_never_renders_markup(window: MainWindow
     assert len(set(looks.values())) == len(TranscriptKind)
 
 
-def test_tool_result_is_bounded_and_an_error_result_is_marked(window: MainWindow) -> None:
+def test_tool_result_is_bounded_and_an_error_result_is_marked(window: MainWindow,
+                                                              qtbot) -> None:  # type: ignore[no-untyped-def]
     info = session("t")
     window.set_sessions([info])
     window.append_transcript(TranscriptEvent(
         session_id=info.session_id, kind=TranscriptKind.TOOL_RESULT, is_error=True,
         text="\n".join(f"line {n}" for n in range(500))))
+    qtbot.waitUntil(lambda: "line 0" in window.ui.transcriptView.toPlainText())
     text = window.ui.transcriptView.toPlainText()
     assert "line 0" in text and "line 499" not in text and "more lines" in text
 

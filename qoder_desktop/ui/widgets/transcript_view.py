@@ -8,13 +8,17 @@ text cursor, so a long transcript never gets rebuilt.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QPainter,
+    QPaintEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -28,12 +32,18 @@ from qoder_desktop.domain.tools import PLAN_TOOL
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
     from qoder_desktop.domain.session_options import TranscriptEvent
 
+log = logging.getLogger(__name__)
+
 KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
 """Block-format property holding the `TranscriptKind` value of the event a block shows."""
 
 MAX_RESULT_LINES = 24
 MAX_RESULT_CHARS = 6000
 MAX_BLOCKS = 50_000
+BATCH_MS = 100
+"""Longest an appended event waits before it is shown (the batch's first event)."""
+BATCH_MAX = 200
+"""A batch this large is shown at once, without waiting for the interval."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +106,20 @@ class TranscriptView(QTextEdit):
         self.document().setDocumentMargin(12)
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setPlaceholderText("Nothing here yet.")
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self._char_formats: dict[tuple[_Style, bool, bool], QTextCharFormat] = {}
+        self._block_formats: dict[tuple[_Style, TranscriptKind, bool, int],
+                                  QTextBlockFormat] = {}
+        self._pending: list[TranscriptEvent] = []
+        self._batch = QTimer(self)
+        self._batch.setSingleShot(True)
+        self._batch.setInterval(BATCH_MS)
+        self._batch.timeout.connect(self.flush)
 
     def clear_events(self) -> None:
-        """Remove every event."""
+        """Remove every event (shown or still waiting in the batch)."""
+        self._pending.clear()
+        self._batch.stop()
         self.clear()
 
     def set_events(self, events: list[TranscriptEvent]) -> None:
@@ -112,13 +133,47 @@ class TranscriptView(QTextEdit):
         self._scroll_to_end()
 
     def append_event(self, event: TranscriptEvent) -> None:
-        """Add one event at the end; follows it when the view was scrolled to the end."""
+        """Add one event at the end, shown with the others of its batch (at most
+        `BATCH_MS` later); the view follows it when it was scrolled to the end."""
+        self._pending.append(event)
+        if len(self._pending) >= BATCH_MAX:
+            self.flush()
+        elif not self._batch.isActive():
+            self._batch.start()
+
+    def pending_count(self) -> int:
+        """Events appended but not shown yet (their batch's interval has not passed)."""
+        return len(self._pending)
+
+    @Slot()
+    def flush(self) -> None:
+        """Show the waiting events now, in order, in one edit (one layout, one repaint)."""
+        self._batch.stop()
+        if not self._pending:
+            return
+        events, self._pending = self._pending, []
         bar = self.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
-        self._insert(cursor, event)
+        cursor.beginEditBlock()
+        try:
+            for event in events:
+                try:
+                    self._insert(cursor, event)
+                except Exception:  # one bad event must not take the rest of its batch
+                    log.exception("a transcript event could not be shown")
+        finally:
+            cursor.endEditBlock()
         if at_end:
             self._scroll_to_end()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Fill the exposed part of the viewport with the base colour, then draw the text
+        (the viewport is opaque: Qt paints nothing beneath it)."""
+        painter = QPainter(self.viewport())
+        painter.fillRect(event.rect(), self.palette().base())
+        painter.end()
+        super().paintEvent(event)
 
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
@@ -128,6 +183,10 @@ class TranscriptView(QTextEdit):
 
     def _char_format(self, style: _Style, *, caption: bool = False,
                      is_error: bool = False) -> QTextCharFormat:
+        key = (style, caption, is_error)
+        cached = self._char_formats.get(key)
+        if cached is not None:
+            return cached
         fmt = QTextCharFormat()
         color = "#E03131" if is_error else style.color
         if color:
@@ -141,36 +200,46 @@ class TranscriptView(QTextEdit):
                 fmt.setForeground(QColor("#4263EB" if style.caption == "You" else "#495057"))
         if style.italic:
             fmt.setFontItalic(True)
+        self._char_formats[key] = fmt
         return fmt
 
     def _block_format(self, style: _Style, kind: TranscriptKind, *,
-                      is_error: bool) -> QTextBlockFormat:
+                      is_error: bool, top: int = 0) -> QTextBlockFormat:
+        key = (style, kind, is_error, top)
+        cached = self._block_formats.get(key)
+        if cached is not None:
+            return cached
         fmt = QTextBlockFormat()
         fmt.setProperty(KIND_PROPERTY, kind.value)
         fmt.setLeftMargin(style.indent)
-        fmt.setTopMargin(0)
+        fmt.setTopMargin(top)
         background = "#1AE03131" if is_error else style.background
         if background:
             fmt.setBackground(QColor(background))
+        self._block_formats[key] = fmt
         return fmt
 
     def _insert(self, cursor: QTextCursor, event: TranscriptEvent) -> None:
         kind = event.kind
-        style = STYLES.get(kind, STYLES[TranscriptKind.SYSTEM])
+        block_style = style = STYLES.get(kind, STYLES[TranscriptKind.SYSTEM])
         is_error = event.is_error and kind is TranscriptKind.TOOL_RESULT
-        block_format = self._block_format(style, kind, is_error=is_error)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if self.document().isEmpty():
-            cursor.setBlockFormat(block_format)
-        else:
-            cursor.insertBlock(block_format)
-        first_block = cursor.block()
         caption = style.caption
         if kind is TranscriptKind.TOOL_CALL:
             caption = f"▶ {event.tool_name or 'Tool'}"
         elif kind is TranscriptKind.DENIAL and event.tool_name == PLAN_TOOL:
             style = KEEP_PLANNING_STYLE  # a plan sent back is not a denied tool call
             caption = style.caption
+        # The event's first block is spaced from the one before; a caption's own line
+        # is followed by an unspaced block for the text.
+        first_format = self._block_format(block_style, kind, is_error=is_error,
+                                          top=12 if style.caption_own_line else 6)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if self.document().isEmpty():
+            cursor.setBlockFormat(first_format)
+        else:
+            cursor.insertBlock(first_format)
+        first_block = cursor.block()
+        text_after_caption_line = False
         if caption:
             cursor.insertText(caption, self._char_format(style, caption=True))
             if style.caption_own_line:
@@ -178,12 +247,14 @@ class TranscriptView(QTextEdit):
                 stamp_fmt.setForeground(QColor("#868E96"))
                 stamp_fmt.setFontPointSize(max(7.0, self.font().pointSizeF() - 1))
                 cursor.insertText(f"  {event.at.astimezone().strftime('%H:%M:%S')}", stamp_fmt)
-                cursor.insertBlock(block_format)
+                cursor.insertBlock(self._block_format(block_style, kind, is_error=is_error))
+                text_after_caption_line = True
             elif event.text:
                 cursor.insertText("  ", self._char_format(style))
         cursor.insertText(_bounded(event.text, kind),
                           self._char_format(style, is_error=is_error))
-        spaced = QTextCursor(first_block)
-        first_format = first_block.blockFormat()
-        first_format.setTopMargin(12 if style.caption_own_line else 6)
-        spaced.setBlockFormat(first_format)
+        if not text_after_caption_line and cursor.block() != first_block:
+            # The text's own line breaks made blocks with the first one's spacing.
+            rest = QTextCursor(first_block.next())
+            rest.setPosition(cursor.position(), QTextCursor.MoveMode.KeepAnchor)
+            rest.setBlockFormat(self._block_format(block_style, kind, is_error=is_error))
