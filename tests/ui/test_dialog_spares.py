@@ -184,7 +184,7 @@ def test_a_spare_without_a_rule_says_why(qtbot: QtBot, spares: DialogSpares,
     request = make_request("Bash", {"command": "echo $((1+1))"}, cwd="/work/p")
     dialog = spares.take(request, None)
     shown, _ = _show_and_capture(qtbot, dialog)
-    assert ("QLabel#sessionHint", "No rule can be made for this request, so it can only be "
+    assert ("WrapLabel#sessionHint", "No rule can be made for this request, so it can only be "
             "allowed once.") in shown
     assert not dialog.ui.allowSessionButton.isEnabled()
 
