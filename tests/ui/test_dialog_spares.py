@@ -334,3 +334,40 @@ def test_the_pool_builds_an_approval_spare_in_parts_one_loop_turn_each(
     assert spare is not None and len(steps) == 3
     assert spare.findChild(QPlainTextEdit) is not None  # the editor is there
     pool.stop()
+
+
+@pytest.mark.arming  # (the real delay: the dialog does not change while it is grabbed)
+@pytest.mark.parametrize("which", ["bash", "edit", "question", "plan"])
+def test_the_first_frame_of_a_spare_on_screen_is_its_content(
+        qtbot: QtBot, spares: DialogSpares, make_request: Any, tmp_path: Path,
+        which: str) -> None:
+    """An approval spare's backing store is made and touched ahead (on X11, with a plain
+    fill); what the window system holds once the dialog has painted is the dialog's
+    content, nothing left over (the fill shown through anywhere fails this)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    request = _requests(make_request, tmp_path)[which]
+    dialog = spares.take(request, None)
+    qtbot.addWidget(dialog)
+    painted: list[bool] = []
+
+    class _Painted(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and watched is dialog:
+                painted.append(True)
+            return False
+
+    watch = _Painted(dialog)
+    dialog.installEventFilter(watch)
+    dialog.show()
+    qtbot.waitUntil(lambda: bool(painted), timeout=3000)
+    qtbot.wait(1)  # the turn after the paint: the frame is flushed
+    screen = dialog.screen().grabWindow(dialog.winId()).toImage()
+    own = dialog.grab().toImage()
+    assert not dialog.is_armed()  # (nothing changed between the two: not armed yet)
+    if screen.isNull() or screen.size() != own.size():
+        pytest.skip("this platform cannot grab a window's own pixels")
+    screen = screen.convertToFormat(own.format())
+    differing = sum(screen.pixel(x, y) != own.pixel(x, y)
+                    for y in range(0, own.height(), 3) for x in range(0, own.width(), 3))
+    assert differing == 0, f"{differing} pixels on screen differ from the dialog's content"

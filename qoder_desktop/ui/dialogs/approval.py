@@ -79,6 +79,8 @@ class ApprovalDialog(BaseDecisionDialog):
         shown(): the dialog was shown.
     """
 
+    STORE_AHEAD = True  # the dialog most requests open: its first frame paints at once
+
     def __init__(self, request: ApprovalRequest | None = None,
                  parent: QWidget | None = None, *, staged: bool = False) -> None:
         """With `staged` (a spare built while the loop is idle), the JSON editor, the
