@@ -371,3 +371,35 @@ def test_the_first_frame_of_a_spare_on_screen_is_its_content(
     differing = sum(screen.pixel(x, y) != own.pixel(x, y)
                     for y in range(0, own.height(), 3) for x in range(0, own.width(), 3))
     assert differing == 0, f"{differing} pixels on screen differ from the dialog's content"
+
+
+def test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen(
+        qtbot: QtBot, make_request: Any) -> None:
+    """`when_painted` (the request's ledger row, the next spare) waits for the first
+    paint on screen, not the off-screen render that laid the spare out."""
+    spare = ApprovalDialog(None, None, staged=True)
+    qtbot.addWidget(spare)
+    spare.finish_building()
+    spare.lay_out()
+    qtbot.wait(20)
+    spare.load(make_request("Bash", {"command": "make"}, cwd="/work/p"))
+    calls: list[str] = []
+    spare.when_painted(lambda: calls.append("painted"))
+    qtbot.wait(50)
+    assert calls == []
+    spare.show()
+    qtbot.waitUntil(lambda: calls == ["painted"], timeout=3000)
+    spare.when_painted(lambda: calls.append("later"))  # after the paint: the next turn
+    qtbot.waitUntil(lambda: calls == ["painted", "later"], timeout=3000)
+
+
+def test_a_dialog_closed_before_it_painted_calls_when_painted_once(
+        qtbot: QtBot, make_request: Any) -> None:
+    dialog = dialog_for(make_request("Bash", {"command": "make"}, cwd="/work/p"))
+    qtbot.addWidget(dialog)
+    calls: list[str] = []
+    dialog.when_painted(lambda: calls.append("closed"))
+    dialog.withdraw()
+    assert calls == ["closed"]
+    qtbot.wait(20)
+    assert calls == ["closed"]

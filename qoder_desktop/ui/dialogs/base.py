@@ -24,15 +24,17 @@ letters) stay with a text field, so typing into it is never taken for a shortcut
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QCloseEvent,
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
     QPainter,
+    QPaintEvent,
     QPixmap,
     QRegion,
     QShortcut,
@@ -43,6 +45,8 @@ from PySide6.QtWidgets import QApplication, QDialog, QLabel, QPushButton, QVBoxL
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.arming import ArmingGate
+
+log = logging.getLogger(__name__)
 
 DIALOG_PROPERTY = "decisionDialog"
 """Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)
@@ -89,6 +93,10 @@ class BaseDecisionDialog(QDialog):
         self._laid_out = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
+        self._after_paint: list[Callable[[], None]] | None = []
+        """What to call in the loop turn after the first paint (None once called)."""
+        self._paint_seen = False
+        self.finished.connect(self._closed)
         self.gate = ArmingGate(self)
         self.gate.armed_changed.connect(self._on_armed_changed)
         self.held_note = QLabel(self)
@@ -182,6 +190,14 @@ class BaseDecisionDialog(QDialog):
             painter.end()
         finally:
             store.endPaint()
+
+    def when_painted(self, then: Callable[[], None]) -> None:
+        """Call `then` once, in the loop turn after this dialog's first paint (or as it
+        closes unpainted); a dialog that has painted calls it in the next loop turn."""
+        if self._after_paint is None:
+            QTimer.singleShot(0, then)
+        else:
+            self._after_paint.append(then)
 
     def is_laid_out(self) -> bool:
         """True once `lay_out()` has run: the widgets have their sizes."""
@@ -283,6 +299,15 @@ class BaseDecisionDialog(QDialog):
             raise RuntimeError("a decision dialog is never shown without its request")
         super().setVisible(visible)
 
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """At the first paint on screen, the `when_painted` calls are queued for the next
+        loop turn (a writer thread woken now would share the CPU with the rest of the
+        frame)."""
+        super().paintEvent(event)
+        if not self._paint_seen and self.isVisible():  # (not a render of a hidden spare)
+            self._paint_seen = True
+            QTimer.singleShot(0, self._painted)
+
     def showEvent(self, event: QShowEvent) -> None:
         """Start the arming delay and announce `shown`."""
         super().showEvent(event)
@@ -339,6 +364,19 @@ class BaseDecisionDialog(QDialog):
         event.accept()
 
     # -- internals -------------------------------------------------------------------
+    @Slot(int)
+    def _closed(self, _code: int) -> None:
+        self._painted()
+
+    @Slot()
+    def _painted(self) -> None:
+        waiting, self._after_paint = self._after_paint, None
+        for then in waiting or ():
+            try:
+                then()
+            except Exception:
+                log.exception("a call after a dialog's first paint failed")
+
     def _escape(self) -> None:
         self.emit_decision(self.escape_decision())
 
