@@ -403,3 +403,14 @@ def test_a_dialog_closed_before_it_painted_calls_when_painted_once(
     assert calls == ["closed"]
     qtbot.wait(20)
     assert calls == ["closed"]
+
+
+def test_the_view_a_tool_does_not_need_is_hidden_and_gone_once_painted(
+        qtbot: QtBot, spares: DialogSpares, make_request: Any) -> None:
+    from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
+
+    dialog = spares.take(make_request("Bash", {"command": "make"}, cwd="/work/p"), None)
+    assert all(not panel.isVisibleTo(dialog) for panel in dialog.findChildren(DiffPanel))
+    _show_and_capture(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.findChildren(DiffPanel), timeout=3000)
+    assert len(dialog.findChildren(RiskLensView)) == 1
