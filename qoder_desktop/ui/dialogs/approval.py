@@ -180,17 +180,15 @@ class ApprovalDialog(BaseDecisionDialog):
         if self.is_laid_out():  # (a spare: the header's width is known; showing keeps it)
             self._fit_header()
 
-    # (a view the tool does not need is hidden at once and deleted once the dialog has
-    # painted: its deletion is no part of the first frame)
     def _drop_risk_lens(self) -> None:
         if self.risk_lens is not None:
-            self.risk_lens.hide()
+            self.risk_lens.hide()  # (deleted after the first frame, no part of it)
             self.when_painted(self.risk_lens.deleteLater)
             self.risk_lens = None
 
     def _drop_diff_panel(self) -> None:
         if self.diff_panel is not None:
-            self.diff_panel.hide()
+            self.diff_panel.hide()  # (deleted after the first frame, no part of it)
             self.when_painted(self.diff_panel.deleteLater)
             self.diff_panel = None
 
