@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError
-from qoder_desktop.ui.dialogs.spares import DialogSpares, on_first_paint
+from qoder_desktop.ui.dialogs.spares import DialogSpares
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class DialogQueue(QObject):
         dialog.decided.connect(lambda decision, rid=request_id: self._on_decided(rid, decision))
         dialog.finished.connect(lambda _code, rid=request_id: self._forget(rid))
         self._unpainted[request_id] = []
-        on_first_paint(dialog, partial(self._painted, request_id))
+        dialog.when_painted(partial(self._painted, request_id))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()

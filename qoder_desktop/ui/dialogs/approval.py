@@ -79,6 +79,8 @@ class ApprovalDialog(BaseDecisionDialog):
         shown(): the dialog was shown.
     """
 
+    STORE_AHEAD = True  # the dialog most requests open: its first frame paints at once
+
     def __init__(self, request: ApprovalRequest | None = None,
                  parent: QWidget | None = None, *, staged: bool = False) -> None:
         """With `staged` (a spare built while the loop is idle), the JSON editor, the
@@ -184,14 +186,14 @@ class ApprovalDialog(BaseDecisionDialog):
 
     def _drop_risk_lens(self) -> None:
         if self.risk_lens is not None:
-            self.risk_lens.hide()
-            self.risk_lens.deleteLater()
+            self.risk_lens.hide()  # (deleted after the first frame, no part of it)
+            self.when_painted(self.risk_lens.deleteLater)
             self.risk_lens = None
 
     def _drop_diff_panel(self) -> None:
         if self.diff_panel is not None:
-            self.diff_panel.hide()
-            self.diff_panel.deleteLater()
+            self.diff_panel.hide()  # (deleted after the first frame, no part of it)
+            self.when_painted(self.diff_panel.deleteLater)
             self.diff_panel = None
 
     # -- actions ---------------------------------------------------------------------

@@ -24,13 +24,17 @@ letters) stay with a text field, so typing into it is never taken for a shortcut
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QCloseEvent,
+    QGuiApplication,
     QKeyEvent,
     QKeySequence,
+    QPainter,
+    QPaintEvent,
     QPixmap,
     QRegion,
     QShortcut,
@@ -41,6 +45,8 @@ from PySide6.QtWidgets import QApplication, QDialog, QLabel, QPushButton, QVBoxL
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.arming import ArmingGate
+
+log = logging.getLogger(__name__)
 
 DIALOG_PROPERTY = "decisionDialog"
 """Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)
@@ -69,6 +75,9 @@ class BaseDecisionDialog(QDialog):
 
     decided = Signal(object)
     shown = Signal()
+    STORE_AHEAD = False
+    """Whether `lay_out()` readies the X11 backing store too (it then holds width ×
+    height × 4 bytes of shared memory while the spare waits)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +93,10 @@ class BaseDecisionDialog(QDialog):
         self._laid_out = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
+        self._after_paint: list[Callable[[], None]] | None = []
+        """What to call in the loop turn after the first paint (None once called)."""
+        self._paint_seen = False
+        self.finished.connect(self._closed)
         self.gate = ArmingGate(self)
         self.gate.set_ready_check(self.content_complete)
         self.gate.armed_changed.connect(self._on_armed_changed)
@@ -149,14 +162,43 @@ class BaseDecisionDialog(QDialog):
         """What the first `show()` does to the widgets, minus the showing: style polish
         of every widget, the native window, and every child laid out at the dialog's
         size (their pending move and resize events delivered, as rendering a hidden
-        widget does). A spare does this while the loop is idle."""
+        widget does), and on X11 the backing store the first paint draws into (see
+        `STORE_AHEAD`). A spare does this while the loop is idle."""
         self.ensurePolished()
         self.winId()
         layout = self.layout()
         if layout is not None:
             layout.activate()
         self.render(QPixmap(1, 1), QPoint(), QRegion(0, 0, 1, 1))
+        self._ready_backing_store()
         self._laid_out = True
+
+    def _ready_backing_store(self) -> None:
+        """On X11, make the window's backing store at the dialog's size and touch it once
+        (a plain fill, never flushed to the screen), so the first paint after the expose
+        does not fault in a new shared-memory image (~1.5 ms). The first expose repaints
+        the whole window before anything reaches the screen."""
+        store = self.backingStore()
+        if (not self.STORE_AHEAD or store is None
+                or QGuiApplication.platformName() != "xcb"):
+            return
+        store.resize(self.size())
+        area = QRegion(self.rect())
+        store.beginPaint(area)
+        try:
+            painter = QPainter(store.paintDevice())
+            painter.fillRect(self.rect(), self.palette().window())
+            painter.end()
+        finally:
+            store.endPaint()
+
+    def when_painted(self, then: Callable[[], None]) -> None:
+        """Call `then` once, in the loop turn after this dialog's first paint (or as it
+        closes unpainted); a dialog that has painted calls it in the next loop turn."""
+        if self._after_paint is None:
+            QTimer.singleShot(0, then)
+        else:
+            self._after_paint.append(then)
 
     def is_laid_out(self) -> bool:
         """True once `lay_out()` has run: the widgets have their sizes."""
@@ -258,6 +300,15 @@ class BaseDecisionDialog(QDialog):
             raise RuntimeError("a decision dialog is never shown without its request")
         super().setVisible(visible)
 
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """At the first paint on screen, the `when_painted` calls are queued for the next
+        loop turn (a writer thread woken now would share the CPU with the rest of the
+        frame)."""
+        super().paintEvent(event)
+        if not self._paint_seen and self.isVisible():  # (not a render of a hidden spare)
+            self._paint_seen = True
+            QTimer.singleShot(0, self._painted)
+
     def showEvent(self, event: QShowEvent) -> None:
         """Start the arming delay and announce `shown`."""
         super().showEvent(event)
@@ -319,6 +370,19 @@ class BaseDecisionDialog(QDialog):
         event.accept()
 
     # -- internals -------------------------------------------------------------------
+    @Slot(int)
+    def _closed(self, _code: int) -> None:
+        self._painted()
+
+    @Slot()
+    def _painted(self) -> None:
+        waiting, self._after_paint = self._after_paint, None
+        for then in waiting or ():
+            try:
+                then()
+            except Exception:
+                log.exception("a call after a dialog's first paint failed")
+
     def _escape(self) -> None:
         self.emit_decision(self.escape_decision())
 

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.domain.models import (
@@ -76,36 +76,6 @@ def warm_up_requests(cwd: str) -> list[ApprovalRequest]:
             request("ExitPlanMode", {"plan": "# Plan\n\n1. Read `a.py`\n2. **Fix** the bug"})]
 
 
-class _PaintWatch(QObject):
-    """Calls `then` once, in the loop turn after a dialog's first paint (or when it
-    closes unpainted)."""
-
-    def __init__(self, dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
-        super().__init__(dialog)
-        self._then: Callable[[], None] | None = then
-        dialog.installEventFilter(self)
-        dialog.finished.connect(lambda _code: self._fire())
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """At the first Paint event: stop watching; `then` runs once the frame is done
-        (a writer thread woken now would share the CPU with the rest of the paint)."""
-        if event.type() == QEvent.Type.Paint:
-            watched.removeEventFilter(self)
-            QTimer.singleShot(0, self._fire)
-        return False
-
-    def _fire(self) -> None:
-        then, self._then = self._then, None
-        if then is not None:
-            then()
-
-
-def on_first_paint(dialog: BaseDecisionDialog, then: Callable[[], None]) -> None:
-    """Call `then` once, in the loop turn after `dialog`'s first paint (or when it
-    closes unpainted)."""
-    _PaintWatch(dialog, then)
-
-
 class DialogSpares(QObject):
     """Keeps one spare decision dialog of each kind, built ahead while the loop is idle.
 
@@ -155,14 +125,14 @@ class DialogSpares(QObject):
         Raises:
             DialogBuildError: the request cannot be shown; fail closed with the message.
         """
-        self._timer.stop()  # no building until this dialog has painted (see `_PaintWatch`)
+        self._timer.stop()  # no building until this dialog has painted (`when_painted`)
         try:
             dialog = self._filled(request, parent)
         except DialogBuildError:
             self._schedule()
             raise
         if self._running:
-            _PaintWatch(dialog, self._schedule)
+            dialog.when_painted(self._schedule)
         return dialog
 
     def _filled(self, request: ApprovalRequest, parent: QWidget | None) -> BaseDecisionDialog:

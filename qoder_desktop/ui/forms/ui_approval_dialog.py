@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (QApplication, QDialog, QFormLayout, QFrame,
     QPushButton, QScrollArea, QSizePolicy, QSpacerItem,
     QTabWidget, QVBoxLayout, QWidget)
 
+from qoder_desktop.ui.widgets.wrap_label import WrapLabel
+
 class Ui_ApprovalDialog(object):
     def setupUi(self, ApprovalDialog):
         if not ApprovalDialog.objectName():
@@ -47,14 +49,14 @@ class Ui_ApprovalDialog(object):
         self.headerLayout.setSpacing(8)
         self.headerLayout.setObjectName(u"headerLayout")
         self.headerLayout.setContentsMargins(0, 0, 0, 0)
-        self.titleLabel = QLabel(self.headerContents)
+        self.titleLabel = WrapLabel(self.headerContents)
         self.titleLabel.setObjectName(u"titleLabel")
         self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.titleLabel.setWordWrap(True)
 
         self.headerLayout.addWidget(self.titleLabel)
 
-        self.whoLabel = QLabel(self.headerContents)
+        self.whoLabel = WrapLabel(self.headerContents)
         self.whoLabel.setObjectName(u"whoLabel")
         self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.whoLabel.setWordWrap(True)
@@ -71,7 +73,7 @@ class Ui_ApprovalDialog(object):
 
         self.infoForm.setWidget(0, QFormLayout.ItemRole.LabelRole, self.descriptionCaption)
 
-        self.descriptionLabel = QLabel(self.headerContents)
+        self.descriptionLabel = WrapLabel(self.headerContents)
         self.descriptionLabel.setObjectName(u"descriptionLabel")
         self.descriptionLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.descriptionLabel.setWordWrap(True)
@@ -84,7 +86,7 @@ class Ui_ApprovalDialog(object):
 
         self.infoForm.setWidget(1, QFormLayout.ItemRole.LabelRole, self.reasonCaption)
 
-        self.reasonLabel = QLabel(self.headerContents)
+        self.reasonLabel = WrapLabel(self.headerContents)
         self.reasonLabel.setObjectName(u"reasonLabel")
         self.reasonLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.reasonLabel.setWordWrap(True)
@@ -97,7 +99,7 @@ class Ui_ApprovalDialog(object):
 
         self.infoForm.setWidget(2, QFormLayout.ItemRole.LabelRole, self.blockedCaption)
 
-        self.blockedLabel = QLabel(self.headerContents)
+        self.blockedLabel = WrapLabel(self.headerContents)
         self.blockedLabel.setObjectName(u"blockedLabel")
         self.blockedLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.blockedLabel.setWordWrap(True)
@@ -111,7 +113,7 @@ class Ui_ApprovalDialog(object):
 
         self.dialogLayout.addWidget(self.headerScroll)
 
-        self.hiddenWarning = QLabel(ApprovalDialog)
+        self.hiddenWarning = WrapLabel(ApprovalDialog)
         self.hiddenWarning.setObjectName(u"hiddenWarning")
         self.hiddenWarning.setTextFormat(Qt.TextFormat.PlainText)
         self.hiddenWarning.setWordWrap(True)

@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDialog, QFormLayout,
     QHBoxLayout, QLabel, QLineEdit, QPushButton,
     QSizePolicy, QSpacerItem, QVBoxLayout, QWidget)
 
+from qoder_desktop.ui.widgets.wrap_label import WrapLabel
+
 class Ui_PlanDialog(object):
     def setupUi(self, PlanDialog):
         if not PlanDialog.objectName():
@@ -29,14 +31,14 @@ class Ui_PlanDialog(object):
         self.dialogLayout.setSpacing(8)
         self.dialogLayout.setObjectName(u"dialogLayout")
         self.dialogLayout.setContentsMargins(16, 14, 16, 14)
-        self.titleLabel = QLabel(PlanDialog)
+        self.titleLabel = WrapLabel(PlanDialog)
         self.titleLabel.setObjectName(u"titleLabel")
         self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.titleLabel.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.titleLabel)
 
-        self.whoLabel = QLabel(PlanDialog)
+        self.whoLabel = WrapLabel(PlanDialog)
         self.whoLabel.setObjectName(u"whoLabel")
         self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.whoLabel.setWordWrap(True)

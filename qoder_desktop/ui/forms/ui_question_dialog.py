@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (QApplication, QDialog, QFrame, QHBoxLayout,
     QLabel, QPushButton, QScrollArea, QSizePolicy,
     QSpacerItem, QSplitter, QVBoxLayout, QWidget)
 
+from qoder_desktop.ui.widgets.wrap_label import WrapLabel
+
 class Ui_QuestionDialog(object):
     def setupUi(self, QuestionDialog):
         if not QuestionDialog.objectName():
@@ -29,14 +31,14 @@ class Ui_QuestionDialog(object):
         self.dialogLayout.setSpacing(8)
         self.dialogLayout.setObjectName(u"dialogLayout")
         self.dialogLayout.setContentsMargins(16, 14, 16, 14)
-        self.titleLabel = QLabel(QuestionDialog)
+        self.titleLabel = WrapLabel(QuestionDialog)
         self.titleLabel.setObjectName(u"titleLabel")
         self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.titleLabel.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.titleLabel)
 
-        self.whoLabel = QLabel(QuestionDialog)
+        self.whoLabel = WrapLabel(QuestionDialog)
         self.whoLabel.setObjectName(u"whoLabel")
         self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
         self.whoLabel.setWordWrap(True)
@@ -74,7 +76,7 @@ class Ui_QuestionDialog(object):
 
         self.dialogLayout.addWidget(self.contentSplitter)
 
-        self.keysHint = QLabel(QuestionDialog)
+        self.keysHint = WrapLabel(QuestionDialog)
         self.keysHint.setObjectName(u"keysHint")
         self.keysHint.setTextFormat(Qt.TextFormat.PlainText)
         self.keysHint.setWordWrap(True)

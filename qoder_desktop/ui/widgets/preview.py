@@ -47,6 +47,7 @@ from qoder_desktop.preview.sanitize import (
 )
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.widgets.preview_worker import sanitize_later
+from qoder_desktop.ui.widgets.wrap_label import WrapLabel
 
 _MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                       | QTextDocument.MarkdownFeature.MarkdownNoHTML)
@@ -61,8 +62,9 @@ PREVIEW_CSS = "td, th { padding: 2px 8px; } th { text-align: left; }"
 
 
 def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = True) -> QLabel:
-    """A QLabel that can never interpret its text as rich text."""
-    label = QLabel(parent)
+    """A QLabel that can never interpret its text as rich text (a `WrapLabel` when it
+    wraps)."""
+    label = WrapLabel(parent) if wrap else QLabel(parent)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(wrap)
     label.setText(text)
