@@ -14,20 +14,15 @@ Keys: Escape is the dialog's safe answer (deny / cancel) and, like every decisio
 and button, is inert until the arming delay has passed. Closing the window through the
 window manager is the same safe answer even before arming — it can never allow anything.
 
-The dialog's Ctrl chords work whatever has focus. On X11 a line edit or text editor
-claims Ctrl+E, Ctrl+A, Ctrl+K … as editing keys (through `ShortcutOverride`), so the
-shortcut would never fire; the dialog watches the focused widget (only that one, moved
-along with the focus) and refuses those claims for its own chords. Plain keys (digits,
-letters) stay with a text field, so typing into it is never taken for a shortcut.
+The dialog's Ctrl chords work whatever has focus (`chords.ChordKeeper`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QCloseEvent,
     QGuiApplication,
@@ -40,11 +35,12 @@ from PySide6.QtGui import (
     QShortcut,
     QShowEvent,
 )
-from PySide6.QtWidgets import QApplication, QDialog, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.arming import ArmingGate
+from qoder_desktop.ui.dialogs.chords import ChordKeeper
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +82,7 @@ class BaseDecisionDialog(QDialog):
         self._withdrawn = False
         self._decision_buttons: list[QPushButton] = []
         self._shortcuts: list[QShortcut] = []
-        self._chords: set[str] = set()
-        """The dialog's own Ctrl chords; a focused text field may not claim them."""
-        self._watched: QWidget | None = None
-        self._following_focus = False
+        self._chords = ChordKeeper(self, lambda: self._finished)
         self._laid_out = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
@@ -235,9 +228,7 @@ class BaseDecisionDialog(QDialog):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.setAutoRepeat(False)
-            portable = QKeySequence(key).toString(QKeySequence.SequenceFormat.PortableText)
-            if portable.startswith("Ctrl+"):
-                self._chords.add(portable)
+            self._chords.add(QKeySequence(key))
             if armed:
                 shortcut.activated.connect(lambda s=slot: self.run_armed(s))
                 shortcut.setEnabled(False)
@@ -314,13 +305,9 @@ class BaseDecisionDialog(QDialog):
         super().showEvent(event)
         if not self._finished:
             self._place_held_note()
-            app = QApplication.instance()
-            if isinstance(app, QApplication) and not self._following_focus:
-                app.focusChanged.connect(self._watch_focus)
-                self._following_focus = True
             self.gate.start()
             self.focus_safe_choice()
-            self._watch_focus(None, QApplication.focusWidget())
+            self._chords.follow_focus()
         self.shown.emit()
 
     def content_complete(self) -> bool:
@@ -343,17 +330,9 @@ class BaseDecisionDialog(QDialog):
             return
         super().keyPressEvent(event)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Refuse a focused text field's claim on one of the dialog's Ctrl chords."""
-        if (event.type() == QEvent.Type.ShortcutOverride and watched is self._watched
-                and isinstance(event, QKeyEvent) and self._is_chord(event)):
-            event.ignore()
-            return True
-        return super().eventFilter(watched, event)
-
     def done(self, result: int) -> None:
         """Stop watching the focus once closed."""
-        self._unwatch()
+        self._chords.stop()
         super().done(result)
 
     def reject(self) -> None:
@@ -398,32 +377,6 @@ class BaseDecisionDialog(QDialog):
             self.held_note.show()
         else:
             self.held_note.hide()
-
-    def _is_chord(self, event: QKeyEvent) -> bool:
-        modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        pressed = QKeySequence(QKeyCombination(modifiers, Qt.Key(event.key())))
-        return pressed.toString(QKeySequence.SequenceFormat.PortableText) in self._chords
-
-    @Slot(QWidget, QWidget)
-    def _watch_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if self._watched is not None and self._watched is not new:
-            with contextlib.suppress(RuntimeError):  # the widget may be gone already
-                self._watched.removeEventFilter(self)
-            self._watched = None
-        if new is not None and self.isAncestorOf(new) and not self._finished:
-            new.installEventFilter(self)
-            self._watched = new
-
-    def _unwatch(self) -> None:
-        app = QApplication.instance()
-        if isinstance(app, QApplication) and self._following_focus:
-            with contextlib.suppress(RuntimeError, TypeError):
-                app.focusChanged.disconnect(self._watch_focus)
-            self._following_focus = False
-        if self._watched is not None:
-            with contextlib.suppress(RuntimeError):
-                self._watched.removeEventFilter(self)
-            self._watched = None
 
     def _finish(self) -> None:
         self._finished = True
