@@ -24,6 +24,7 @@ from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.dialogs import arming
+from qoder_desktop.ui.dialogs.spares import DialogSpares
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.widgets.preview import PreviewPane
 from qoder_desktop.ui.windows.main_window import MainWindow
@@ -172,3 +173,13 @@ def pane(qtbot: QtBot) -> PreviewPane:
     widget.show()
     qtbot.waitExposed(widget)
     return widget
+
+
+@pytest.fixture
+def spares(qtbot: QtBot) -> Iterator[DialogSpares]:
+    """A spare-dialog pool that has built its spares (stopped after the test)."""
+    pool = DialogSpares(None)
+    pool.start()
+    qtbot.waitUntil(pool.is_idle, timeout=5000)
+    yield pool
+    pool.stop()

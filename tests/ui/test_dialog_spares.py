@@ -109,15 +109,6 @@ def _show_and_capture(qtbot: QtBot, dialog: BaseDecisionDialog) -> tuple[list, l
     return at_shown[0], content(dialog)
 
 
-@pytest.fixture
-def spares(qtbot: QtBot) -> DialogSpares:
-    pool = DialogSpares(None)
-    pool.start()
-    qtbot.waitUntil(pool.is_idle, timeout=5000)
-    yield pool
-    pool.stop()
-
-
 @pytest.mark.parametrize("which", ["bash", "bash without a rule", "edit", "read", "question",
                                    "plan"])
 def test_a_spare_shows_what_a_dialog_built_for_the_request_shows(
@@ -334,83 +325,3 @@ def test_the_pool_builds_an_approval_spare_in_parts_one_loop_turn_each(
     assert spare is not None and len(steps) == 3
     assert spare.findChild(QPlainTextEdit) is not None  # the editor is there
     pool.stop()
-
-
-@pytest.mark.arming  # (the real delay: the dialog does not change while it is grabbed)
-@pytest.mark.parametrize("which", ["bash", "edit", "question", "plan"])
-def test_the_first_frame_of_a_spare_on_screen_is_its_content(
-        qtbot: QtBot, spares: DialogSpares, make_request: Any, tmp_path: Path,
-        which: str) -> None:
-    """An approval spare's backing store is made and touched ahead (on X11, with a plain
-    fill); what the window system holds once the dialog has painted is the dialog's
-    content, nothing left over (the fill shown through anywhere fails this)."""
-    from PySide6.QtCore import QEvent, QObject
-
-    request = _requests(make_request, tmp_path)[which]
-    dialog = spares.take(request, None)
-    qtbot.addWidget(dialog)
-    painted: list[bool] = []
-
-    class _Painted(QObject):
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and watched is dialog:
-                painted.append(True)
-            return False
-
-    watch = _Painted(dialog)
-    dialog.installEventFilter(watch)
-    dialog.show()
-    qtbot.waitUntil(lambda: bool(painted), timeout=3000)
-    qtbot.wait(1)  # the turn after the paint: the frame is flushed
-    screen = dialog.screen().grabWindow(dialog.winId()).toImage()
-    own = dialog.grab().toImage()
-    assert not dialog.is_armed()  # (nothing changed between the two: not armed yet)
-    if screen.isNull() or screen.size() != own.size():
-        pytest.skip("this platform cannot grab a window's own pixels")
-    screen = screen.convertToFormat(own.format())
-    differing = sum(screen.pixel(x, y) != own.pixel(x, y)
-                    for y in range(0, own.height(), 3) for x in range(0, own.width(), 3))
-    assert differing == 0, f"{differing} pixels on screen differ from the dialog's content"
-
-
-def test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen(
-        qtbot: QtBot, make_request: Any) -> None:
-    """`when_painted` (the request's ledger row, the next spare) waits for the first
-    paint on screen, not the off-screen render that laid the spare out."""
-    spare = ApprovalDialog(None, None, staged=True)
-    qtbot.addWidget(spare)
-    spare.finish_building()
-    spare.lay_out()
-    qtbot.wait(20)
-    spare.load(make_request("Bash", {"command": "make"}, cwd="/work/p"))
-    calls: list[str] = []
-    spare.when_painted(lambda: calls.append("painted"))
-    qtbot.wait(50)
-    assert calls == []
-    spare.show()
-    qtbot.waitUntil(lambda: calls == ["painted"], timeout=3000)
-    spare.when_painted(lambda: calls.append("later"))  # after the paint: the next turn
-    qtbot.waitUntil(lambda: calls == ["painted", "later"], timeout=3000)
-
-
-def test_a_dialog_closed_before_it_painted_calls_when_painted_once(
-        qtbot: QtBot, make_request: Any) -> None:
-    dialog = dialog_for(make_request("Bash", {"command": "make"}, cwd="/work/p"))
-    qtbot.addWidget(dialog)
-    calls: list[str] = []
-    dialog.when_painted(lambda: calls.append("closed"))
-    dialog.withdraw()
-    assert calls == ["closed"]
-    qtbot.wait(20)
-    assert calls == ["closed"]
-
-
-def test_the_view_a_tool_does_not_need_is_hidden_and_gone_once_painted(
-        qtbot: QtBot, spares: DialogSpares, make_request: Any) -> None:
-    from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
-
-    dialog = spares.take(make_request("Bash", {"command": "make"}, cwd="/work/p"), None)
-    assert all(not panel.isVisibleTo(dialog) for panel in dialog.findChildren(DiffPanel))
-    _show_and_capture(qtbot, dialog)
-    qtbot.waitUntil(lambda: not dialog.findChildren(DiffPanel), timeout=3000)
-    assert len(dialog.findChildren(RiskLensView)) == 1
