@@ -52,27 +52,17 @@ async def until(condition, turns: int = 2000) -> None:  # type: ignore[no-untype
     raise AssertionError("the condition never held")
 
 
-@pytest.fixture
-def shown_window(qtbot: QtBot) -> MainWindow:
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1300, 800)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
-
-
 @pytest.mark.asyncio
 async def test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint(
-        shown_window: MainWindow) -> None:
+        window: MainWindow) -> None:
     info = session("burst")
-    shown_window.set_sessions([info])
-    view = shown_window.ui.transcriptView
+    window.set_sessions([info])
+    view = window.ui.transcriptView
     for _ in range(10):
         await asyncio.sleep(0.01)  # the window's own paints are done
     paints = Paints(view.viewport())
     for n in range(60):  # one loop turn each, as the hub publishes them
-        shown_window.append_transcript(line(info.session_id, f"touch f{n}.txt"))
+        window.append_transcript(line(info.session_id, f"touch f{n}.txt"))
         await asyncio.sleep(0)
         if n == 0:
             assert "touch f0.txt" not in view.toPlainText()  # waits for the rest of its burst
@@ -86,35 +76,35 @@ async def test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint(
 
 @pytest.mark.asyncio
 async def test_a_steady_stream_does_not_hold_back_its_first_event(
-        shown_window: MainWindow) -> None:
+        window: MainWindow) -> None:
     """The interval runs from a batch's first event: later ones never postpone it."""
     info = session("stream")
-    shown_window.set_sessions([info])
-    view = shown_window.ui.transcriptView
-    shown_window.append_transcript(line(info.session_id, "first call"))
+    window.set_sessions([info])
+    view = window.ui.transcriptView
+    window.append_transcript(line(info.session_id, "first call"))
     for n in range(BATCH_MAX - 2):  # fewer than make a full batch
         await asyncio.sleep(0.01)
         if "first call" in view.toPlainText():
             break
-        shown_window.append_transcript(line(info.session_id, f"call {n}"))
+        window.append_transcript(line(info.session_id, f"call {n}"))
     assert "first call" in view.toPlainText()
 
 
 def test_switching_sessions_mid_batch_shows_only_the_new_sessions_events(
-        shown_window: MainWindow, qtbot: QtBot) -> None:
+        window: MainWindow, qtbot: QtBot) -> None:
     a, b = session("a"), session("b")
     held = {a.session_id: [line(a.session_id, "a before")],
             b.session_id: [line(b.session_id, "b so far")]}
-    shown_window.session_selected.connect(  # as the app does, from the hub's copy
-        lambda sid: shown_window.set_transcript(sid, held[sid]))
-    shown_window.set_sessions([a, b])
-    view = shown_window.ui.transcriptView
-    assert shown_window.selected_session_id() == a.session_id
+    window.session_selected.connect(  # as the app does, from the hub's copy
+        lambda sid: window.set_transcript(sid, held[sid]))
+    window.set_sessions([a, b])
+    view = window.ui.transcriptView
+    assert window.selected_session_id() == a.session_id
     qtbot.waitUntil(lambda: "a before" in view.toPlainText())
-    shown_window.append_transcript(line(a.session_id, "a in the batch"))
-    shown_window.select_session(b.session_id)
-    shown_window.append_transcript(line(a.session_id, "a after the switch"))
-    shown_window.append_transcript(line(b.session_id, "b new"))
+    window.append_transcript(line(a.session_id, "a in the batch"))
+    window.select_session(b.session_id)
+    window.append_transcript(line(a.session_id, "a after the switch"))
+    window.append_transcript(line(b.session_id, "b new"))
     qtbot.waitUntil(lambda: "b new" in view.toPlainText())
     qtbot.wait(transcript_view.BATCH_MS * 2)
     shown = [text for text in view.toPlainText().splitlines() if text.startswith("▶")]
@@ -133,22 +123,22 @@ def test_set_events_drops_what_waited_and_shows_exactly_its_events(qtbot: QtBot)
 
 
 def test_a_scrolled_up_view_stays_put_and_one_at_the_end_follows(
-        shown_window: MainWindow, qtbot: QtBot) -> None:
+        window: MainWindow, qtbot: QtBot) -> None:
     info = session("scroll")
-    shown_window.set_sessions([info])
-    view = shown_window.ui.transcriptView
+    window.set_sessions([info])
+    view = window.ui.transcriptView
     bar = view.verticalScrollBar()
-    shown_window.set_transcript(info.session_id,
+    window.set_transcript(info.session_id,
                                 [line(info.session_id, f"old {n}") for n in range(300)])
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
     for n in range(20):  # at the end: the view follows the batch
-        shown_window.append_transcript(line(info.session_id, f"new {n}"))
+        window.append_transcript(line(info.session_id, f"new {n}"))
     qtbot.waitUntil(lambda: "new 19" in view.toPlainText())
     assert bar.value() == bar.maximum()
     bar.setValue(bar.maximum() // 3)  # the person scrolls up to read
     kept = bar.value()
     for n in range(20):
-        shown_window.append_transcript(line(info.session_id, f"later {n}"))
+        window.append_transcript(line(info.session_id, f"later {n}"))
     qtbot.waitUntil(lambda: "later 19" in view.toPlainText())
     assert bar.value() == kept < bar.maximum()
 
