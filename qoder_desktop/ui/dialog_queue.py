@@ -50,8 +50,8 @@ class DialogQueue(QObject):
         self._factory: DialogFactory = factory or self.spares.take
         self._dialogs: dict[str, BaseDecisionDialog] = {}
         self._pending: list[ApprovalRequest] = []
-        self._unpainted: dict[str, list[Callable[[], None]]] = {}
-        """Dialogs shown but not painted yet: what to call at their first paint."""
+        self._unpainted: set[str] = set()
+        """The requests whose dialog is shown but has not painted yet."""
 
     def prepare_spares(self, warm_up_cwd: str | None = None) -> None:
         """Build spare dialogs while the loop is idle (after start-up), so a request
@@ -70,10 +70,10 @@ class DialogQueue(QObject):
         """Call `then` once `request`'s dialog has painted (the loop turn after its first
         Paint event) or closed unpainted; False, and nothing is called, when no dialog
         of it is on its way."""
-        waiting = self._unpainted.get(request.request_id)
-        if waiting is None:
+        dialog = self._dialogs.get(request.request_id)
+        if dialog is None or request.request_id not in self._unpainted:
             return False
-        waiting.append(then)
+        dialog.when_painted(then)
         return True
 
     def set_pending(self, pending: list[ApprovalRequest]) -> None:
@@ -104,8 +104,8 @@ class DialogQueue(QObject):
         self._dialogs[request_id] = dialog
         dialog.decided.connect(lambda decision, rid=request_id: self._on_decided(rid, decision))
         dialog.finished.connect(lambda _code, rid=request_id: self._forget(rid))
-        self._unpainted[request_id] = []
-        dialog.when_painted(partial(self._painted, request_id))
+        self._unpainted.add(request_id)
+        dialog.when_painted(partial(self._unpainted.discard, request_id))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
@@ -116,9 +116,8 @@ class DialogQueue(QObject):
         """The request was answered elsewhere or withdrawn: close its dialog, emit nothing."""
         dialog = self._dialogs.pop(request_id, None)
         if dialog is not None:
-            dialog.withdraw()
+            dialog.withdraw()  # (its `when_painted` calls run as it closes)
             dialog.deleteLater()
-        self._painted(request_id)
 
     def close_all(self) -> None:
         """Close every dialog and drop the spares (the app is quitting)."""
@@ -129,15 +128,7 @@ class DialogQueue(QObject):
     def _on_decided(self, request_id: str, decision: Decision) -> None:
         self.decided.emit(request_id, decision)
 
-    def _painted(self, request_id: str) -> None:
-        for then in self._unpainted.pop(request_id, []):
-            try:
-                then()
-            except Exception:
-                log.exception("a first-paint call for request %s failed", request_id)
-
     def _forget(self, request_id: str) -> None:
-        self._painted(request_id)
         dialog = self._dialogs.pop(request_id, None)
         if dialog is not None:
             dialog.deleteLater()
