@@ -210,9 +210,7 @@ class BashRules:
         """The rule of the first pair of `matching(command)`, or None (the rest are not
         tried)."""
         pairs = self.pairs
-        head = command.words[0]
-        found = self._candidates.get(head)
-        for index in self.candidates(head) if found is None else found:
+        for index in self.candidates(command.words[0]):
             if pairs[index][1].allows(command):
                 return pairs[index][0]
         return None

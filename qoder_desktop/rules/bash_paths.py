@@ -151,17 +151,17 @@ def _plan(cwd: str, add_dirs: tuple[str, ...]) -> _Plan | None:
 
 
 def _walk_links(real: str, rest: str) -> str | None:
-    """`real` joined with the relative `rest`, one lstat per component, or None when a
+    """`real` joined with the relative `rest`, one probe per component (`_is_link`), or None when a
     component is a symbolic link or not clean (empty, `.`, `..`, a NUL): then only
     `realpath` knows. A component that cannot be looked at is not a link, as for
     `realpath`."""
-    path = real
     names = rest.split("/")
+    if "" in names or "." in names or ".." in names:
+        return None
+    path = real
     last = len(names) - 1
     try:
         for index, name in enumerate(names):
-            if not name or name in (".", ".."):
-                return None
             path = (path if path.endswith("/") else path + "/") + name
             if _is_link(path, index == last):
                 return None
@@ -250,19 +250,7 @@ class PathCheck:
         base = self._base
         if not self._plain_base or base is None or base[0] != self.cwd:
             return False
-        path = base[2] if base[2].endswith("/") else base[2] + "/"
-        names = value.split("/")
-        if "" in names or "." in names or ".." in names:
-            return False
-        try:
-            for name in names[:-1]:  # the folders on the way
-                path += name
-                if _is_link(path, False):
-                    return False
-                path += "/"
-            return not _is_link(path + names[-1], True)
-        except ValueError:
-            return False
+        return _walk_links(base[2], value) is not None
 
     def argument(self, word: str) -> str | None:
         """Why this argument asks, or None."""

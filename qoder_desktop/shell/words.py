@@ -322,7 +322,7 @@ def is_plain_line(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _analyze_text(command: str) -> ShellAnalysis:
-    if _PLAIN_LINE.fullmatch(command) is None:  # not `is_plain_line(command)`
+    if not is_plain_line(command):
         return _Scanner(command).run()
     # What the scanner finds in such a line, without going through it character by
     # character (tests/rules/test_fast_paths.py checks the two agree).
