@@ -5,9 +5,15 @@ Claude Code and qodercli run ``<python> -m qoder_desktop hook permission-request
 stdin. We pass it to the app over the per-user socket (see `protocol`), wait for the
 person, and print the decision for the CLI.
 
-The agent's own prompt is never lost: when the app is not running, refuses us, sends
-something we do not understand, or nobody answers in time, we print nothing and exit 0
-at once, so the CLI asks in the terminal exactly as without us. Nothing is ever allowed
+Before anything leaves the hook, the listener must prove that it holds this run's
+token (a challenge over our nonce; the token is never sent), and every line after that
+is sealed: a process that put its own listener at the socket's path, or relays to the
+app, cannot make us print an answer.
+
+The agent's own prompt is never lost: when the app is not running, refuses us, fails
+the challenge, speaks another protocol version, sends something we do not understand,
+or nobody answers in time, we print nothing and exit 0 at once, so the CLI asks in the
+terminal exactly as without us. Nothing is ever allowed
 for want of an answer. SIGTERM (the person answered No or Esc in the terminal, or quit
 the CLI) tells the app the request is withdrawn.
 
@@ -22,13 +28,15 @@ import select
 import signal
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from qoder_desktop.terminal import protocol
 
 CONNECT_TIMEOUT = 2.0
 """How long the app may take to accept the connection."""
+CHALLENGE_TIMEOUT = 2.0
+"""How long the app may take to prove it holds the token."""
 ACK_TIMEOUT = 10.0
 """How long the app may take to say it is asking a person."""
 ANSWER_SLACK = 5.0
@@ -73,8 +81,13 @@ def _parse(data: bytes) -> dict[str, Any] | None:
 
 
 def ask_app(agent: str, event: dict[str, Any],
-            environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+            environ: Mapping[str, str] | None = None,
+            emit: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any] | None:
     """The output to print for `event`, or None to let the terminal ask.
+
+    The app must first prove it holds the token (see `protocol`); the token itself is
+    never sent. `emit` prints the output while the connection is still open, so the app
+    learns that the answer (and the rule removals it carries) reached the CLI.
 
     Raises:
         _Terminated: a signal arrived (the request is withdrawn first).
@@ -84,33 +97,98 @@ def ask_app(agent: str, event: dict[str, Any],
     except OSError:
         return None  # the app is not running (or never ran)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sealer: _Session | None = None
     try:
         sock.settimeout(CONNECT_TIMEOUT)
         sock.connect(str(protocol.socket_path(environ)))
-        sock.sendall(token.encode("utf-8") + b"\n"
-                     + protocol.encode({"agent": agent, "event": event}))
         reader = sock.makefile("rb")
+        sealer = _handshake(sock, reader, token)
+        if sealer is None:
+            return None
+        hook_proof = protocol.hook_proof(token, sealer.server_nonce, sealer.hook_nonce)
+        sock.sendall(sealer.seal({"proof": hook_proof, "agent": agent, "event": event}))
         sock.settimeout(ACK_TIMEOUT)
-        message = protocol.decode(reader.readline(protocol.MAX_LINE))
+        message = sealer.open(reader.readline(protocol.MAX_LINE))
         if message.get("type") == protocol.WAITING:
             wait = float(message.get("wait_seconds", 0))
             sock.settimeout(max(wait, 0.0) + ANSWER_SLACK)
-            message = protocol.decode(reader.readline(protocol.MAX_LINE))
+            message = sealer.open(reader.readline(protocol.MAX_LINE))
         output = message.get("output")
-        if message.get("type") == protocol.ANSWER and isinstance(output, dict):
-            return output
-        return None
+        if message.get("type") != protocol.ANSWER or not isinstance(output, dict):
+            return None
+        if emit is not None:
+            emit(output)
+            sock.settimeout(ACK_TIMEOUT)
+            sock.sendall(sealer.seal({"type": protocol.PRINTED}))
+        return output
     except _Terminated:
-        try:
-            sock.settimeout(0.2)
-            sock.sendall(protocol.encode({"type": protocol.WITHDRAW}))
-        except OSError:
-            pass
+        if sealer is not None:
+            try:
+                sock.settimeout(0.2)
+                sock.sendall(sealer.seal({"type": protocol.WITHDRAW}))
+            except OSError:
+                pass
         raise
+    except protocol.ProofError as exc:
+        _say(f"not answering from {protocol.socket_path(environ)}: {exc}")
+        return None
     except (OSError, ValueError, TypeError):
         return None  # refused, closed, timed out or garbled: the terminal asks
     finally:
         sock.close()
+
+
+def _handshake(sock: socket.socket, reader: IO[bytes], token: str) -> _Session | None:
+    """Send our nonce; the sealer once the app proved it holds `token`, else None.
+
+    Raises:
+        protocol.ProofError: the listener answered with a wrong proof.
+    """
+    hook_nonce = protocol.new_nonce()
+    sock.sendall(protocol.encode({"hello": protocol.HELLO, "version": protocol.VERSION,
+                                  "nonce": hook_nonce}))
+    sock.settimeout(CHALLENGE_TIMEOUT)
+    line = reader.readline(protocol.MAX_LINE)
+    if not line:
+        _say("the app closed the connection without answering the challenge (a Qoder "
+             "Desktop older than this hook?); the terminal asks instead")
+        return None
+    challenge = protocol.decode(line)
+    version = challenge.get("version")
+    if challenge.get("type") != protocol.CHALLENGE or version != protocol.VERSION:
+        _say(f"the app speaks hook protocol {version!r}, this hook {protocol.VERSION}; "
+             "restart Qoder Desktop or the agent so both are the same version")
+        return None
+    server_nonce = challenge.get("nonce")
+    if not protocol.valid_nonce(server_nonce) or not protocol.proof_matches(
+            challenge.get("proof"), protocol.server_proof(token, hook_nonce, str(server_nonce))):
+        raise protocol.ProofError("the listener could not prove it is Qoder Desktop")
+    return _Session(token, hook_nonce, str(server_nonce))
+
+
+class _Session(protocol.Sealer):
+    """A connection whose app proved it holds the token."""
+
+    def __init__(self, token: str, hook_nonce: str, server_nonce: str) -> None:
+        super().__init__(token, hook_nonce, server_nonce, sending=protocol.TO_APP,
+                         receiving=protocol.TO_HOOK)
+        self.hook_nonce = hook_nonce
+        self.server_nonce = server_nonce
+
+
+def _say(text: str) -> None:
+    """One line on stderr (the CLI keeps it in its debug log; the terminal asks as usual)."""
+    try:
+        sys.stderr.write(f"qoder-desktop hook: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _print(output: dict[str, Any], stdout: IO[str] | None = None) -> None:
+    out = sys.stdout if stdout is None else stdout
+    out.write(json.dumps(output) + "\n")
+    out.flush()
 
 
 def run(agent: str, *, stdin_fd: int = 0, stdout: IO[str] | None = None,
@@ -122,13 +200,9 @@ def run(agent: str, *, stdin_fd: int = 0, stdout: IO[str] | None = None,
         event = read_event(stdin_fd)
         if event is None or event.get("hook_event_name", EVENT) != EVENT:
             return 0
-        output = ask_app(agent, event, environ)
+        ask_app(agent, event, environ, emit=lambda output: _print(output, stdout))
     except _Terminated:
         return 0
-    if output is not None:
-        out = sys.stdout if stdout is None else stdout
-        out.write(json.dumps(output) + "\n")
-        out.flush()
     return 0
 
 

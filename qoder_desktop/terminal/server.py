@@ -12,15 +12,15 @@ a result for the call appearing in the session's transcript (answered Yes in the
 terminal), or the app quitting all *withdraw* the request, and the hook prints nothing.
 Nothing is ever allowed by a timeout.
 
-Only the user can reach the socket: it lives in a 0700 folder, is itself 0600, and every
-connection must first send the token the app wrote to a 0600 file at start.
+Only the user can reach the socket: it lives in a 0700 folder, is itself 0600, and on
+every connection the app and the hook each prove they hold the token the app wrote to a
+0600 file at start (`challenge`); neither sends it, and every later line is sealed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import os
 import secrets
@@ -41,12 +41,11 @@ from qoder_desktop.domain.models import (
     PermissionSuggestion,
 )
 from qoder_desktop.terminal import protocol
+from qoder_desktop.terminal.challenge import Refused, accept_hook
 from qoder_desktop.terminal.transcript import TranscriptFollower
 
 log = logging.getLogger(__name__)
 
-HELLO_TIMEOUT = 5.0
-"""How long a connection may take to send its token and request."""
 AGENT_LABELS = {"claude": "Claude Code", "qoder": "Qoder CLI"}
 
 ANSWERED_IN_TERMINAL = "Answered in the terminal."
@@ -242,27 +241,28 @@ class TerminalHookServer:
                 await writer.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self._token:
+            return
         try:
-            presented = await asyncio.wait_for(reader.readline(), HELLO_TIMEOUT)
-            if not self._token or not hmac.compare_digest(presented.strip(),
-                                                          self._token.encode()):
-                self.refused += 1
-                log.warning("terminal hooks: refused a connection without the right token")
-                return
-            line = await asyncio.wait_for(reader.readline(), HELLO_TIMEOUT)
-            agent, event = parse_hook_event(protocol.decode(line))
-        except (TimeoutError, ValueError) as exc:
+            sealer, message = await accept_hook(reader, writer, self._token)
+        except (Refused, TimeoutError):
+            self.refused += 1
+            return
+        try:
+            agent, event = parse_hook_event(message)
+        except ValueError as exc:
             log.warning("terminal hooks: refused a malformed request: %s", exc)
-            await _send(writer, {"type": protocol.PASS, "reason": "malformed request"})
+            await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
         request = self._request_for(agent, event)
         wait = self._wait_seconds()
-        await _send(writer, {"type": protocol.WAITING, "wait_seconds": wait})
-        decision = await self._decide(request, reader, wait)
+        await _send(writer, sealer, {"type": protocol.WAITING, "wait_seconds": wait})
+        decision = await self._decide(request, reader, sealer, wait)
         if decision.kind is DecisionKind.WITHDRAWN:
-            await _send(writer, {"type": protocol.PASS, "reason": decision.message})
+            await _send(writer, sealer, {"type": protocol.PASS, "reason": decision.message})
         else:
-            await _send(writer, {"type": protocol.ANSWER, "output": hook_output(decision)})
+            await _send(writer, sealer, {"type": protocol.ANSWER,
+                                         "output": hook_output(decision)})
 
     def _wait_seconds(self) -> float:
         return float(self._wait() if callable(self._wait) else self._wait)
@@ -299,12 +299,12 @@ class TerminalHookServer:
         follower.start()
 
     async def _decide(self, request: ApprovalRequest, reader: asyncio.StreamReader,
-                      wait: float) -> Decision:
+                      sealer: protocol.Sealer, wait: float) -> Decision:
         """The broker's decision, or a withdrawal (timeout, hang-up, answered elsewhere)."""
         entry = _Open(request)
         self._open[request.request_id] = entry
         asking = asyncio.create_task(self._broker.request(request))
-        watchers = {asyncio.create_task(self._hook_leaves(reader, entry)),
+        watchers = {asyncio.create_task(self._hook_leaves(reader, sealer, entry)),
                     asyncio.create_task(entry.withdrawn.wait())}
         try:
             done, _ = await asyncio.wait({asking, *watchers}, timeout=wait,
@@ -328,18 +328,20 @@ class TerminalHookServer:
             self._open.pop(request.request_id, None)
 
     @staticmethod
-    async def _hook_leaves(reader: asyncio.StreamReader, entry: _Open) -> None:
-        """Return when the hook says "withdraw" or hangs up."""
+    async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer,
+                           entry: _Open) -> None:
+        """Return when the hook says "withdraw", hangs up, or sends a line not sealed
+        with this connection's key."""
         with contextlib.suppress(ConnectionError, ValueError):
             while line := await reader.readline():
-                with contextlib.suppress(ValueError):
-                    if protocol.decode(line).get("type") == protocol.WITHDRAW:
-                        break
+                if sealer.open(line).get("type") == protocol.WITHDRAW:
+                    break
         entry.withdraw(LEFT_IN_TERMINAL)
 
 
-async def _send(writer: asyncio.StreamWriter, message: Mapping[str, Any]) -> None:
-    writer.write(protocol.encode(message))
+async def _send(writer: asyncio.StreamWriter, sealer: protocol.Sealer,
+                message: Mapping[str, Any]) -> None:
+    writer.write(sealer.seal(message))
     await writer.drain()
 
 

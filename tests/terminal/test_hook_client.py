@@ -41,10 +41,12 @@ async def _hook(stdin: bytes | None = None) -> asyncio.subprocess.Process:
     return process
 
 
-async def _finish(process: asyncio.subprocess.Process) -> tuple[int, str]:
+async def _finish(process: asyncio.subprocess.Process, *,
+                  says: str = "") -> tuple[int, str]:
+    """(exit code, stdout); stderr must be empty, or hold `says`."""
     out, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode is not None
-    assert err == b"", err
+    assert says in err.decode() if says else err == b"", err
     return process.returncode, out.decode()
 
 
@@ -81,7 +83,8 @@ async def test_malformed_input_prints_nothing_and_asks_nobody(rig: TerminalRig,
 @pytest.mark.asyncio
 async def test_a_wrong_token_is_refused(rig: TerminalRig) -> None:
     protocol.token_path().write_text("not-the-token\n")
-    code, out = await _finish(await _hook(json.dumps(EVENT).encode()))
+    code, out = await _finish(await _hook(json.dumps(EVENT).encode()),
+                              says="could not prove it is Qoder Desktop")
     assert (code, out) == (0, "")
     assert rig.server.refused == 1 and rig.added.empty()
 
