@@ -81,7 +81,7 @@ class AgentSession(HookCallbacks, ABC):
         self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
-        self._removals_to_send: list[RuleValue] = []
+        self._removals_to_send: list[SessionRule] = []
         self._mcp_config: Path | None = None
         self._ran = RanTools(info.session_id, sink) if self.RAN_FROM_STREAM else None
         self.prepare: Callable[[], Awaitable[None]] | None = None
@@ -263,9 +263,11 @@ class AgentSession(HookCallbacks, ABC):
         allow tells the CLI to remove the rules.
         """
         for rule in revoked:
-            if rule.behavior is RuleBehavior.ALLOW and rule.rule not in self._revoked:
+            if rule.behavior is not RuleBehavior.ALLOW:
+                continue
+            if rule.rule not in self._revoked:
                 self._revoked.append(rule.rule)
-                self._removals_to_send.append(rule.rule)
+            self._removals_to_send.append(rule)
 
     # -- reading the message stream ----------------------------------------------------
 
@@ -373,7 +375,11 @@ class AgentSession(HookCallbacks, ABC):
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
                 # unretrieved task exception per request.)
                 raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            return self._checked(self._result_for(decision, request.tool_name), request)
+            result = self._checked(self._result_for(decision, request.tool_name), request)
+            if self._removals_to_send and isinstance(result, self.SDK_ALLOW_TYPE):
+                sent, self._removals_to_send = self._removals_to_send, []
+                self._sink.removals_delivered(self.session_id, [r.rule_id for r in sent])
+            return result
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -398,8 +404,7 @@ class AgentSession(HookCallbacks, ABC):
             # The broker already dropped what the CLI would not receive.
             updates = [update.to_wire() for update in decision.updates]
             if self._removals_to_send:
-                updates.append(removal_update(self._removals_to_send))
-                self._removals_to_send = []
+                updates.append(removal_update([r.rule for r in self._removals_to_send]))
             return self._sdk_allow(dict(decision.final_input), updates)
         self._emit(TranscriptKind.DENIAL, decision.message, is_error=True, tool_name=tool_name)
         if decision.interrupt:

@@ -41,6 +41,7 @@ from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
 from qoder_desktop.rules import matcher as rules
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger, ToolEventPhase
+from qoder_desktop.store.removals import mark_delivered, removals_due
 
 log = logging.getLogger(__name__)
 
@@ -340,8 +341,22 @@ class SessionHub(SessionSink):
                 except Exception:
                     log.exception("stopping session %s failed", session_id)
 
+    def removals_due(self, session_id: str) -> list[SessionRule]:
+        """Revoked allow rules whose removal has not reached the session's CLI yet."""
+        return removals_due(self._db, session_id)
+
+    def removals_delivered(self, session_id: str, rule_ids: list[str]) -> None:
+        """An answer carrying these removals reached the CLI (SessionSink); the session's
+        rules are published again, so the rules pane says so."""
+        if mark_delivered(self._db, rule_ids):
+            self._publish_rules(session_id)
+
     def revoke_rule(self, rule_id: str) -> SessionRule | None:
-        """Revoke a session rule; the very next matching tool call asks again."""
+        """Revoke a session rule; its removal travels with the session's next allow.
+
+        In-app sessions also ask again at once for matching calls (their PreToolUse hook);
+        terminal and gateway agents keep the rule until that answer reaches them.
+        """
         rule = self._db.get_rule(rule_id)
         if rule is None or not rule.active:
             return rule

@@ -24,6 +24,10 @@ class SessionSink(Protocol):
         """A tool call passed a hook (PreToolUse, PostToolUse, PermissionDenied)."""
         ...
 
+    def removals_delivered(self, session_id: str, rule_ids: list[str]) -> None:
+        """An answer that tells the CLI to drop these revoked rules was handed to it."""
+        ...
+
 
 class SessionStartError(RuntimeError):
     """The agent CLI could not be started; the message says why."""

@@ -284,11 +284,20 @@ class SessionRule(BaseModel):
     granted_by: str = "user"
     granted_at: datetime = Field(default_factory=utc_now)
     revoked_at: datetime | None = None
+    removal_delivered_at: datetime | None = None
+    """When the agent's CLI was sent the removal of this revoked allow rule (inside an
+    answer it took: a CLI cannot be told otherwise)."""
 
     @property
     def active(self) -> bool:
         """True until the rule is revoked."""
         return self.revoked_at is None
+
+    @property
+    def removal_pending(self) -> bool:
+        """A revoked allow rule the agent's CLI may still hold: its removal is not sent."""
+        return (self.revoked_at is not None and self.behavior is RuleBehavior.ALLOW
+                and self.removal_delivered_at is None)
 
 
 class SessionInfo(BaseModel):

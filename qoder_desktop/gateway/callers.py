@@ -2,15 +2,15 @@
 
 Each MCP session gets its own session in the hub, named by its ``clientInfo``, with the
 client's first ``file://`` root as its cwd; a grant made for one agent run never reaches
-another that happens to have the same client name. Each also remembers which revoked
-rules that run was already told to drop.
+another that happens to have the same client name. Revoked rules that run was not yet
+told to drop travel with its next allow (the store records them as delivered).
 """
 
 from __future__ import annotations
 
 import logging
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -20,7 +20,7 @@ from mcp import types
 from mcp.shared.message import ServerMessageMetadata
 
 from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.domain.models import Decision, RuleBehavior, RuleValue
+from qoder_desktop.domain.models import Decision, RuleValue
 from qoder_desktop.gateway.contract import client_label
 
 log = logging.getLogger(__name__)
@@ -31,12 +31,11 @@ ROOTS_TIMEOUT = 2.0
 
 @dataclass
 class Caller:
-    """One MCP session (one agent run): its session in the hub, and revocations sent."""
+    """One MCP session (one agent run): its session in the hub."""
 
     name: str
     cwd: str | None
     session_id: str
-    removals_sent: set[str] = field(default_factory=set)
 
 
 class Callers:
@@ -62,13 +61,12 @@ class Callers:
         return caller
 
     def removals(self, caller: Caller, decision: Decision) -> list[RuleValue]:
-        """Allow rules revoked in the app that this agent run was not yet told to drop."""
+        """Allow rules revoked in the app that this agent run was not yet told to drop
+        (recorded as delivered: they go out with this allow)."""
         if not decision.kind.allows:
             return []
-        revoked = [rule for rule in self._hub.rules(caller.session_id)
-                   if not rule.active and rule.behavior is RuleBehavior.ALLOW
-                   and rule.rule_id not in caller.removals_sent]
-        caller.removals_sent.update(rule.rule_id for rule in revoked)
+        revoked = self._hub.removals_due(caller.session_id)
+        self._hub.removals_delivered(caller.session_id, [rule.rule_id for rule in revoked])
         return [rule.rule for rule in revoked]
 
 

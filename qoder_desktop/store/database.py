@@ -104,6 +104,8 @@ MIGRATIONS: list[tuple[str, ...]] = [
             recorded_at TEXT NOT NULL)""",
         "CREATE INDEX tool_events_by_session ON tool_events(session_id, recorded_at)",
     ),
+    # 2: when the removal of a revoked allow rule reached the agent (see store.removals).
+    ("ALTER TABLE session_rules ADD COLUMN removal_delivered_at TEXT",),
 ]
 """Schema steps; step N (1-based) brings ``user_version`` from N-1 to N."""
 
@@ -394,4 +396,5 @@ def _rule(row: sqlite3.Row) -> SessionRule:
         behavior=RuleBehavior(row["behavior"]),
         rule=RuleValue(tool_name=row["tool_name"], rule_content=row["rule_content"]),
         granted_by=row["granted_by"], granted_at=decode_time(row["granted_at"]),
-        revoked_at=decode_optional_time(row["revoked_at"]))
+        revoked_at=decode_optional_time(row["revoked_at"]),
+        removal_delivered_at=decode_optional_time(row["removal_delivered_at"]))

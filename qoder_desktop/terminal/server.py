@@ -25,7 +25,7 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from qoder_desktop.domain.models import (
     Decision,
     DecisionKind,
     PermissionSuggestion,
+    RuleValue,
 )
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.challenge import Refused, accept_hook
@@ -47,6 +48,8 @@ from qoder_desktop.terminal.transcript import TranscriptFollower
 log = logging.getLogger(__name__)
 
 AGENT_LABELS = {"claude": "Claude Code", "qoder": "Qoder CLI"}
+PRINTED_TIMEOUT = 5.0
+"""How long the hook may take to confirm it printed an answer carrying revocations."""
 
 ANSWERED_IN_TERMINAL = "Answered in the terminal."
 LEFT_IN_TERMINAL = "Answered or cancelled in the terminal."
@@ -106,10 +109,11 @@ def _suggestions(raw: Any) -> tuple[PermissionSuggestion, ...]:
     return tuple(found)
 
 
-def hook_output(decision: Decision) -> dict[str, Any]:
-    """What the hook prints for `decision` (the CLI holds session grants itself)."""
+def hook_output(decision: Decision, removals: Sequence[RuleValue] = ()) -> dict[str, Any]:
+    """What the hook prints for `decision` (the CLI holds session grants itself); an allow
+    also tells the CLI to drop `removals` (Claude Code ignores updates in a deny)."""
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
-                                   "decision": permission_result(decision)}}
+                                   "decision": permission_result(decision, removals)}}
 
 
 class TerminalHookServer:
@@ -260,9 +264,12 @@ class TerminalHookServer:
         decision = await self._decide(request, reader, sealer, wait)
         if decision.kind is DecisionKind.WITHDRAWN:
             await _send(writer, sealer, {"type": protocol.PASS, "reason": decision.message})
-        else:
-            await _send(writer, sealer, {"type": protocol.ANSWER,
-                                         "output": hook_output(decision)})
+            return
+        due = self._hub.removals_due(request.session_id) if decision.kind.allows else []
+        await _send(writer, sealer, {"type": protocol.ANSWER, "output": hook_output(
+            decision, [rule.rule for rule in due])})
+        if due and await _printed(reader, sealer):
+            self._hub.removals_delivered(request.session_id, [rule.rule_id for rule in due])
 
     def _wait_seconds(self) -> float:
         return float(self._wait() if callable(self._wait) else self._wait)
@@ -337,6 +344,17 @@ class TerminalHookServer:
                 if sealer.open(line).get("type") == protocol.WITHDRAW:
                     break
         entry.withdraw(LEFT_IN_TERMINAL)
+
+
+async def _printed(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> bool:
+    """True once the hook says it printed our answer for the CLI."""
+    try:
+        line = await asyncio.wait_for(reader.readline(), PRINTED_TIMEOUT)
+        return sealer.open(line).get("type") == protocol.PRINTED
+    except (TimeoutError, ConnectionError, ValueError):
+        log.info("terminal hooks: the hook did not confirm it printed our answer; the "
+                 "revocations it carried go with the next allow")
+        return False
 
 
 async def _send(writer: asyncio.StreamWriter, sealer: protocol.Sealer,

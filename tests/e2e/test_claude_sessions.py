@@ -118,10 +118,12 @@ async def test_revoked_session_rule_makes_the_next_identical_command_ask_again(
     harness.broker.answer(again.request_id, Decision.deny("revoked, so no"))
     third = await harness.next_request()
     assert third.tool_input["command"] == "touch marker.txt"
-    harness.broker.answer(third.request_id, Decision.deny("still no", interrupt=True))
+    [rule] = harness.hub.rules(session_id)
+    assert rule.removal_pending  # a deny carries no rule updates to the CLI
+    harness.broker.answer(third.request_id, Decision.allow_once(dict(third.tool_input)))
     await harness.wait_idle()
     [rule] = harness.hub.rules(session_id)
-    assert not rule.active
+    assert not rule.active and rule.removal_delivered_at is not None  # went with the allow
 
 
 async def test_ask_user_question_answers_reach_the_model(harness: Harness) -> None:

@@ -133,11 +133,20 @@ async def test_allow_for_the_session_goes_to_the_agent_and_a_revoke_follows_it(
         assert again.covered_by_rule == "Bash(rm -r build)"
         [rule] = gw.hub.rules(again.session_id)
         gw.hub.revoke_rule(rule.rule_id)
+        assert [r.removal_pending for r in gw.hub.rules(again.session_id)] == [True]
         gw.broker.answer(again.request_id, Decision.allow_once(dict(again.tool_input)))
         after_revoke = result_of(await asyncio.wait_for(call, WAIT))
+        # Sent once: the store says the removal was delivered, and the next allow is plain.
+        [rule] = gw.hub.rules(again.session_id)
+        assert not rule.removal_pending and rule.removal_delivered_at is not None
+        call = await ask(session)
+        third = await gw.next_request()
+        gw.broker.answer(third.request_id, Decision.allow_once(dict(third.tool_input)))
+        after_delivery = result_of(await asyncio.wait_for(call, WAIT))
     assert after_revoke["updatedPermissions"] == [
         {"type": "removeRules", "destination": "session",
          "rules": [{"toolName": "Bash", "ruleContent": "rm -r build"}], "behavior": "allow"}]
+    assert "updatedPermissions" not in after_delivery
 
 
 @pytest.mark.asyncio

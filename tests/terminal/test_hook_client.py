@@ -14,8 +14,16 @@ from typing import Any
 import pytest
 from helpers.terminal_rig import TerminalRig
 
+from qoder_desktop.agents.hub import HubEventKind
 from qoder_desktop.approval.broker import BrokerEvent
-from qoder_desktop.domain.models import Decision, DecisionKind
+from qoder_desktop.domain.models import (
+    Decision,
+    DecisionKind,
+    RuleBehavior,
+    RuleValue,
+    SessionRule,
+)
+from qoder_desktop.store.database import Database
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.server import LEFT_IN_TERMINAL, hook_output
 
@@ -142,3 +150,36 @@ def test_a_deny_and_stop_reaches_the_cli_as_an_interrupt() -> None:
         "behavior": "deny", "message": "Stop right there.", "interrupt": True}
 
 
+
+
+@pytest.mark.asyncio
+async def test_a_revocation_travels_with_the_next_allow_only_and_is_then_delivered(
+        rig: TerminalRig, db: Database) -> None:
+    info = rig.hub.terminal_session(EVENT["session_id"], "Claude Code", EVENT["cwd"])
+    granted = SessionRule(session_id=info.session_id, behavior=RuleBehavior.ALLOW,
+                          rule=RuleValue.parse("Bash(rm -r build)"))
+    db.add_rules([granted])
+    rig.hub.revoke_rule(granted.rule_id)
+    delivered = asyncio.Event()
+    rig.hub.subscribe(lambda event: delivered.set() if event.kind is HubEventKind.RULES
+                      and not event.rules[0].removal_pending else None)
+
+    async def answered(decision: Decision) -> dict[str, Any]:
+        process = await _hook(json.dumps(EVENT).encode())
+        request = await rig.next_request()
+        rig.broker.answer(request.request_id, decision)
+        _code, out = await _finish(process)
+        return dict(json.loads(out)["hookSpecificOutput"]["decision"])
+
+    denied = await answered(Decision.deny("Not now."))
+    assert "updatedPermissions" not in denied  # the CLI ignores updates in a deny
+    assert [r.removal_pending for r in rig.hub.rules(info.session_id)] == [True]
+    allowed = await answered(Decision.allow_once(dict(EVENT["tool_input"])))
+    assert allowed["updatedPermissions"] == [{
+        "type": "removeRules", "destination": "session", "behavior": "allow",
+        "rules": [{"toolName": "Bash", "ruleContent": "rm -r build"}]}]
+    await asyncio.wait_for(delivered.wait(), 30)  # the hook confirmed it printed it
+    [rule] = rig.hub.rules(info.session_id)
+    assert rule.removal_delivered_at is not None
+    again = await answered(Decision.allow_once(dict(EVENT["tool_input"])))
+    assert "updatedPermissions" not in again  # told once

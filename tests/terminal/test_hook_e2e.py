@@ -124,3 +124,58 @@ async def test_nobody_answers_so_the_terminal_asks_and_nothing_is_allowed(
     assert not (rig.workspace / "hello.txt").exists()
     [entry] = rig.ledger.entries(request.session_id, include_tool_events=False)
     assert entry.outcome is DecisionKind.WITHDRAWN
+
+
+def _marker_grant() -> PermissionSuggestion:
+    return PermissionSuggestion(
+        type="addRules", rules=(RuleValue(tool_name="Bash", rule_content="touch marker.txt"),),
+        behavior=RuleBehavior.ALLOW, destination="session")
+
+
+@pytest.mark.asyncio
+async def test_a_revoked_grant_reaches_the_cli_with_the_next_allow(rig: TerminalRig) -> None:
+    """Grant "touch marker.txt", revoke it while the next call waits, allow that call:
+    the CLI drops the rule, so the next "touch marker.txt" asks again."""
+    process = await rig.start_cli("revoke_command")
+    try:
+        first = await rig.next_request()
+        rig.broker.answer(first.request_id,
+                          Decision.allow_session(dict(first.tool_input), (_marker_grant(),)))
+        second = await rig.next_request()
+        assert second.tool_input["command"] == "touch other.txt"
+        [rule] = rig.hub.rules(second.session_id)
+        rig.hub.revoke_rule(rule.rule_id)
+        assert [r.removal_pending for r in rig.hub.rules(second.session_id)] == [True]
+        rig.broker.answer(second.request_id, Decision.allow_once(dict(second.tool_input)))
+        third = await rig.next_request()  # the CLI no longer holds the grant: it asks
+        assert third.tool_input["command"] == "touch marker.txt"
+        [rule] = rig.hub.rules(third.session_id)
+        assert not rule.removal_pending and rule.removal_delivered_at is not None
+        rig.broker.answer(third.request_id, Decision.deny("That rule was revoked."))
+    finally:
+        code, result, err = await rig.finish(process)
+    assert code == 0, err
+    assert [d["tool_input"]["command"] for d in result["permission_denials"]] == [
+        "touch marker.txt"]
+
+
+@pytest.mark.asyncio
+async def test_a_deny_does_not_carry_a_revocation(rig: TerminalRig) -> None:
+    """Claude Code ignores rule updates in a denied hook answer: the revocation stays
+    on its way, and meanwhile the CLI still runs the revoked command by itself."""
+    process = await rig.start_cli("revoke_command")
+    try:
+        first = await rig.next_request()
+        rig.broker.answer(first.request_id,
+                          Decision.allow_session(dict(first.tool_input), (_marker_grant(),)))
+        second = await rig.next_request()
+        [rule] = rig.hub.rules(second.session_id)
+        rig.hub.revoke_rule(rule.rule_id)
+        rig.broker.answer(second.request_id, Decision.deny("Not that one."))
+    finally:
+        code, _result, err = await rig.finish(process)
+    assert code == 0, err
+    assert rig.added.empty()  # the third call never asked: the CLI still held the grant
+    assert [r.is_error for r in rig.results()] == [False, True, False]
+    [rule] = rig.hub.rules(second.session_id)
+    assert rule.removal_pending

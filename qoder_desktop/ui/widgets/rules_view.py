@@ -1,4 +1,5 @@
-"""The selected session's rules, each with a Revoke button."""
+"""The selected session's rules, each with a Revoke button where revoking can reach the
+agent, and for each revoked rule whether the agent has been told yet."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.kinds import RuleBehavior
+from qoder_desktop.domain.revocation import RevokeReach
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.plain_text import tooltip
 
@@ -21,6 +23,17 @@ COL_RULE, COL_BEHAVIOR, COL_GRANTED, COL_ACTION = range(4)
 
 _BEHAVIOR_COLORS = {RuleBehavior.ALLOW: "#2B8A3E", RuleBehavior.DENY: "#C92A2A",
                     RuleBehavior.ASK: "#E8590C"}
+
+ON_ITS_WAY = "Revoked — reaches the agent with the next request you allow"
+ON_ITS_WAY_TIP = ("Until then the agent still holds this rule and runs matching calls "
+                  "without asking: its CLI can only be told inside an answer to one of its "
+                  "requests, and only in an allow.")
+ASKS_AGAIN = "Revoked — matching calls ask again"
+ASKS_AGAIN_TIP = ("The next matching call asks you again; the agent drops the rule itself "
+                  "with the next request you allow.")
+DELIVERED = "Revoked — the agent dropped it"
+CANNOT_REVOKE = ("This session has ended: its agent is gone, and the rules it held with "
+                 "it. Nothing is left to revoke.")
 
 
 def format_time(moment: datetime) -> str:
@@ -34,7 +47,9 @@ def format_time(moment: datetime) -> str:
 class RulesView(QTreeWidget):
     """A list of session rules: rule text, behaviour, when and by whom, and Revoke.
 
-    Active rules come first; revoked ones stay visible, greyed and marked "Revoked".
+    Active rules come first; revoked ones stay visible, greyed, marked "Revoked" and
+    whether the agent was told yet. Revoke is offered only where it can reach the agent
+    (`RevokeReach`); elsewhere the button is disabled and says why.
 
     Signals:
         revoke_requested(str): the person clicked Revoke on the rule with this id.
@@ -57,11 +72,25 @@ class RulesView(QTreeWidget):
         for column in (COL_BEHAVIOR, COL_GRANTED, COL_ACTION):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self._buttons: dict[str, QPushButton] = {}
+        self._rules: list[SessionRule] = []
+        self._reach = RevokeReach.NEXT_CALL
+
+    @property
+    def reach(self) -> RevokeReach:
+        """What revoking a rule of the shown session does."""
+        return self._reach
+
+    def set_reach(self, reach: RevokeReach) -> None:
+        """Say what revoking does in the shown session (its kind and state)."""
+        if reach is not self._reach:
+            self._reach = reach
+            self.set_rules(self._rules)
 
     def set_rules(self, rules: list[SessionRule]) -> None:
         """Show `rules` (active first, each group newest first)."""
         self.clear()
         self._buttons.clear()
+        self._rules = list(rules)
         ordered = sorted(rules, key=lambda r: r.granted_at, reverse=True)
         ordered.sort(key=lambda r: not r.active)
         for rule in ordered:
@@ -92,7 +121,12 @@ class RulesView(QTreeWidget):
                                QBrush(QColor(_BEHAVIOR_COLORS.get(rule.behavior, "#495057"))))
             button = QPushButton("Revoke")
             button.setObjectName("revokeButton")
-            button.setToolTip(tooltip(f"Stop {rule.rule} from answering for this session"))
+            if self._reach is RevokeReach.NONE:
+                button.setEnabled(False)
+                button.setToolTip(CANNOT_REVOKE)
+                item.setToolTip(COL_ACTION, CANNOT_REVOKE)
+            else:
+                button.setToolTip(tooltip(f"Stop {rule.rule} from answering for this session"))
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.clicked.connect(
                 lambda _=False, rid=rule.rule_id: self.revoke_requested.emit(rid))
@@ -101,10 +135,12 @@ class RulesView(QTreeWidget):
             item.setSizeHint(COL_ACTION, QSize(hint.width() + 8, hint.height() + 2))
             self.setItemWidget(item, COL_ACTION, button)
             return
-        item.setText(COL_ACTION, "Revoked")
+        text, detail = self._revoked_text(rule)
+        item.setText(COL_ACTION, text)
         revoked_at = rule.revoked_at
         if revoked_at is not None:
-            item.setToolTip(COL_ACTION, f"Revoked {format_time(revoked_at)}")
+            detail = f"Revoked {format_time(revoked_at)}. {detail}".strip()
+        item.setToolTip(COL_ACTION, detail)
         grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled,
                                            QPalette.ColorRole.Text))
         font = item.font(COL_RULE)
@@ -113,3 +149,14 @@ class RulesView(QTreeWidget):
         for column in range(self.columnCount()):
             item.setForeground(column, grey)
 
+
+    def _revoked_text(self, rule: SessionRule) -> tuple[str, str]:
+        """What a revoked rule's action column says, and its tooltip."""
+        delivered = rule.removal_delivered_at
+        if delivered is not None:
+            return DELIVERED, f"Its removal reached the agent {format_time(delivered)}."
+        if not rule.removal_pending or self._reach is RevokeReach.NONE:
+            return "Revoked", ""
+        if self._reach is RevokeReach.NEXT_CALL:
+            return ASKS_AGAIN, ASKS_AGAIN_TIP
+        return ON_ITS_WAY, ON_ITS_WAY_TIP

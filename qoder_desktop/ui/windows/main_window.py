@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.domain.kinds import Backend, PermissionMode, SessionState
+from qoder_desktop.domain.revocation import RevokeReach, revoke_reach
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons, window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
@@ -231,6 +232,8 @@ class MainWindow(QMainWindow):
         self.modes.set_session(self._current, info.permission_mode if info else
                                PermissionMode.DEFAULT, enabled=live)
         ui.openNextAction.setEnabled(bool(self._pending))
+        ui.rulesView.set_reach(revoke_reach(info.backend, info.state) if info is not None
+                               else RevokeReach.NONE)
 
     # -- transcript and rules ----------------------------------------------------------
 
