@@ -183,3 +183,45 @@ async def test_a_revocation_travels_with_the_next_allow_only_and_is_then_deliver
     assert rule.removal_delivered_at is not None
     again = await answered(Decision.allow_once(dict(EVENT["tool_input"])))
     assert "updatedPermissions" not in again  # told once
+
+
+async def _unconfirmed_allow(rig: TerminalRig) -> dict[str, Any]:
+    """One request through the real protocol by a hook that reads the allow but dies
+    before it can print it (it never confirms); the decision it was sent."""
+    token = protocol.token_path().read_text().strip()
+    reader, writer = await asyncio.open_unix_connection(str(protocol.socket_path()),
+                                                        limit=protocol.MAX_LINE)
+    hook_nonce = protocol.new_nonce()
+    writer.write(protocol.encode({"hello": protocol.HELLO, "version": protocol.VERSION,
+                                  "nonce": hook_nonce}))
+    challenge = protocol.decode(await reader.readline())
+    sealer = protocol.Sealer(token, hook_nonce, challenge["nonce"], sending=protocol.TO_APP,
+                             receiving=protocol.TO_HOOK)
+    writer.write(sealer.seal({"proof": protocol.hook_proof(token, challenge["nonce"],
+                                                           hook_nonce),
+                              "agent": "claude", "event": EVENT}))
+    assert sealer.open(await reader.readline())["type"] == protocol.WAITING
+    request = await rig.next_request()
+    rig.broker.answer(request.request_id, Decision.allow_once(dict(EVENT["tool_input"])))
+    answer = sealer.open(await reader.readline())
+    writer.close()
+    return dict(answer["output"]["hookSpecificOutput"]["decision"])
+
+
+@pytest.mark.asyncio
+async def test_a_revocation_whose_answer_was_never_printed_goes_again(
+        rig: TerminalRig, db: Database) -> None:
+    info = rig.hub.terminal_session(EVENT["session_id"], "Claude Code", EVENT["cwd"])
+    granted = SessionRule(session_id=info.session_id, behavior=RuleBehavior.ALLOW,
+                          rule=RuleValue.parse("Bash(rm -r build)"))
+    db.add_rules([granted])
+    rig.hub.revoke_rule(granted.rule_id)
+    lost = await _unconfirmed_allow(rig)
+    assert lost["updatedPermissions"][0]["type"] == "removeRules"
+    process = await _hook(json.dumps(EVENT).encode())
+    request = await rig.next_request()
+    assert [r.removal_pending for r in rig.hub.rules(info.session_id)] == [True]
+    rig.broker.answer(request.request_id, Decision.allow_once(dict(EVENT["tool_input"])))
+    _code, out = await _finish(process)
+    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert decision["updatedPermissions"] == lost["updatedPermissions"]  # sent again

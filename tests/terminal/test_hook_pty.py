@@ -9,7 +9,13 @@ import pytest
 from helpers.terminal_rig import BUNDLED_CLI, TIMEOUT, TerminalRig
 
 from qoder_desktop.approval.broker import BrokerEvent
-from qoder_desktop.domain.models import Decision, DecisionKind
+from qoder_desktop.domain.models import (
+    Decision,
+    DecisionKind,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+)
 from qoder_desktop.domain.session_options import TranscriptKind
 
 DONE = 'Created hello.txt with the text "hello".'
@@ -105,3 +111,33 @@ async def test_no_in_the_terminal_withdraws_the_desktop_request(rig: TerminalRig
     assert decision is not None and decision.kind is DecisionKind.WITHDRAWN
     assert not rig.broker.is_pending(request.request_id)
     assert not (rig.workspace / "hello.txt").exists()
+
+
+@pytest.mark.asyncio
+async def test_a_revoked_grant_reaches_the_interactive_cli_with_the_next_allow(
+        rig: TerminalRig) -> None:
+    """As in -p mode: the allow answered from Qoder Desktop carries the removal, and the
+    next call under the revoked rule asks again (in the app and in the terminal)."""
+    cli = rig.start_interactive("revoke_command")
+    try:
+        first = await rig.next_request()
+        grant = PermissionSuggestion(
+            type="addRules", rules=(RuleValue(tool_name="Bash",
+                                              rule_content="touch marker.txt"),),
+            behavior=RuleBehavior.ALLOW, destination="session")
+        rig.broker.answer(first.request_id,
+                          Decision.allow_session(dict(first.tool_input), (grant,)))
+        second = await rig.next_request()
+        assert second.tool_input["command"] == "touch other.txt"
+        [rule] = rig.hub.rules(second.session_id)
+        rig.hub.revoke_rule(rule.rule_id)
+        rig.broker.answer(second.request_id, Decision.allow_once(dict(second.tool_input)))
+        third = await rig.next_request()
+        assert third.tool_input["command"] == "touch marker.txt"
+        [rule] = rig.hub.rules(third.session_id)
+        assert rule.removal_delivered_at is not None
+        rig.broker.answer(third.request_id, Decision.deny("That rule was revoked."))
+        await cli.wait_for("Denied by PermissionRequest hook")
+    finally:
+        cli.close()
+    assert (rig.workspace / "other.txt").exists()
