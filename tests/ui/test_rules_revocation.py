@@ -65,6 +65,12 @@ def test_a_terminal_session_says_a_revocation_is_on_its_way_until_delivered(
     assert "still holds this rule" in tip and "only in an allow" in tip
     text, tip = _action(window, delivered)
     assert text == DELIVERED and "reached the agent" in tip
+    view = window.ui.rulesView
+    waiting_item, done_item = view.item_for(on_its_way.rule_id), view.item_for(delivered.rule_id)
+    assert waiting_item is not None and done_item is not None
+    # The agent still holds the rule on its way: that line is not greyed out like the rest.
+    assert (waiting_item.foreground(COL_ACTION).color()
+            != done_item.foreground(COL_ACTION).color())
     button = window.ui.rulesView.revoke_button(active.rule_id)
     assert button is not None and button.isEnabled()
     with qtbot.waitSignal(window.revoke_requested) as blocker:

@@ -132,6 +132,7 @@ class RulesView(QTreeWidget):
                 lambda _=False, rid=rule.rule_id: self.revoke_requested.emit(rid))
             self._buttons[rule.rule_id] = button
             hint = button.sizeHint()
+            button.setMaximumWidth(hint.width())  # not stretched by a long status beside it
             item.setSizeHint(COL_ACTION, QSize(hint.width() + 8, hint.height() + 2))
             self.setItemWidget(item, COL_ACTION, button)
             return
@@ -148,6 +149,8 @@ class RulesView(QTreeWidget):
         item.setFont(COL_RULE, font)
         for column in range(self.columnCount()):
             item.setForeground(column, grey)
+        if text in (ON_ITS_WAY, ASKS_AGAIN):  # the agent may still hold it: not greyed out
+            item.setForeground(COL_ACTION, QBrush(QColor(_BEHAVIOR_COLORS[RuleBehavior.ASK])))
 
 
     def _revoked_text(self, rule: SessionRule) -> tuple[str, str]:
