@@ -118,6 +118,25 @@ async def test_a_listener_with_a_made_up_proof_gets_nothing_and_prints_nothing(
 
 
 @pytest.mark.asyncio
+async def test_a_listener_that_never_answers_the_challenge_leaves_the_terminal_asking(
+        rig: TerminalRig) -> None:
+    seen = _Recorder()
+    hung_up = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await seen.read_line(reader)
+        await reader.read()  # until the hook gives up and hangs up
+        hung_up.set()
+        writer.close()
+
+    async with _squatter(silent):
+        code, out, _err = await _run_hook()
+        await asyncio.wait_for(hung_up.wait(), 10)
+    assert (code, out) == (0, "")
+    assert _token().encode() not in seen.received and b"ls build" not in seen.received
+
+
+@pytest.mark.asyncio
 async def test_a_recorded_proof_of_the_app_does_not_answer_a_new_nonce(
         rig: TerminalRig) -> None:
     # Record what the real app answers to a hello (a proof for *that* nonce) ...
