@@ -86,6 +86,10 @@ async def test_allow_for_session_on_one_sub_agent_leaves_the_others_request_wait
     # dialog turns the CLI's suggestion into a session grant.
     grant = _answer_in_dialog(qtbot, touch_a, lambda dialog: dialog.allow_session())
     assert grant.kind is DecisionKind.ALLOW_SESSION
+    suggested = [str(rule) for update in touch_a.suggestions if update.type == "addRules"
+                 for rule in update.rules or ()]
+    assert [str(rule) for update in grant.updates for rule in update.rules or ()] == suggested
+    assert {update.destination for update in grant.updates} == {"session"}
     harness.broker.answer(touch_a.request_id, grant)
     finished = [await harness.next_finished()]
     while finished[-1][1].request_id != touch_a.request_id:
