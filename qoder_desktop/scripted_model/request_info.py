@@ -19,6 +19,13 @@ Which scenario
     form ``scripted-NAME`` (``ANTHROPIC_API_KEY``, sent by the CLI as ``x-api-key``); else
     the server's default.
 
+Which script: the main conversation or a sub-agent
+    The CLI runs each sub-agent as a conversation of its own (same session, same headers)
+    whose first user message carries the prompt of the ``Agent`` call that started it.
+    ``first_prompt`` is that message's text (system reminders left out); the server plays
+    the scenario's sub-agent script whose ``prompt`` it contains (see
+    ``Scenario.script_for``), else the scenario itself.
+
 Side requests
     Besides the agent loop, the CLI makes utility calls to the model. Observed with
     Claude Code 2.1.332: a model check after ``set_model`` (``max_tokens: 1``, prompt
@@ -79,6 +86,8 @@ class RequestInfo:
     plan_file: str | None
     session_id: str | None
     model: str | None
+    first_prompt: str | None = None
+    """The text of the conversation's first user message, system reminders left out."""
     tool_names: list[str] = field(default_factory=list)
     tool_results: list[ToolResultRecord] = field(default_factory=list)
     last_step_index: int | None = None
@@ -138,6 +147,14 @@ def _is_prompt(message: dict[str, Any]) -> bool:
         elif interrupted and not _is_synthetic(text):
             return True
     return False
+
+
+def prompt_text(message: dict[str, Any]) -> str:
+    """A user message's own text: its text blocks except system reminders."""
+    texts = [b["text"] for b in _blocks(message.get("content"))
+             if b.get("type") == "text" and isinstance(b.get("text"), str)
+             and not b["text"].lstrip().startswith(SYSTEM_REMINDER)]
+    return "\n".join(texts)
 
 
 def _system_text(body: dict[str, Any]) -> str:
@@ -258,6 +275,7 @@ def analyse_request(body: dict[str, Any], headers: dict[str, str]) -> RequestInf
                     )
                 )
 
+    first_user = next((m for m in messages if m.get("role") == "user"), None)
     last_results = [r for r in results if last_step is not None and r.tool_use_id in last_step_ids]
     return RequestInfo(
         is_side_request=side_reason is not None,
@@ -269,6 +287,7 @@ def analyse_request(body: dict[str, Any], headers: dict[str, str]) -> RequestInf
         plan_file=find_plan_file(body),
         session_id=session_id,
         model=body.get("model") if isinstance(body.get("model"), str) else None,
+        first_prompt=prompt_text(first_user) if first_user is not None else None,
         tool_names=tool_names,
         tool_results=results,
         last_step_index=last_step,

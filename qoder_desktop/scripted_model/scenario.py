@@ -22,6 +22,36 @@ scenario files written before reactions play as they did.
 Any step may carry ``delay_seconds``: the server streams ``message_start`` (and the text, if
 any), then waits that long before sending the rest, so a user can interrupt a "slow" model.
 
+A scenario may also script the *sub-agents* its steps start (``subagents``). A step
+starts one with an ``Agent`` tool call (the name the bundled Claude Code 2.1.332 gives
+the model in the request's ``tools``; its init message still lists the tool as ``Task``,
+the earlier name, which scenarios may use too) whose input holds ``description`` and
+``prompt``, and ``"run_in_background": false`` so the main conversation waits for its
+report; several such calls in one step run at the same time. Each entry of
+``subagents`` is a scenario of its own (``name``, ``steps``, ``closing_text``, reactions,
+nested ``subagents``) plus the ``prompt`` it answers: the CLI runs a sub-agent as a
+separate conversation whose first user message is the prompt of its ``Agent`` call, so
+the server plays the sub-agent script whose ``prompt`` that message contains (the
+longest one, should several match; see :meth:`Scenario.script_for`). Every sub-agent's
+``prompt`` must be the ``prompt`` of an ``Agent``/``Task`` call in the scenario, and
+prompts must differ, so a typo fails at load time instead of replaying the main script
+inside the sub-agent::
+
+    {"name": "helpers", "steps": [
+       {"calls": [
+          {"tool": "Agent", "input": {"description": "Touch a", "prompt": "Run touch a.",
+                                      "subagent_type": "general-purpose",
+                                      "run_in_background": false}},
+          {"tool": "Agent", "input": {"description": "Touch b", "prompt": "Run touch b.",
+                                      "subagent_type": "general-purpose",
+                                      "run_in_background": false}}]},
+       {"text": "Both helpers are done."}],
+     "subagents": [
+       {"name": "touch_a", "prompt": "Run touch a.",
+        "steps": [{"tool": "Bash", "input": {"command": "touch a"}}, {"text": "Made a."}]},
+       {"name": "touch_b", "prompt": "Run touch b.",
+        "steps": [{"tool": "Bash", "input": {"command": "touch b"}}, {"text": "Made b."}]}]}
+
 String values in tool inputs may contain placeholders, filled by the server from the
 request (see :mod:`.request_info`): ``{cwd}`` (the session's working directory) and
 ``{plan_file}`` (the plan file the CLI names in plan mode). Only these exact placeholders
@@ -39,6 +69,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CWD_PLACEHOLDER = "{cwd}"
+SUBAGENT_TOOLS = ("Agent", "Task")
+"""Names of the CLI's sub-agent tool: ``Agent`` (what Claude Code 2.1.332 offers the model)
+and ``Task`` (its earlier name, still in the CLI's init message)."""
 PLAN_FILE_PLACEHOLDER = "{plan_file}"
 DEFAULT_CLOSING_TEXT = "Done. That was the whole scripted scenario."
 
@@ -126,6 +159,8 @@ class Scenario(BaseModel):
     description: str = ""
     steps: list[ScenarioStep] = Field(default_factory=list)
     closing_text: str = DEFAULT_CLOSING_TEXT
+    subagents: list[SubagentScript] = Field(
+        default_factory=list, description="Scripts of the sub-agents the steps start.")
 
     @model_validator(mode="after")
     def _check_steps(self) -> Scenario:
@@ -135,7 +170,35 @@ class Scenario(BaseModel):
                     f"step {index}: only the last step may be text-only"
                     " (a text-only step ends the turn)"
                 )
+        started = {call.input.get("prompt") for step in self.steps for call in step.tool_calls
+                   if call.tool in SUBAGENT_TOOLS}
+        prompts = [sub.prompt for sub in self.subagents]
+        for sub in self.subagents:
+            if sub.prompt not in started:
+                raise ValueError(f"sub-agent {sub.name!r}: no Agent call in this scenario "
+                                 f"has the prompt {sub.prompt!r}")
+            if prompts.count(sub.prompt) > 1:
+                raise ValueError(f"sub-agent {sub.name!r}: another sub-agent has the same "
+                                 "prompt")
         return self
+
+    def script_for(self, prompt: str | None) -> Scenario:
+        """The script that answers a conversation whose first prompt is ``prompt``.
+
+        A sub-agent's conversation starts with the prompt of its ``Agent`` call: the
+        sub-agent script (searched in nested ``subagents`` too) whose ``prompt`` that text
+        contains, the longest if several do. Any other conversation plays this scenario.
+        """
+        if not prompt:
+            return self
+        found: list[SubagentScript] = []
+        pending = list(self.subagents)
+        while pending:
+            sub = pending.pop()
+            pending.extend(sub.subagents)
+            if sub.prompt in prompt:
+                found.append(sub)
+        return max(found, key=lambda sub: len(sub.prompt)) if found else self
 
     @property
     def tool_steps(self) -> list[ScenarioStep]:
@@ -188,6 +251,16 @@ class Scenario(BaseModel):
     @property
     def total_tool_calls(self) -> int:
         return sum(len(s.tool_calls) for s in self.tool_steps)
+
+
+class SubagentScript(Scenario):
+    """What one sub-agent says: a scenario of its own, played for the conversation that
+    starts with ``prompt`` (the prompt of the ``Agent`` call that starts it)."""
+
+    prompt: str = Field(min_length=1, description="The prompt of the Agent call it answers.")
+
+
+Scenario.model_rebuild()
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:

@@ -189,7 +189,7 @@ class ScriptedModelServer:
             )
         info = analyse_request(body, dict(request.headers))
         self._record_tool_results(info)
-        reply, step_index = self._reply_for(info, body)
+        reply, step_index, script = self._reply_for(info, body)
         stream = bool(body.get("stream"))
         self.requests.append(
             RequestRecord(
@@ -197,7 +197,7 @@ class ScriptedModelServer:
                 path=request.url.path,
                 kind="side" if info.is_side_request else "main",
                 model=info.model,
-                scenario=None if info.is_side_request else self._scenario_name(info),
+                scenario=script,
                 step_index=step_index,
                 session_id=info.session_id,
                 stream=stream,
@@ -264,25 +264,28 @@ class ScriptedModelServer:
 
     def _reply_for(
         self, info: RequestInfo, body: dict[str, Any]
-    ) -> tuple[ScriptedReply, int | None]:
+    ) -> tuple[ScriptedReply, int | None, str | None]:
+        """The reply, the step it plays (None: not a step) and the script's name (a
+        sub-agent's own script when the conversation is a sub-agent's)."""
         model = info.model or DEFAULT_MODEL
         tokens = estimate_tokens(body.get("messages"))
         if info.is_side_request:
             summary = info.side_reason == "text-only instruction"
             text = SUMMARY_REPLY_TEXT if summary else SIDE_REPLY_TEXT
-            return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None
+            return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None, None
         name = self._scenario_name(info)
         try:
             scenario = self.scenario_resolver(name)
         except Exception as exc:  # a broken scenario file must show up in the chat, not crash
             log.exception("scenario %r could not be loaded", name)
             text = f"[scripted model] scenario {name!r} could not be loaded: {exc}"
-            return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None
+            return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None, name
         if scenario is None:
             known = getattr(self.scenario_resolver, "names", None)
             listing = f" Known scenarios: {', '.join(known())}." if callable(known) else ""
             text = f"[scripted model] unknown scenario {name!r}.{listing}"
-            return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None
+            return ScriptedReply(model, [text_block(text)], "end_turn", tokens), None, name
+        scenario = scenario.script_for(info.first_prompt)
 
         if info.last_step_index is None:
             index, step = scenario.step_for_tool_count(info.tool_uses_in_turn)
@@ -298,7 +301,8 @@ class ScriptedModelServer:
             tool_input = substitute(call.input, placeholders)
             content.append(tool_use_block(call.tool, tool_input, tag=f"{index:02d}{k}"))
         stop_reason = "tool_use" if step.tool_calls else "end_turn"
-        return ScriptedReply(model, content, stop_reason, tokens, step.delay_seconds), index
+        reply = ScriptedReply(model, content, stop_reason, tokens, step.delay_seconds)
+        return reply, index, scenario.name
 
 
 class ThreadedScriptedModel:
