@@ -5,11 +5,11 @@ moment it arrives, so a crash while a person is still deciding leaves a visible 
 its decision is written (and synced) before the answer goes back to the agent. Tool
 calls that never needed a decision are seen through hooks and written as tool events;
 one the agent's CLI allowed under a session grant it holds also gets an approval row
-(decided by the CLI, with the rule we read it as), so the ledger shows why it ran. On the event loop,
-`start_request` only queues a request's row (the broker asks the person meanwhile) and
-`write_decision` waits for the database's writer thread without blocking the loop;
-`post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook answer never
-waits on a disk sync).
+(decided by the CLI, with the rule we read it as), so the ledger shows why it ran. On
+the event loop, `start_request` only queues a request's row (the broker asks the person
+meanwhile) and `write_decision` waits for the database's writer thread without blocking
+the loop; `post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook
+answer never waits on a disk sync).
 
 Exporting it (CSV, JSON Lines, the ``qoder-desktop ledger export`` command) lives in
 `store.ledger_export`.
