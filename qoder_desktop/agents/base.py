@@ -217,8 +217,7 @@ class AgentSession(HookCallbacks, ABC):
             await self.send(self.options.prompt)
 
     async def send(self, prompt: str) -> None:
-        """Send a (follow-up) prompt; a new turn lets session rules answer again."""
-        self._broker.resume_rules(self.session_id)
+        """Send a (follow-up) prompt."""
         self._ended_by = None
         self._emit(TranscriptKind.USER_PROMPT, prompt)
         self._set_state(SessionState.RUNNING)

@@ -226,7 +226,8 @@ class SessionHub(SessionSink):
 
     def _record_rule_allowed(self, session_id: str, tool_use_id: str | None, tool_name: str,
                              tool_input: dict[str, Any]) -> None:
-        """A call that ran without asking us, under a session grant: its approval row."""
+        """A call that ran without asking us, under a session grant the CLI holds: its
+        approval row, decided by the CLI, with the rule our matcher reads it as."""
         session = self._sessions.get(session_id)
         if session is None or not tool_use_id:
             return

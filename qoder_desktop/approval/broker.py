@@ -8,9 +8,12 @@ If the awaiting task is cancelled (the agent withdrew the request), the request 
 recorded as withdrawn and subscribers hear of it at once. Any error on the way is a
 deny with a message: the broker fails closed.
 
-What the session rules decide (a deny rule decides, an allow rule only tells the person
-which rule covers an escalated call, a grant answers the requests pending beside it) is
-in `approval/rule_decisions.py`, with the reasons.
+Only a person or the agent's CLI allows. The session rules here never do: a deny rule
+decides; an allow rule only tells the person which rule covers an escalated call; and a
+grant made while other requests of its session wait denies those its deny rules cover
+and marks those its allow rules cover ("covered by your new rule", subscribers hear
+UPDATED), which then wait for the person like any other. The reasons are in
+`approval/rule_decisions.py`.
 """
 
 from __future__ import annotations
@@ -30,10 +33,9 @@ from qoder_desktop.approval.row_write import Presenter, RowWrite
 from qoder_desktop.approval.rule_decisions import (
     RuleStore,
     UpdateCheck,
-    allow_rules,
     decide_by_rule,
     deliverable_grant,
-    sibling_decision,
+    sibling_outcome,
 )
 from qoder_desktop.domain.models import ApprovalRequest, Decision, DecisionKind, SessionRule
 from qoder_desktop.rules import grants
@@ -48,12 +50,14 @@ class BrokerEvent(StrEnum):
     """What happened to a request, as told to subscribers."""
 
     ADDED = "added"
+    UPDATED = "updated"
     ANSWERED = "answered"
     WITHDRAWN = "withdrawn"
 
 
 Subscriber = Callable[[BrokerEvent, ApprovalRequest, Decision | None], None]
-"""Called synchronously with (event, request, decision); decision is None for ADDED."""
+"""Called synchronously with (event, request, decision); decision is None for ADDED and
+UPDATED (the request, still waiting, as it is now)."""
 
 
 class Ledger(Protocol):
@@ -97,7 +101,8 @@ class ApprovalBroker:
 
     Signals (as subscriber events):
         ADDED: a request waits for a person.
-        ANSWERED: a request got its decision (by a person, a rule or an error).
+        UPDATED: a waiting request changed (a new grant covers it), still waiting.
+        ANSWERED: a request got its decision (by a person, a deny rule or an error).
         WITHDRAWN: the agent or the app took the request back before an answer.
     """
 
@@ -109,7 +114,6 @@ class ApprovalBroker:
         """`_pending`'s entries oldest first (None: to be sorted again); kept up to date
         as requests come and go, so `pending()` does not sort a long queue each time."""
         self._subscribers: list[Subscriber] = []
-        self._paused_sessions: set[str] = set()
         self._presenter: Presenter | None = None
 
     # -- subscribers -------------------------------------------------------------------
@@ -175,16 +179,6 @@ class ApprovalBroker:
         entry = self._pending.get(request_id)
         return entry is not None and not entry.future.done()
 
-    # -- auto-rules pause (after "deny and stop") --------------------------------------
-
-    def pause_rules(self, session_id: str) -> None:
-        """Stop session rules from auto-allowing in this session until `resume_rules`."""
-        self._paused_sessions.add(session_id)
-
-    def resume_rules(self, session_id: str) -> None:
-        """Let session rules answer again (the user started a new turn)."""
-        self._paused_sessions.discard(session_id)
-
     # -- the path of one request -------------------------------------------------------
 
     async def request(self, request: ApprovalRequest,
@@ -215,7 +209,7 @@ class ApprovalBroker:
         try:
             request, decision = decide_by_rule(self._rule_store, request)
             if decision is None:
-                decision = await self._ask_person(request, row)
+                request, decision = await self._ask_person(request, row)
             if decision.kind is DecisionKind.ALLOW_SESSION:
                 decision = deliverable_grant(request, decision, deliverable)
         except asyncio.CancelledError:
@@ -231,20 +225,27 @@ class ApprovalBroker:
         row.start()  # (queued before the decision's row, which waits for it)
         return await self._finish(request, decision, started, written)
 
-    def _answer_siblings(self, granted: list[SessionRule]) -> None:
-        """Allow requests that were pending when `granted` was made, where it covers them
-        (the CLI asked about them before it held the grant; see `sibling_decision`)."""
-        allow = allow_rules(granted)
-        if not allow or allow[0].session_id in self._paused_sessions:
-            return
+    def _mark_siblings(self, granted: list[SessionRule]) -> None:
+        """What a person's new `granted` rules mean for the requests waiting beside it:
+        deny those its deny rules cover; mark those its allow rules cover ("covered by
+        your new rule", UPDATED) and leave them waiting for the person (the CLI asked
+        before it held the rules; see `sibling_outcome`). Never an allow."""
         for entry in list(self._pending.values()):
             if entry.future.done():
                 continue
-            decision = sibling_decision(allow, entry.request)
-            if decision is not None:
-                entry.future.set_result(decision)
+            outcome = sibling_outcome(granted, entry.request)
+            if isinstance(outcome, Decision):
+                entry.future.set_result(outcome)
+            elif outcome is not None:
+                entry.request = outcome
+                log.info("request %s is covered by the new rule %s; a person decides",
+                         outcome.request_id, outcome.covered_by_rule)
+                self._notify_quietly(BrokerEvent.UPDATED, outcome, None)
 
-    async def _ask_person(self, request: ApprovalRequest, row: RowWrite) -> Decision:
+    async def _ask_person(self, request: ApprovalRequest, row: RowWrite
+                          ) -> tuple[ApprovalRequest, Decision]:
+        """The person's answer, with the request as it was then (perhaps marked as
+        covered by a rule granted while it waited)."""
         loop = asyncio.get_running_loop()
         entry = _Pending(request, loop.create_future())
         self._add_pending(entry)
@@ -257,7 +258,8 @@ class ApprovalBroker:
                 hold = loop.call_later(row_write.ROW_HOLD_MAX_S, row.start)
             else:
                 row.start()
-            return await entry.future
+            decision = await entry.future
+            return entry.request, decision
         finally:
             if hold is not None:
                 hold.cancel()
@@ -299,11 +301,10 @@ class ApprovalBroker:
                     f"Qoder Desktop could not record the decision, so it was denied: {exc}")
         if withdrawn:
             return decision
-        if decision.kind is DecisionKind.DENY_INTERRUPT:
-            self.pause_rules(request.session_id)
+        if granted and decision.kind is DecisionKind.ALLOW_SESSION:
+            # Before ANSWERED: the next dialog to open shows its request as marked.
+            self._mark_siblings(granted)
         self._notify_quietly(BrokerEvent.ANSWERED, request, decision)
-        if decision.kind is DecisionKind.ALLOW_SESSION:
-            self._answer_siblings(granted)
         return decision
 
     # -- answers from the UI and the app -----------------------------------------------

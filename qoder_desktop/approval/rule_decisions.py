@@ -2,12 +2,19 @@
 
 One authority for grants (see docs/DESIGN-NOTES.md, "Who decides"): every "allow for
 this session" goes to the agent's CLI as a `session` update, so the CLI holds the
-grant and decides matching calls itself. A new request that reaches us although one of
-our allow rules covers it was escalated by the CLI on purpose (a sensitive file, a path
-outside the workspace, a spelling it treats as different): a person sees it, told which
-rule covers it. Our allow rules decide alone only for requests that were already
-pending when the grant was made (`sibling_decision`), where the CLI never saw the rule.
-Deny rules always decide (stricter than the CLI is safe).
+grant and decides matching calls itself. Our rules never allow anything: only a person
+or the CLI does (`Decision` refuses any other allow).
+
+- A new request that reaches us although one of our allow rules covers it was
+  escalated by the CLI on purpose (a sensitive file, a path outside the workspace, a
+  spelling it treats as different): a person sees it, told which rule covers it
+  (`decide_by_rule`).
+- Requests already waiting when a person grants rules (`sibling_outcome`): a deny rule
+  of the grant that covers one denies it; an allow rule that covers one only marks it
+  "covered by your new rule" (the CLI asked before it held the rule, and our matcher is
+  not the CLI), and the person allows it with one key, or not.
+- Deny rules always decide (stricter than the CLI is safe); a rule's deny is
+  `DecidedBy.SESSION_RULE`.
 """
 
 from __future__ import annotations
@@ -52,13 +59,22 @@ def decide_by_rule(rule_store: RuleStore, request: ApprovalRequest
     """A deny rule's decision; an allow rule only marks the request (the CLI holds it)."""
     if request.kind is not RequestKind.TOOL:
         return request, None
-    verdict = evaluate(rule_store.active_rules(request.session_id), request)
-    if verdict is None or verdict.behavior is RuleBehavior.ASK:
-        return request, None
-    rule_text = str(verdict.rule.rule)
-    if verdict.behavior is RuleBehavior.DENY:
+    active = rule_store.active_rules(request.session_id)
+    verdict = evaluate(active, request)
+    if verdict is not None and verdict.behavior is RuleBehavior.DENY:
+        rule_text = str(verdict.rule.rule)
         return request, Decision.deny(f"Denied by the session rule {rule_text}.",
                                       by=DecidedBy.SESSION_RULE, rule=rule_text)
+    if verdict is not None and verdict.behavior is RuleBehavior.ASK:
+        return request, None
+    # The rule that covers it, as the person reads their rules: the one our matcher
+    # allows on, or a path rule naming a sensitive file (which our matcher, like the
+    # CLI, asks about under any rule). An explanation only, never an answer.
+    covering = (verdict.rule if verdict is not None else rules.path_rule_covering(
+        active, request.tool_name, request.tool_input, request.cwd or "."))
+    if covering is None:
+        return request, None
+    rule_text = str(covering.rule)
     log.info("request %s: the agent asked although %s covers it; a person decides",
              request.request_id, rule_text)
     return request.model_copy(update={"covered_by_rule": rule_text}), None
@@ -89,19 +105,27 @@ def deliverable_grant(request: ApprovalRequest, decision: Decision,
     return decision.model_copy(update={"updates": tuple(kept)})
 
 
-def allow_rules(granted: list[SessionRule]) -> list[SessionRule]:
-    """The allow rules among rules just granted."""
-    return [rule for rule in granted if rule.behavior is RuleBehavior.ALLOW]
+def sibling_outcome(granted: list[SessionRule], sibling: ApprovalRequest
+                    ) -> ApprovalRequest | Decision | None:
+    """What rules a person just `granted` mean for a request of the same session that was
+    already waiting: a deny (one of them is a deny rule that covers it), the request
+    marked "covered by your new rule" (an allow rule covers it; the person still
+    decides), or None (they do not cover it, or it is already marked).
 
-
-def sibling_decision(allow: list[SessionRule], sibling: ApprovalRequest) -> Decision | None:
-    """An allow for a request of the grant's session that was pending when the `allow`
-    rules were granted, where they cover it (never more broadly than the CLI, see
-    `rules.matcher`); None when they do not."""
-    if sibling.session_id != allow[0].session_id or sibling.kind is not RequestKind.TOOL:
+    Never an allow: the CLI asked before it held the rules, and our matcher is not the
+    CLI (it may read a symlink, a path or a spelling otherwise).
+    """
+    if (not granted or sibling.session_id != granted[0].session_id
+            or sibling.kind is not RequestKind.TOOL):
         return None
-    verdict = evaluate(allow, sibling)
-    if verdict is None or verdict.behavior is not RuleBehavior.ALLOW:
+    verdict = evaluate(granted, sibling)
+    if verdict is None or verdict.behavior is RuleBehavior.ASK:
         return None
-    return Decision.allow_once(dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
-                               rule=str(verdict.rule.rule))
+    rule_text = str(verdict.rule.rule)
+    if verdict.behavior is RuleBehavior.DENY:
+        return Decision.deny(f"Denied by the session rule {rule_text}.",
+                             by=DecidedBy.SESSION_RULE, rule=rule_text)
+    if sibling.covered_by_rule is not None:
+        return None  # (a rule the agent held already covers it: that explanation stays)
+    return sibling.model_copy(update={"covered_by_rule": rule_text,
+                                      "granted_while_waiting": True})

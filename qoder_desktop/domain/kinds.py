@@ -95,12 +95,24 @@ class DecisionKind(StrEnum):
 
 
 class DecidedBy(StrEnum):
-    """Who (or what) produced a decision."""
+    """Who (or what) produced a decision.
+
+    Only a person (USER) or the agent's CLI (CLI) allows: `Decision` refuses an allow by
+    anyone else. CLI marks ledger rows of calls the CLI ran under a session grant it
+    holds (they never reached us); SESSION_RULE is a deny by one of the session's deny
+    rules (older ledgers also hold allows recorded under it).
+    """
 
     USER = "user"
+    CLI = "cli"
     SESSION_RULE = "session_rule"
     WITHDRAWN = "withdrawn"
     ERROR = "error"
+
+    @property
+    def may_allow(self) -> bool:
+        """True for those who may allow a call: a person, or the agent's CLI itself."""
+        return self in (DecidedBy.USER, DecidedBy.CLI)
 
 
 class SessionState(StrEnum):

@@ -176,8 +176,11 @@ class ApprovalRequest(BaseModel):
     """Where "save to the project" writes this backend's rules; None when the session
     does not load that file (saving there would not take effect)."""
     covered_by_rule: str | None = None
-    """A session rule that covers this call although the agent asked anyway: the agent
-    holds that grant and escalated this call on purpose (set by the broker)."""
+    """A session rule that covers this call (set by the broker, never an answer): the
+    agent asked anyway, or, with `granted_while_waiting`, asked before it held the rule."""
+    granted_while_waiting: bool = False
+    """True when `covered_by_rule` was granted while this request waited: the agent's CLI
+    asked before it held that rule. The person still decides (one key allows it once)."""
     received_at: datetime = Field(default_factory=utc_now)
 
     @property
@@ -198,8 +201,10 @@ class ApprovalRequest(BaseModel):
 class Decision(BaseModel):
     """The answer to one `ApprovalRequest`.
 
-    An allow always carries the exact input that will run; a deny always carries a
-    non-empty message (the Qoder SDK refuses empty ones).
+    An allow always carries the exact input that will run, and comes from a person
+    (`DecidedBy.USER`) or records what the agent's CLI allowed itself (`DecidedBy.CLI`):
+    nothing else can make one, so no rule or program path of ours turns into an allow by
+    accident. A deny always carries a non-empty message (the Qoder SDK refuses empty ones).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -219,6 +224,9 @@ class Decision(BaseModel):
     def _consistent(self) -> Decision:
         if self.kind.allows and self.final_input is None:
             raise ValueError("an allow needs the final input that will run")
+        if self.kind.allows and not self.decided_by.may_allow:
+            raise ValueError("only a person or the agent's CLI allows a call, not "
+                             f"{self.decided_by.value}")
         denies = (DecisionKind.DENY, DecisionKind.DENY_INTERRUPT, DecisionKind.ERROR)
         if self.kind in denies and not self.message.strip():
             raise ValueError("a deny needs a non-empty message")

@@ -8,8 +8,10 @@ Prints `allow: <reason>`, `ask: <reason>` or `deny: <reason>` (exit 0; exit 2 on
 arguments, invalid JSON or an invalid rule). `--batch` reads one JSON object per line
 (`{"cwd", "add_dirs", "rules", "deny_rules", "tool", "input"}`) and writes one
 `{"verdict", "reason"}` line per case, in order; a malformed line gives an `ask` with
-the error and processing continues. The verdict is our own matcher's (`matcher.explain`),
-used where the app decides alone. Qt-free and SDK-free, so it starts fast.
+the error and processing continues. The verdict is our own matcher's (`matcher.explain`):
+a deny is what the app decides alone; an allow only explains (the dialog's "covered by",
+the ledger's reading of a call the CLI ran), it never answers a request. Qt-free and
+SDK-free, so it starts fast.
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ from qoder_desktop.shell.words import SimpleCommand
 __all__ = [
     "Explanation", "RuleVerdict", "SuggestionSplit", "bash_allows_command",
     "bash_matches_generously", "evaluate", "explain", "is_dangerous", "parse_bash_spec",
+    "path_rule_covering",
     "rule_for_request", "session_rules_from_updates", "split_suggestions", "wildcard_match",
 ]
 
@@ -318,6 +319,27 @@ def evaluate(rules: Iterable[SessionRule], tool_name: str, tool_input: dict[str,
     """
     found = _decide(rules, tool_name, tool_input, cwd, add_dirs)
     return None if isinstance(found, str) else found
+
+
+def path_rule_covering(rules: Iterable[SessionRule], tool_name: str,
+                       tool_input: dict[str, Any], cwd: str) -> SessionRule | None:
+    """The active allow `Edit(...)`/`Read(...)` rule whose path covers a file tool call,
+    sensitive files included, or None.
+
+    For explanations only ("your rule X covers this call"): on a sensitive file
+    `evaluate` asks under any rule, as the CLI does, though the person's rule names it.
+    """
+    if tool_name not in PATH_KEYS:
+        return None
+    call = Call(tool_name, tool_input, cwd)
+    rule_tool = ALLOW_RULE_TOOLS[tool_name]
+    for item in rules:
+        rule = item.rule
+        if (item.active and item.behavior is RuleBehavior.ALLOW
+                and rule.tool_name == rule_tool and rule.rule_content is not None
+                and _path_matches(rule, call, False)):
+            return item
+    return None
 
 
 def rule_for_request(tool_name: str, tool_input: dict[str, Any], cwd: str) -> RuleValue | None:

@@ -5,11 +5,11 @@ moment it arrives, so a crash while a person is still deciding leaves a visible 
 its decision is written (and synced) before the answer goes back to the agent. Tool
 calls that never needed a decision are seen through hooks and written as tool events;
 one the agent's CLI allowed under a session grant it holds also gets an approval row
-(decided by that session rule), so the ledger shows why it ran. On the event loop,
-`start_request` only queues a request's row (the broker asks the person meanwhile) and
-`write_decision` waits for the database's writer thread without blocking the loop;
-`post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook answer never
-waits on a disk sync).
+(decided by the CLI, with the rule we read it as), so the ledger shows why it ran. On
+the event loop, `start_request` only queues a request's row (the broker asks the person
+meanwhile) and `write_decision` waits for the database's writer thread without blocking
+the loop; `post_tool_event`/`post_rule_allowed` do not wait at all (the agent's hook
+answer never waits on a disk sync).
 
 Exporting it (CSV, JSON Lines, the ``qoder-desktop ledger export`` command) lives in
 `store.ledger_export`.
@@ -44,6 +44,30 @@ from qoder_desktop.store.database import (
 )
 
 _LABELS = TypeAdapter(dict[str, list[str]])
+
+
+def cli_grant_message(rule: str) -> str:
+    """The ledger's message for a call the agent's CLI ran under its own session grant."""
+    return f"Run by the agent's CLI under its session grant; we read it as {rule}."
+
+
+def who_decided(decided_by: DecidedBy | None, outcome: DecisionKind | None,
+                rule: str | None) -> str:
+    """Who decided a ledger row, in words (for the export and history views)."""
+    if outcome is None or decided_by is None:
+        return ""
+    if decided_by is DecidedBy.USER:
+        return "you"
+    if decided_by is DecidedBy.CLI:
+        reading = f" (we read it as {rule})" if rule else ""
+        return f"the agent's CLI, under its session grant{reading}"
+    if decided_by is DecidedBy.SESSION_RULE:
+        if outcome.allows:  # only older ledgers: an allow is a person's or the CLI's
+            return f"allowed under the session rule {rule or '?'} (an older record)"
+        return f"denied by the session rule {rule or '?'}"
+    if decided_by is DecidedBy.WITHDRAWN:
+        return "nobody: withdrawn before an answer"
+    return "nobody: an error, so denied"
 
 
 class LedgerError(StorageError):
@@ -107,6 +131,13 @@ class LedgerEntry(BaseModel):
         if self.entry_type == "tool_event":
             return self.phase.value if self.phase else "event"
         return self.outcome.value if self.outcome else "pending"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def who(self) -> str:
+        """Who decided, in words ("you", "the agent's CLI, under its session grant (we
+        read it as Bash(x))", …); '' while pending and for tool events."""
+        return who_decided(self.decided_by, self.outcome, self.matched_rule)
 
     @property
     def pending(self) -> bool:
@@ -236,16 +267,15 @@ class Ledger:
                               "ledger; a request is answered exactly once.")
 
     def record_rule_allowed(self, request: ApprovalRequest, rule: str) -> None:
-        """Write an approval row for a call the agent's CLI allowed under session rule `rule`.
+        """Write an approval row for a call the agent's CLI ran under its own session grant.
 
         The CLI holds the session grants and decides matching calls without asking us,
         so such a call is seen only through its hooks; this row records that it ran,
-        decided by that rule.
+        decided by the CLI (`DecidedBy.CLI`). `rule` is our reading of the grant it used
+        (our matcher's, not the CLI's word), and the message says so.
         """
-        decision = Decision.allow_once(dict(request.tool_input), by=DecidedBy.SESSION_RULE,
-                                       rule=rule)
-        decision = decision.model_copy(update={
-            "message": f"Allowed by the session rule {rule} (the agent's CLI holds it)."})
+        decision = Decision.allow_once(dict(request.tool_input), by=DecidedBy.CLI, rule=rule)
+        decision = decision.model_copy(update={"message": cli_grant_message(rule)})
         self.record_decision(request, decision)
 
     def post_rule_allowed(self, request: ApprovalRequest, rule: str) -> None:

@@ -23,8 +23,8 @@ from qoder_desktop.store.ledger import LedgerEntry, ledger_entries
 
 ExportFormat = Literal["csv", "jsonl"]
 
-EXPORT_COLUMNS: tuple[str, ...] = (*LedgerEntry.model_fields, "status")
-"""CSV header, in order."""
+EXPORT_COLUMNS: tuple[str, ...] = (*LedgerEntry.model_fields, "status", "who")
+"""CSV header, in order (`who`: who decided, in words, beside the `decided_by` code)."""
 
 
 def _csv_cell(value: Any) -> str:

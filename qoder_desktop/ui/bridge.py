@@ -17,7 +17,9 @@ The pending list is batched here, and only here, by one mechanism (`TurnThrottle
   in the next turn before the window-system events, among them the new dialog's
   expose: the dialog the person waits for is painted first.
 
-Every emission carries the pending list as it is then.
+Every emission carries the pending list as it is then, each request as it is now (a
+request marked by a new grant is a new object with the same id: the dialog queue and
+the window's queue show the change).
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ class BrokerBridge(QObject):
 
     Signals:
         request_added(ApprovalRequest): a request waits for a person.
+        request_updated(ApprovalRequest): a waiting request changed (a rule granted
+            meanwhile covers it) and still waits; its notification shows the change.
         request_finished(ApprovalRequest): a request was answered or withdrawn (its
             notification closes).
         pending_changed(list): the requests now waiting (oldest first), for the dialog
@@ -102,6 +106,7 @@ class BrokerBridge(QObject):
     """
 
     request_added = Signal(object)
+    request_updated = Signal(object)
     request_finished = Signal(object)
     pending_changed = Signal(list)
     views_pending_changed = Signal(list)
@@ -119,6 +124,8 @@ class BrokerBridge(QObject):
                   decision: Decision | None) -> None:
         if event is BrokerEvent.ADDED:
             self.request_added.emit(request)
+        elif event is BrokerEvent.UPDATED:
+            self.request_updated.emit(request)
         else:
             self.request_finished.emit(request)
         self._dialogs.notify()

@@ -2,7 +2,8 @@
 
 The main window's queue shows every pending request; a person can open any of them
 directly. When a dialog's request is answered (by anyone) or withdrawn, the dialog
-closes at once and the next oldest request gets its dialog. Dialogs come from
+closes at once and the next oldest request gets its dialog; when it changes while
+waiting (a rule granted meanwhile covers it), the open dialog shows the change. Dialogs come from
 `DialogSpares` (a spare built ahead, filled in with the request) once
 `prepare_spares()` has been called; until then each is built for its request.
 `when_painted` tells the broker when a new request's dialog has painted (the loop turn
@@ -79,9 +80,12 @@ class DialogQueue(QObject):
     def set_pending(self, pending: list[ApprovalRequest]) -> None:
         """Follow the broker's pending list; opens a dialog when none is open."""
         self._pending = list(pending)
-        still = {request.request_id for request in pending}
+        still = {request.request_id: request for request in pending}
         for request_id in [rid for rid in self._dialogs if rid not in still]:
             self.close(request_id)
+        for request_id, dialog in self._dialogs.items():
+            if dialog.request is not still[request_id] and dialog.request != still[request_id]:
+                dialog.update_request(still[request_id])  # (marked by a new grant)
         if not self._dialogs and self._pending:
             self.open(self._pending[0].request_id)
 

@@ -6,8 +6,10 @@ notification shows the whole request: one input value, shown exactly as it runs 
 hidden characters, nothing collapsed or cut), and it acts only once the arming delay
 (the dialogs' `ARMING_DELAY_MS`) has passed since the notification appeared. A press
 becomes a `Decision` on `decided`, the same path as a dialog's, at most once per
-request. When a request is answered or withdrawn anywhere else, `withdraw()` closes its
-notification. Without a notification service (or when one refuses a notification)
+request. A request marked while it waits ("covered by your new rule", `update()`) is
+shown again with the mark; its "Allow once" still needs the person's press, after the
+arming delay again. When a request is answered or withdrawn anywhere else, `withdraw()`
+closes its notification. Without a notification service (or when one refuses a notification)
 `fall_back` asks for the tray balloon instead.
 """
 
@@ -32,7 +34,7 @@ from qoder_desktop.notifications.desktop import (
 from qoder_desktop.text.visible import describe_hidden, has_hidden
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
 from qoder_desktop.ui.plain_text import notification_text
-from qoder_desktop.ui.summaries import one_line
+from qoder_desktop.ui.summaries import covered_note, one_line
 from qoder_desktop.ui.tray import APP_NAME, format_notification
 
 log = logging.getLogger(__name__)
@@ -99,6 +101,9 @@ def note_for(request: ApprovalRequest) -> NoteSpec:
     note = format_notification(request)
     whole = whole_value(request)
     body = whole if whole is not None else note.body
+    mark = covered_note(request) if request.granted_while_waiting else None
+    if mark is not None:  # (after the value: the value stays whole and first)
+        body = f"{body}\n{mark}"
     return NoteSpec(request.request_id, note.title, notification_text(body),
                     actions_for(request))
 
@@ -155,6 +160,13 @@ class RequestNotifier(QObject):
         self._armed.discard(request.request_id)
         self._spawn(self._show(request))
 
+    def update(self, request: ApprovalRequest) -> None:
+        """A waiting request changed (a rule granted meanwhile covers it): a notification
+        still up for it is shown again, replaced, with its "Allow once" inert until the
+        arming delay has passed again. Nothing shows that was not up already."""
+        if request.request_id in self._requests:
+            self.announce(request)
+
     def withdraw(self, request_id: str) -> None:
         """The request was answered or withdrawn: close its notification."""
         self._armed.discard(request_id)
@@ -183,11 +195,12 @@ class RequestNotifier(QObject):
             self._requests.pop(request_id, None)
             self.fall_back.emit(request)
             return
-        QTimer.singleShot(self.arming_delay_ms, self, lambda: self._arm(request_id))
+        QTimer.singleShot(self.arming_delay_ms, self, lambda: self._arm(request))
         self.shown.emit(request_id)
 
-    def _arm(self, request_id: str) -> None:
-        if request_id in self._requests:
+    def _arm(self, request: ApprovalRequest) -> None:
+        request_id = request.request_id
+        if self._requests.get(request_id) is request:  # (not one shown again since)
             self._armed.add(request_id)
             self.armed.emit(request_id)
 

@@ -71,6 +71,32 @@ def request_summary(request: ApprovalRequest, limit: int = 160) -> str:
     return elide(one_line(text), limit)
 
 
+def covered_note(request: ApprovalRequest) -> str | None:
+    """Why a request a person's session rule covers still waits for them (None when no
+    rule covers it): the one wording of the dialog, the queue and the notification.
+
+    A rule granted while the request waited: the agent's CLI asked before it held it, so
+    nothing was allowed for the person. Otherwise the CLI holds the rule and asked anyway.
+    """
+    rule = request.covered_by_rule
+    if rule is None:
+        return None
+    rule = one_line(rule)
+    if request.granted_while_waiting:
+        return (f"Covered by your new rule {rule}, but the agent asked before it held that "
+                "rule, so nothing was allowed for you: you decide (Ctrl+Return allows this "
+                "call once).")
+    return (f"Your session rule {rule} covers this call, but the agent asked anyway (it "
+            "treats this call as sensitive or different), so you decide.")
+
+
+def covered_mark(request: ApprovalRequest) -> str | None:
+    """A short mark for lists: "covered by your new rule X" (None when not marked)."""
+    if request.covered_by_rule is None or not request.granted_while_waiting:
+        return None
+    return f"covered by your new rule {one_line(request.covered_by_rule)} — you decide"
+
+
 def session_label(request: ApprovalRequest) -> str:
     """The name of the request's session (its id prefix when it has no name)."""
     return one_line(request.session_name) or request.session_id[:8]

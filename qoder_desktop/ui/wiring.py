@@ -99,6 +99,7 @@ class DesktopApp:
         bridge.present_with(dialogs.when_painted)
         bridge.views_pending_changed.connect(approvals.show_pending)
         bridge.request_added.connect(approvals.request_added)
+        bridge.request_updated.connect(approvals.request_updated)
         bridge.request_finished.connect(approvals.request_finished)
         dialogs.decided.connect(approvals.decided)
         dialogs.build_failed.connect(approvals.build_failed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from pathlib import Path
 
 import pytest
 from helpers.broker_events import Recorder
@@ -162,58 +163,6 @@ async def test_a_call_the_agent_asks_about_despite_a_granted_rule_goes_to_a_pers
     assert entry.matched_rule == "Bash(make *)"  # the rule that covers it, in the ledger
 
 
-async def test_a_grant_answers_the_requests_already_pending_in_its_session(
-        broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
-    """Siblings asked before the CLI held the grant: there our matcher decides."""
-    recorder = Recorder(broker)
-    first = asyncio.create_task(broker.request(_bash("npm test")))
-    granted_request = await recorder.next_added()
-    sibling = asyncio.create_task(broker.request(_bash("npm test")))
-    await recorder.next_added()
-    other_command = asyncio.create_task(broker.request(_bash("npm publish")))
-    await recorder.next_added()
-    elsewhere = _bash("npm test").model_copy(update={"session_id": "session-2"})
-    other_session = asyncio.create_task(broker.request(elsewhere))
-    await recorder.next_added()
-    grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(npm test)"),),
-                                 behavior=RuleBehavior.ALLOW, destination="session")
-    broker.answer(granted_request.request_id,
-                  Decision.allow_session({"command": "npm test"}, (grant,)))
-    assert (await first).kind is DecisionKind.ALLOW_SESSION
-    decision = await asyncio.wait_for(sibling, 5)
-    assert decision.kind is DecisionKind.ALLOW_ONCE
-    assert (decision.decided_by, decision.rule) == (DecidedBy.SESSION_RULE, "Bash(npm test)")
-    assert [r.request.tool_input["command"] for r in broker._pending.values()] == [
-        "npm publish", "npm test"]
-    assert {r.session_id for r in broker.pending()} == {SESSION, "session-2"}
-    broker.withdraw_session(SESSION)
-    broker.withdraw_session("session-2")
-    await asyncio.gather(other_command, other_session)
-    by_rule = [e for e in ledger.entries(SESSION, include_tool_events=False)
-               if e.matched_rule == "Bash(npm test)"]
-    assert [e.outcome for e in by_rule] == [DecisionKind.ALLOW_ONCE]
-
-
-async def test_a_paused_session_keeps_its_siblings_for_a_person(
-        broker: ApprovalBroker, db: Database) -> None:
-    """After "deny and stop" no rule answers anything until the next turn."""
-    recorder = Recorder(broker)
-    broker.pause_rules(SESSION)
-    first = asyncio.create_task(broker.request(_bash("make all")))
-    granted_request = await recorder.next_added()
-    sibling = asyncio.create_task(broker.request(_bash("make all")))
-    queued = await recorder.next_added()
-    grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(make *)"),),
-                                 behavior=RuleBehavior.ALLOW, destination="session")
-    broker.answer(granted_request.request_id,
-                  Decision.allow_session({"command": "make all"}, (grant,)))
-    await first
-    await asyncio.sleep(0)
-    assert broker.is_pending(queued.request_id)
-    broker.answer(queued.request_id, Decision.deny("not now"))
-    assert (await sibling).decided_by is DecidedBy.USER
-
-
 async def test_only_updates_the_agent_receives_are_granted_and_recorded(
         broker: ApprovalBroker, db: Database) -> None:
     recorder = Recorder(broker)
@@ -357,3 +306,26 @@ async def test_a_request_that_cannot_be_recorded_is_denied_without_waiting_for_a
                                                           BrokerEvent.ANSWERED]
     assert not broker.pending()
 
+
+
+async def test_a_write_to_a_sensitive_file_the_person_granted_names_their_rule_when_asked_again(
+        broker: ApprovalBroker, db: Database, tmp_path: Path) -> None:
+    """The CLI asks about its own settings file under any rule (so does our matcher); the
+    dialog must still say which of the person's rules covers the call, not offer it as
+    if nothing had been granted."""
+    from qoder_desktop.rules.matcher import rule_for_request
+
+    workspace = tmp_path / "ws"
+    (workspace / ".claude").mkdir(parents=True)
+    write = {"file_path": str(workspace / ".claude" / "settings.local.json"), "content": "{}"}
+    rule = rule_for_request("Write", write, str(workspace))  # what the dialog offered
+    assert rule is not None
+    db.add_rules([_rule(RuleBehavior.ALLOW, str(rule))])
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(ApprovalRequest(
+        session_id=SESSION, backend=Backend.CLAUDE, tool_name="Write", tool_input=write,
+        cwd=str(workspace))))
+    request = await recorder.next_added()
+    assert (request.covered_by_rule, request.granted_while_waiting) == (str(rule), False)
+    broker.answer(request.request_id, Decision.deny("no"))
+    assert (await task).decided_by is DecidedBy.USER

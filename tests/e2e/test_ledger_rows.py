@@ -26,9 +26,11 @@ async def test_a_call_the_cli_allowed_under_a_session_grant_gets_an_approval_row
     approvals = [e for e in entries if e.entry_type == "approval"]
     assert [(a.outcome, a.decided_by) for a in approvals] == [
         (DecisionKind.ALLOW_SESSION, DecidedBy.USER),
-        (DecisionKind.ALLOW_ONCE, DecidedBy.SESSION_RULE)]
+        (DecisionKind.ALLOW_ONCE, DecidedBy.CLI)]
     by_rule = approvals[1]
-    assert by_rule.matched_rule == "Bash(touch marker.txt)"
+    assert by_rule.matched_rule == "Bash(touch marker.txt)"  # our reading of its grant
+    assert by_rule.message == ("Run by the agent's CLI under its session grant; we read it "
+                               "as Bash(touch marker.txt).")
     assert by_rule.session_name == "repeat_command"
     assert by_rule.original_input == {"command": "touch marker.txt",
                                       "description": by_rule.original_input["description"]}

@@ -13,8 +13,11 @@ Finished = tuple[BrokerEvent, ApprovalRequest, Decision | None]
 
 
 def route_broker_events(broker: ApprovalBroker, added: asyncio.Queue[ApprovalRequest],
-                        finished: asyncio.Queue[Finished]) -> Callable[[], None]:
-    """Put requests that wait for a person in `added`, answered/withdrawn ones in `finished`.
+                        finished: asyncio.Queue[Finished],
+                        updated: asyncio.Queue[ApprovalRequest] | None = None
+                        ) -> Callable[[], None]:
+    """Put requests that wait for a person in `added`, answered/withdrawn ones in
+    `finished`, and waiting requests that changed (UPDATED) in `updated` if given.
 
     Returns the broker's unsubscribe function.
     """
@@ -23,6 +26,9 @@ def route_broker_events(broker: ApprovalBroker, added: asyncio.Queue[ApprovalReq
                   decision: Decision | None) -> None:
         if event is BrokerEvent.ADDED:
             added.put_nowait(request)
+        elif event is BrokerEvent.UPDATED:
+            if updated is not None:
+                updated.put_nowait(request)
         else:
             finished.put_nowait((event, request, decision))
 
@@ -35,6 +41,7 @@ class Recorder:
     def __init__(self, broker: ApprovalBroker) -> None:
         self.events: list[tuple[BrokerEvent, str, Decision | None]] = []
         self.added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
+        self.updated: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
         broker.subscribe(self)
 
     def __call__(self, event: BrokerEvent, request: ApprovalRequest,
@@ -42,6 +49,12 @@ class Recorder:
         self.events.append((event, request.request_id, decision))
         if event is BrokerEvent.ADDED:
             self.added.put_nowait(request)
+        elif event is BrokerEvent.UPDATED:
+            self.updated.put_nowait(request)
+
+    async def next_updated(self) -> ApprovalRequest:
+        """The next waiting request that changed (fails after 5 s)."""
+        return await asyncio.wait_for(self.updated.get(), 5)
 
     async def next_added(self) -> ApprovalRequest:
         """The next request that waits for a person (fails after 5 s)."""

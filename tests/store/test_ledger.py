@@ -104,24 +104,47 @@ def test_round_trip_through_a_real_file(tmp_path: Path) -> None:
     assert entry.status == "allow_session" and not entry.pending
 
 
-def test_deny_rule_and_withdrawn_outcomes(db: Database) -> None:
+def test_deny_rule_cli_grant_and_withdrawn_outcomes_say_who_decided(db: Database) -> None:
     ledger = Ledger(db)
-    denied, by_rule, gone = _bash_request("rm -rf /"), _bash_request("ls"), _bash_request()
+    denied, by_rule, by_cli, gone = (_bash_request("rm -rf /"), _bash_request("rm x"),
+                                     _bash_request("ls"), _bash_request())
     for req in (denied, by_rule, gone):
         ledger.record_request(req)
     ledger.record_decision(denied, Decision.deny("too risky", interrupt=True), 10)
-    ledger.record_decision(by_rule, Decision.allow_once(by_rule.tool_input,
-                                                        by=DecidedBy.SESSION_RULE,
-                                                        rule="Bash(ls)"), 0.4)
+    ledger.record_decision(by_rule, Decision.deny("Denied by the session rule Bash(rm *).",
+                                                  by=DecidedBy.SESSION_RULE,
+                                                  rule="Bash(rm *)"), 0.4)
+    ledger.record_rule_allowed(by_cli, "Bash(ls)")  # (seen only through its hooks)
     ledger.record_decision(gone, Decision.withdrawn(), 5000)
     entries = {e.entry_id: e for e in ledger.entries()}
     assert entries[denied.request_id].outcome is DecisionKind.DENY_INTERRUPT
     assert entries[denied.request_id].interrupt is True
     assert entries[denied.request_id].message == "too risky"
     assert entries[denied.request_id].final_input is None
+    assert entries[denied.request_id].who == "you"
     assert entries[by_rule.request_id].decided_by is DecidedBy.SESSION_RULE
-    assert entries[by_rule.request_id].matched_rule == "Bash(ls)"
+    assert entries[by_rule.request_id].who == "denied by the session rule Bash(rm *)"
+    cli = entries[by_cli.request_id]
+    assert (cli.outcome, cli.decided_by, cli.matched_rule) == (
+        DecisionKind.ALLOW_ONCE, DecidedBy.CLI, "Bash(ls)")
+    assert cli.message == ("Run by the agent's CLI under its session grant; we read it as "
+                           "Bash(ls).")
+    assert cli.who == "the agent's CLI, under its session grant (we read it as Bash(ls))"
     assert entries[gone.request_id].status == "withdrawn"
+    assert entries[gone.request_id].who == "nobody: withdrawn before an answer"
+
+
+def test_an_older_ledgers_allow_by_a_session_rule_still_reads(db: Database) -> None:
+    """Rows written before only a person or the CLI could allow keep their meaning."""
+    ledger = Ledger(db)
+    req = _bash_request("ls")
+    ledger.record_request(req)
+    db.execute("UPDATE approvals SET outcome = 'allow_once', decided_by = 'session_rule', "
+               "matched_rule = 'Bash(ls)', final_input_json = '{}' WHERE request_id = ?",
+               (req.request_id,), what="an older row")
+    [entry] = ledger.entries()
+    assert entry.decided_by is DecidedBy.SESSION_RULE
+    assert entry.who == "allowed under the session rule Bash(ls) (an older record)"
 
 
 def test_a_request_is_decided_once(db: Database) -> None:

@@ -33,11 +33,8 @@ from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.notifications import (
-    ALLOW_LIMIT,
     NOTIFICATION_DENY,
     TOO_EARLY,
-    actions_for,
-    note_for,
 )
 from qoder_desktop.ui.wiring import DesktopApp
 
@@ -204,6 +201,45 @@ def test_deny_from_a_notification_denies_with_a_message_the_agent_sees(
     assert decision.message == NOTIFICATION_DENY
 
 
+def test_a_waiting_request_a_new_grant_covers_is_notified_again_and_still_needs_a_press(
+        desktop: DesktopApp, server: NotificationServer, loop: AppEventLoop) -> None:
+    from qoder_desktop.domain.models import DecidedBy, PermissionSuggestion
+
+    grant = PermissionSuggestion.from_wire({"type": "addRules", "behavior": "allow",
+                                            "destination": "session", "rules": [
+                                                {"toolName": "Bash", "ruleContent": "make"}]})
+
+    async def scenario() -> Decision:
+        await desktop.notifier.start()
+        seen: list[tuple[str, str]] = []
+        desktop.notifier.shown.connect(lambda rid: seen.append(("shown", rid)))
+        desktop.notifier.armed.connect(lambda rid: seen.append(("armed", rid)))
+        first, sibling = _bash("make"), _bash("make")
+        granted, _ = await _notified(desktop, server, first)
+        answer, before = await _notified(desktop, server, sibling)
+        await settle(lambda: ("armed", sibling.request_id) in seen)
+        seen.clear()
+        desktop.approvals.decided(first.request_id,  # the person's grant, as from its dialog
+                                  Decision.allow_session({"command": "make"}, (grant,)))
+        assert (await granted).kind is DecisionKind.ALLOW_SESSION
+        await settle(lambda: "new rule" in server.last().body)
+        again = server.last()
+        assert before.notification_id in server.closed  # replaced, not added beside it
+        assert again.body == ("make\nCovered by your new rule Bash(make), but the agent asked "
+                              "before it held that rule, so nothing was allowed for you: you "
+                              "decide (Ctrl+Return allows this call once).")
+        assert again.action_pairs() == APPROVAL_ACTIONS
+        # Its "Allow once" armed again only after the arming delay of the new notification.
+        await settle(lambda: ("armed", sibling.request_id) in seen)
+        assert seen == [("shown", sibling.request_id), ("armed", sibling.request_id)]
+        assert not answer.done()  # nothing answered it but the person's press
+        server.click(again.notification_id, "allow")
+        return await answer
+
+    allowed = run(loop, scenario())
+    assert (allowed.kind, allowed.decided_by) == (DecisionKind.ALLOW_ONCE, DecidedBy.USER)
+
+
 def test_a_withdrawn_request_closes_its_notification(
         desktop: DesktopApp, server: NotificationServer, loop: AppEventLoop) -> None:
     async def scenario() -> None:
@@ -345,32 +381,3 @@ def test_when_the_session_bus_goes_away_the_tray_balloon_takes_over(
     run(loop, scenario())
     server.stop()
     assert len(server.notified) == 0
-
-
-def test_allow_once_is_offered_only_when_the_notification_shows_the_whole_request() -> None:
-    def offers_allow(request: ApprovalRequest) -> bool:
-        return any(action.key == "allow" for action in actions_for(request))
-
-    assert offers_allow(_bash("ls -la", description="List the files"))
-    assert not offers_allow(_bash("ls\u202e -la"))  # a hidden character
-    assert not offers_allow(_bash("ls  -la"))  # two spaces: the one-line body would hide one
-    assert not offers_allow(_bash("ls\nrm -rf ~"))  # a second line
-    assert offers_allow(_bash("x" * ALLOW_LIMIT))
-    assert not offers_allow(_bash("x" * (ALLOW_LIMIT + 1)))  # more than a notification shows
-    assert not offers_allow(_bash("ls", timeout=5))  # a second input value
-    write = ApprovalRequest(session_id="s0", backend=Backend.CLAUDE, tool_name="Write",
-                            tool_input={"file_path": "/tmp/a", "content": "hi"})
-    assert not offers_allow(write)
-    hidden_name = _bash("ls").model_copy(update={"session_name": "slo\u200bw"})
-    assert not offers_allow(hidden_name)
-    # the CLI names the file a command writes: fine inside the session's folder (cwd /tmp)
-    assert offers_allow(_bash("echo hi > a.txt").model_copy(
-        update={"blocked_path": "/tmp/a.txt"}))
-    assert not offers_allow(_bash("echo hi > ../etc/a").model_copy(
-        update={"blocked_path": "/etc/a"}))
-    assert not offers_allow(_bash("echo hi > /tmp/../etc/a").model_copy(
-        update={"blocked_path": "/tmp/../etc/a"}))
-    # a request cut short shows its start, and offers no Allow
-    long = note_for(_bash("echo " + "y" * 300))
-    assert long.body.startswith("echo yyy") and long.body.endswith("…")
-    assert [action.key for action in long.actions] == ["deny", "open"]

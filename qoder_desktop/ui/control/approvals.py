@@ -45,6 +45,11 @@ class ApprovalController:
             if prefs.sound and self._notifier.available:
                 QApplication.beep()
 
+    def request_updated(self, request: ApprovalRequest) -> None:
+        """A waiting request changed (a new rule covers it): its notification, if one
+        shows, is shown again with the change (and its "Allow once" armed again)."""
+        self._notifier.update(request)
+
     def balloon(self, request: ApprovalRequest) -> None:
         """The tray balloon for `request` (no notification service)."""
         if self.tray_available:

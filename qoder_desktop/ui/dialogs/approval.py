@@ -20,6 +20,7 @@ from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
+from qoder_desktop.ui.summaries import covered_note
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
 from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size
 
@@ -59,12 +60,12 @@ def reason_text(request: ApprovalRequest) -> str | None:
     """The CLI's reason for asking, and the session rule that covers the call if any.
 
     A call reaching us although a rule covers it was escalated by the agent on purpose
-    (the agent holds the grant), so the person is told why they are asked again.
+    (the agent holds the grant), or was asked before the person granted the rule: the
+    person is told which, and that they decide (`summaries.covered_note`).
     """
-    if request.covered_by_rule is None:
+    note = covered_note(request)
+    if note is None:
         return request.decision_reason
-    note = (f"Your session rule {request.covered_by_rule} covers this call, but the agent "
-            "asked anyway (it treats this call as sensitive or different), so you decide.")
     return f"{request.decision_reason}\n{note}" if request.decision_reason else note
 
 
@@ -179,6 +180,13 @@ class ApprovalDialog(BaseDecisionDialog):
         self.refresh_buttons()
         if self.is_laid_out():  # (a spare: the header's width is known; showing keeps it)
             self._fit_header()
+
+    def _refill(self, request: ApprovalRequest) -> None:
+        """The request changed while shown (a new rule covers it): say so."""
+        _set_plain(self.ui.reasonLabel, reason_text(request))
+        self.ui.infoForm.setRowVisible(1, bool(reason_text(request)))
+        self._header_fitted_for = -1
+        self._fit_header()
 
     def content_complete(self) -> bool:
         """True once the risk lens shows the whole command with its findings."""

@@ -211,6 +211,21 @@ class BaseDecisionDialog(QDialog):
         """Show `request` in the widgets built by `__init__` (subclasses override)."""
         raise NotImplementedError
 
+    def update_request(self, request: ApprovalRequest) -> bool:
+        """Show `request`, a newer state of the waiting request (a rule granted meanwhile
+        covers it), and start the arming delay again: what the keys answer changed.
+        False, and nothing changes, once finished or for another request."""
+        held = self._request
+        if self._finished or held is None or held.request_id != request.request_id:
+            return False
+        self._request = request
+        self._refill(request)
+        self.gate.start()
+        return True
+
+    def _refill(self, request: ApprovalRequest) -> None:
+        """Show what changed in a newer state of the request (subclasses override)."""
+
     def guard(self, button: QPushButton, slot: Callable[[], None],
               condition: Callable[[], bool] | None = None) -> None:
         """Make `button` a decision button: inert until armed (and `condition()`)."""

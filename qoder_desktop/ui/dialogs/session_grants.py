@@ -1,7 +1,8 @@
 """The "allow for this session" section of the approval dialog.
 
 It shows the rules the grant would add (the CLI's allow suggestions, forced to
-destination `session`, or our own narrowest rule when the CLI suggested none), each in a
+destination `session`, or our own narrowest rule when the CLI suggested none; never the
+person's rule that already covers the call, which it names instead), each in a
 line edit the user may *narrow*; an edit that is not narrower by the matcher's meaning
 (`rules.narrowing.is_narrower`) is named as broader and needs an explicit tick of "I
 understand this allows more than the agent asked for". The other suggestions (mode
@@ -42,6 +43,22 @@ def _rule_of(original: RuleValue, edit: QLineEdit) -> RuleValue:
     if edit.text() == make_visible(str(original)):
         return original
     return RuleValue.parse(edit.text())
+
+
+def _without_covering(grants: list[PermissionSuggestion], covering: str | None
+                      ) -> tuple[list[PermissionSuggestion], str | None]:
+    """`grants` without the rule that already covers the request (the person granted it,
+    the agent's CLI holds it and asked anyway), and that rule when one was left out."""
+    try:
+        rule = RuleValue.parse(covering) if covering else None
+    except ValueError:
+        rule = None
+    if rule is None:
+        return grants, None
+    kept = [grant.model_copy(update={"rules": tuple(r for r in grant.rules or ()
+                                                    if r != rule)}) for grant in grants]
+    left_out = any(rule in (grant.rules or ()) for grant in grants)
+    return [grant for grant in kept if grant.rules], covering if left_out else None
 
 
 class SessionGrants(QWidget):
@@ -120,6 +137,7 @@ class SessionGrants(QWidget):
                 grants.append(PermissionSuggestion(type="addRules", rules=(rule,),
                                                    behavior=RuleBehavior.ALLOW,
                                                    destination="session"))
+        grants, already = _without_covering(grants, request.covered_by_rule)
         self._grants = grants
         for index, grant in enumerate(grants):
             for rule in grant.rules or ():
@@ -157,6 +175,10 @@ class SessionGrants(QWidget):
         if self.rule_edits:
             self.hint.setText("These rules are added for the rest of this session. "
                               "You can narrow them before allowing.")
+        elif already:
+            self.hint.setText(f"Your session rule {make_visible(already)} already covers "
+                              "this call; granting it again would change nothing. Allow it "
+                              "once, or deny it.")
         elif self.too_large:
             self.hint.setText(too_large_note(self.analysed_size))
         else:

@@ -3,10 +3,11 @@
 The queue follows the broker's pending list, which changes with every request added,
 answered or withdrawn; with a thousand requests waiting it must not be rebuilt each
 time. `QueueView.set_requests` therefore updates the rows in place by request id: rows
-whose request left are removed, new requests get rows at their place, every other row
-is left alone. A row's tooltips are made when the pointer first rests on it, and the
-narrow columns are sized from widths measured once per row (`ResizeToContents` would
-measure every row again after each change).
+whose request left are removed, new requests get rows at their place, every other row is
+left alone (a request marked while it waits, "covered by your new rule", is given again
+with the same id and gets a new row in place). A row's tooltips are made when the
+pointer first rests on it, and the narrow columns are sized from widths measured once
+per row (`ResizeToContents` would measure every row again after each change).
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.kinds import RequestKind
 from qoder_desktop.ui.plain_text import tooltip
-from qoder_desktop.ui.summaries import kind_label, request_summary, session_label
+from qoder_desktop.ui.summaries import (
+    covered_mark,
+    covered_note,
+    elide,
+    kind_label,
+    request_summary,
+    session_label,
+)
 from qoder_desktop.ui.widgets.rules_view import format_time
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
@@ -45,6 +53,14 @@ _KIND_COLORS = {RequestKind.QUESTION: "#1971C2", RequestKind.PLAN: "#7048E8",
 _received_at = attrgetter("received_at")
 
 
+def _what(request: ApprovalRequest, limit: int) -> str:
+    """The request column: what it asks, after its mark when a new rule covers it."""
+    mark = covered_mark(request)
+    if mark is None:
+        return request_summary(request, limit)
+    return elide(f"[{mark}] {request_summary(request, limit)}", limit)
+
+
 def _today() -> date:
     return datetime.now().astimezone().date()
 
@@ -54,7 +70,7 @@ class QueueItem(QTreeWidgetItem):
 
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__([format_time(request.received_at), session_label(request),
-                          kind_label(request), request_summary(request, SUMMARY_LIMIT)])
+                          kind_label(request), _what(request, SUMMARY_LIMIT)])
         self.request = request
         self.widths: tuple[int, ...] = ()
         """Widths (px) the cells in `FITTED_COLUMNS` need, measured by the view."""
@@ -80,7 +96,9 @@ class QueueItem(QTreeWidgetItem):
         request = self.request
         self.setToolTip(COL_TIME, request.received_at.astimezone().strftime("%c"))
         self.setToolTip(COL_SESSION, tooltip(session_label(request)))
-        self.setToolTip(COL_WHAT, tooltip(request_summary(request, TOOLTIP_LIMIT)))
+        note = covered_note(request) if request.granted_while_waiting else None
+        self.setToolTip(COL_WHAT, tooltip(_what(request, TOOLTIP_LIMIT)
+                                          + (f"\n{note}" if note else "")))
 
 
 class QueueView(QTreeWidget):
