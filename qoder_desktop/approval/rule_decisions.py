@@ -25,7 +25,7 @@ from qoder_desktop.domain.models import (
     RuleBehavior,
     SessionRule,
 )
-from qoder_desktop.rules import grants
+from qoder_desktop.rules import cli_model, grants
 from qoder_desktop.rules import matcher as rules
 
 log = logging.getLogger(__name__)
@@ -96,12 +96,18 @@ def allow_rules(granted: list[SessionRule]) -> list[SessionRule]:
 
 def sibling_decision(allow: list[SessionRule], sibling: ApprovalRequest) -> Decision | None:
     """An allow for a request of the grant's session that was pending when the `allow`
-    rules were granted, where they cover it (never more broadly than the CLI, see
-    `rules.matcher`); None when they do not."""
+    rules were granted, where they cover it and the CLI would allow it under them too
+    (`rules.matcher` and `rules.cli_model` both say allow); None otherwise."""
     if sibling.session_id != allow[0].session_id or sibling.kind is not RequestKind.TOOL:
         return None
     verdict = evaluate(allow, sibling)
     if verdict is None or verdict.behavior is not RuleBehavior.ALLOW:
+        return None
+    predicted, reason = cli_model.predict(allow, sibling.tool_name, sibling.tool_input,
+                                          sibling.cwd or ".", sibling.add_dirs)
+    if predicted != "allow":
+        log.info("request %s: %s covers it, but the CLI would not allow it (%s); a person "
+                 "decides", sibling.request_id, verdict.rule.rule, reason)
         return None
     return Decision.allow_once(dict(sibling.tool_input), by=DecidedBy.SESSION_RULE,
                                rule=str(verdict.rule.rule))

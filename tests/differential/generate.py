@@ -6,9 +6,10 @@ Each category is a set of rule sets and a pool of call templates; a seeded
 under the workspace). Two splits exist:
 
 - ``tune``: the cases the matcher was improved against;
-- ``holdout``: another seed *and* another vocabulary (``mkdir``/``dd`` instead of
-  ``touch``, other file names), measured the same way but never looked at while the
-  matcher changed; its agreement shows whether a fix generalises.
+- ``holdout``: another seed *and* another vocabulary (``mkfifo`` instead of ``touch``,
+  other file names), measured the same way but never looked at while the model of the
+  CLI (``qoder_desktop.rules.cli_model``) was written; its agreement shows whether that
+  model generalises.
 
 The output is deterministic: the same split always yields the same cases in the same
 order (``cli_verdicts.json`` records them by id).
@@ -23,10 +24,10 @@ from typing import Any
 
 from .cases import Case
 
-SEEDS = {"tune": 20261202, "holdout": 7041}
+SEEDS = {"tune": 20261202, "holdout": 91573}
 VOCAB: dict[str, dict[str, str]] = {
     "tune": {"P": "touch", "a": "a", "b": "b", "f": "src/gen.txt", "n": "notes"},
-    "holdout": {"P": "mkdir", "a": "dir1", "b": "dir2", "f": "src/held", "n": "memo"},
+    "holdout": {"P": "mkfifo", "a": "pipe1", "b": "pipe2", "f": "src/held2", "n": "memo2"},
 }
 CONTENT = "differential\n"
 
