@@ -84,7 +84,7 @@ def _collapse(text: str) -> str:
 
 def clean(command: str) -> str:
     """The line without what the CLI ignores (comments, continuations, /dev/null ...)."""
-    text = command.replace("\\\n", " ")
+    text = command.replace("\\\n", "")  # a line continuation joins the two lines
     if "#" in text and "'" not in text and '"' not in text:
         text = _COMMENT.sub("", text)
     text = _SAFE_REDIRECT.sub(" ", text)
