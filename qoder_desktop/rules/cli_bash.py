@@ -14,8 +14,11 @@ A model of the bundled CLI's observed behaviour, measured by the differential te
   (`Bash('touch':*)` only covers `'touch' ...`); `X *:*` reads its `*` literally;
 - read-only commands (`ls`, `cat`, `echo`, `grep`, ...) run without a rule while their
   paths stay in the session folder or its added directories;
-- it asks whenever an argument holds `..`, an unquoted glob character, a Windows path
-  shape, a sensitive file, or a path outside the session folders (symlinks resolved);
+- for the commands whose paths the CLI checks (`PATH_CHECKED`: touch, mkdir, rm, cp,
+  cat, grep, git, ...) it asks whenever an argument holds `..`, an unquoted glob
+  character, a Windows path shape, a sensitive file, or a path outside the session
+  folders (symlinks resolved); for other commands the CLI looks at none of this (we
+  still ask about sensitive files and paths plainly outside);
   when `cd` is combined with a command that is not read-only; for zsh `=cmd`, `awk`
   running `system()`, `rm` of `.` or `..`-like targets.
 
@@ -42,6 +45,15 @@ READ_ONLY = frozenset({
     "find", "true", "false", "date", "whoami", "printf", "sort", "uniq", "cut", "tr",
     "basename", "dirname", "realpath", "stat", "file", "du", "df", "diff", "cd", "which",
     "type", "id", "uname", "hostname", "less", "more", "tree", "nl", "od", "xxd",
+})
+#: Commands whose path arguments the CLI checks (`..`, globs, Windows shapes, links and
+#: folders outside); the keys of its own table of path-taking commands.
+PATH_CHECKED = frozenset({
+    "cd", "ls", "find", "mkdir", "touch", "rm", "rmdir", "mv", "cp", "cat", "head", "tail",
+    "sort", "uniq", "wc", "cut", "paste", "column", "file", "stat", "diff", "awk", "gawk",
+    "mawk", "nawk", "strings", "hexdump", "od", "base64", "nl", "sha256sum", "sha1sum",
+    "md5sum", "tee", "tr", "grep", "egrep", "fgrep", "tac", "rev", "fold", "expand",
+    "unexpand", "fmt", "comm", "cmp", "pr", "numfmt", "tsort", "man", "rg", "sed", "jq", "git",
 })
 #: git subcommands that only read.
 GIT_READ_ONLY = frozenset({"status", "log", "show", "diff", "branch", "rev-parse", "ls-files"})
@@ -168,6 +180,8 @@ def _special(words: tuple[str, ...], raw: str) -> str | None:
     if head == "rm" and any(w.rstrip("/") in (".", "..", "") or w.endswith("/..")
                             or w.endswith("/.") for w in words[1:] if not w.startswith("-")):
         return "rm of the current or parent folder"
+    if head not in PATH_CHECKED:
+        return None
     for word in words[1:]:
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
         if ".." in value.split("/"):
@@ -248,7 +262,8 @@ def _segment(simple: SimpleCommand, rules: Sequence[BashRule], texts: Sequence[s
     if special is not None:
         return f"the CLI asks: {special}"
     read_only = _read_only(words)
-    if not read_only and _unquoted_glob(raw):
+    checked = words[0] in PATH_CHECKED
+    if checked and not read_only and _unquoted_glob(raw):
         return "the CLI asks about glob characters in a command that writes"
     matched = next((i for i, rule in enumerate(rules) if rule_covers(rule, raw, words)), None)
     if matched is None and not read_only:
@@ -256,7 +271,7 @@ def _segment(simple: SimpleCommand, rules: Sequence[BashRule], texts: Sequence[s
     for word in words[1:]:
         if word.startswith("-"):
             continue  # the CLI does not look into `--option=path`
-        reason = paths.argument(word)
+        reason = paths.argument(word) if checked else _plainly_outside(paths, word)
         if reason is None:
             continue
         if (read_only and matched is None and reason.startswith("sensitive")
@@ -268,6 +283,21 @@ def _segment(simple: SimpleCommand, rules: Sequence[BashRule], texts: Sequence[s
     if matched is not None and texts[matched] not in used:
         used.append(texts[matched])
     return None
+
+
+def _plainly_outside(paths: PathCheck, word: str) -> str | None:
+    """For a command whose paths the CLI does not check: a sensitive file, or a path
+    outside as written (not through links); asking there is our caution."""
+    part = cli_files.sensitive_write(word, paths.cwd)
+    if part is not None:
+        return part
+    if not word.startswith(("/", "~")):
+        return None
+    lexical = cli_files.lexical(word, paths.cwd)
+    roots = [r.rstrip("/") + "/" for r in [*paths.lexical_roots, *paths.real_roots]]
+    if any((lexical + "/").startswith(r) for r in roots):
+        return None
+    return f"path argument outside the session folder: {lexical}"
 
 
 def _inside(paths: PathCheck, word: str) -> bool:

@@ -74,6 +74,9 @@ def _bash(command: str) -> tuple[str, dict[str, Any]]:
     (["Bash(rm:*)"], _bash("rm -rf ./"), "ask"),
     (["Bash(touch:*)"], _bash("=touch a"), "ask"),
     (["Bash(touch:*)"], _bash("touch FILE~1.TXT"), "ask"),
+    # the CLI checks paths only for the commands in its own table
+    (["Bash(mkfifo:*)"], _bash("mkfifo out-link/../p *"), "allow"),
+    (["Bash(mkfifo:*)"], _bash("mkfifo ~/.bashrc"), "ask"),
     ([], _bash("ls | head"), "allow"),
     ([], _bash("ls ~/.ssh"), "ask"),
     (["Bash"], _bash("rm -f zz"), "allow"),
