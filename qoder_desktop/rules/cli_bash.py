@@ -53,8 +53,9 @@ PATH_CHECKED = frozenset({
     "sort", "uniq", "wc", "cut", "paste", "column", "file", "stat", "diff", "awk", "gawk",
     "mawk", "nawk", "strings", "hexdump", "od", "base64", "nl", "sha256sum", "sha1sum",
     "md5sum", "tee", "tr", "grep", "egrep", "fgrep", "tac", "rev", "fold", "expand",
-    "unexpand", "fmt", "comm", "cmp", "pr", "numfmt", "tsort", "man", "rg", "sed", "jq", "git",
+    "unexpand", "fmt", "comm", "cmp", "pr", "numfmt", "tsort", "man", "rg", "sed", "jq",
 })
+#: git is in that table too, but only its `-C DIR` is a path the CLI checks.
 #: git subcommands that only read.
 GIT_READ_ONLY = frozenset({"status", "log", "show", "diff", "branch", "rev-parse", "ls-files"})
 _FIND_WRITES = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
@@ -153,11 +154,16 @@ def rule_covers(rule: BashRule, raw: str, words: tuple[str, ...]) -> bool:
     """True when a classified rule covers one (wrapper-stripped) simple command."""
     if rule.kind == "exact":
         return raw == rule.text
-    candidates = {_collapse(raw), " ".join(words)}
+    text = _collapse(raw)
     if rule.kind == "prefix":
-        return any(c == rule.text or c.startswith(rule.text + " ") for c in candidates)
+        if text == rule.text or text.startswith(rule.text + " "):
+            return True
+        wanted = rule.text.split(" ")  # word by word: a quoted `'git add'` is one word
+        return list(words[:len(wanted)]) == wanted
     if rule.kind == "glob":
-        return any(wildcard_match(rule.text, c) for c in candidates)
+        plain = not any(re.search(r"\s", w) for w in words)
+        return wildcard_match(rule.text, text) or (plain and wildcard_match(rule.text,
+                                                                             " ".join(words)))
     return False
 
 
@@ -263,6 +269,10 @@ def _segment(simple: SimpleCommand, rules: Sequence[BashRule], texts: Sequence[s
         return f"the CLI asks: {special}"
     read_only = _read_only(words)
     checked = words[0] in PATH_CHECKED
+    if words[0] == "git" and "-C" in words[1:-1]:
+        reason = paths.argument(words[words.index("-C", 1) + 1])
+        if reason is not None:
+            return reason
     if checked and not read_only and _unquoted_glob(raw):
         return "the CLI asks about glob characters in a command that writes"
     matched = next((i for i, rule in enumerate(rules) if rule_covers(rule, raw, words)), None)

@@ -2,8 +2,8 @@
 
 Observed behaviour of the bundled CLI (see tests/differential), as helpers:
 
-- `windows_shape`: 8.3 short names (`FILE~1.TXT`), components ending in a dot or a
-  blank, `...` and NTFS streams (`a:stream`) make the CLI ask, whatever the rules;
+- `windows_shape`: 8.3 short names (`FILE~1.TXT`), components ending in a dot, `...`
+  and NTFS streams (`a:stream`) make the CLI ask, whatever the rules;
 - `sensitive_write`: the files and folders whose edits it asks about (our
   `rules.sensitive` list without Qoder's own `.qoder` entries, which the CLI lets
   an `Edit(./**)` rule write);
@@ -35,7 +35,7 @@ def windows_shape(path: str) -> bool:
     for part in path.replace("\\", "/").split("/"):
         if part in ("", ".", ".."):
             continue
-        if _SHORT_NAME.search(part) or part.endswith((".", " ")) or ":" in part:
+        if _SHORT_NAME.search(part) or part.endswith(".") or ":" in part:
             return True
     return False
 

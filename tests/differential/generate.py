@@ -6,10 +6,12 @@ Each category is a set of rule sets and a pool of call templates; a seeded
 under the workspace). Two splits exist:
 
 - ``tune``: the cases the matcher was improved against;
-- ``holdout``: another seed *and* another vocabulary (``mkfifo`` instead of ``touch``,
-  other file names), measured the same way but never looked at while the model of the
-  CLI (``qoder_desktop.rules.cli_model``) was written; its agreement shows whether that
-  model generalises.
+- ``holdout``: another seed, another vocabulary (the two-word ``git add`` instead of
+  ``touch``, other file names) and one category of its own (``combined``: the other
+  categories' traits in one call), measured the same way but never looked at while the
+  model of the CLI (``qoder_desktop.rules.cli_model``) was written; its agreement shows
+  whether that model generalises. (Two earlier held-out splits, ``mkdir`` and
+  ``mkfifo``, were looked at and so were retired.)
 
 The output is deterministic: the same split always yields the same cases in the same
 order (``cli_verdicts.json`` records them by id).
@@ -24,10 +26,10 @@ from typing import Any
 
 from .cases import Case
 
-SEEDS = {"tune": 20261202, "holdout": 91573}
+SEEDS = {"tune": 20261202, "holdout": 5150}
 VOCAB: dict[str, dict[str, str]] = {
     "tune": {"P": "touch", "a": "a", "b": "b", "f": "src/gen.txt", "n": "notes"},
-    "holdout": {"P": "mkfifo", "a": "pipe1", "b": "pipe2", "f": "src/held2", "n": "memo2"},
+    "holdout": {"P": "git add", "a": "f1", "b": "f2", "f": "src/f3", "n": "memo3"},
 }
 CONTENT = "differential\n"
 
@@ -41,6 +43,7 @@ class Pool:
     calls: Sequence[tuple[str, dict[str, Any]]]
     take: int
     sets: int = 2
+    splits: tuple[str, ...] = ("tune", "holdout")
 
 
 def _bash(command: str) -> tuple[str, dict[str, Any]]:
@@ -180,6 +183,17 @@ def pools() -> list[Pool]:
               _allow("mcp__notes__read*"), _allow("mcp__*")],
              [_mcp("mcp__notes__read_note"), _mcp("mcp__notes__delete_note"),
               _mcp("mcp__other__ping")], 3, 4),
+        Pool("combined",
+             [_allow("Bash({P}:*)", "Edit(./**)"), _allow("Bash({P} {a})", "Read(./src/**)"),
+              _deny(["Bash", "Edit(./**)"], ["Bash({P}:*)", "Read(./SRC/**)"])],
+             [_bash("nohup {P} {a} 2>&1 # note"), _bash("timeout 5 '{P}' {a} > /dev/null"),
+              _bash("command {P} src/../{a}"), _bash("cd src && {P} {a} 2>/dev/null"),
+              _bash("echo {a} | xargs {P} > /dev/null"), _bash("nice {P}  {a};"),
+              _bash("time {P} {a}\n{P} {b}"), _bash("env {P} {a} # c"),
+              _bash("X=1 nohup {P} {a}"), _bash("{P} {a} && cat README.md | head -1"),
+              _bash("{P} {a} &&  ls ~/.ssh"), _write("{cwd}/src/../FILE~1.TXT"),
+              _read("{cwd}/deep-link/../../README.md"), _write("{cwd}/Src/../src/{a}.txt"),
+              _edit("{cwd}/src/pkg/../{b}.txt")], 8, 3, ("holdout",)),
         Pool("no-rules-readonly",
              [_allow()],
              [_bash("ls"), _bash("cat README.md"), _bash("echo hi"), _bash("pwd"),
@@ -246,6 +260,8 @@ def generate(split: str) -> list[Case]:
     vocab = VOCAB[split]
     cases: list[Case] = []
     for pool in pools():
+        if split not in pool.splits:
+            continue
         chosen = sorted(rng.sample(range(len(pool.rule_sets)), min(pool.sets, len(pool.rule_sets))))
         take = pool.take if split == "tune" else max(3, pool.take - 1)
         for index in chosen:

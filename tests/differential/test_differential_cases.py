@@ -71,7 +71,7 @@ def test_the_generator_is_deterministic_and_tags_every_case() -> None:
     assert len(tune) >= 150 and len(holdout) >= 150
     assert all(c.category != "curated" for c in first)
     categories = {c.category for c in first}
-    assert categories == {c.category for c in tune} == {c.category for c in holdout}
+    assert {c.category for c in tune} < {c.category for c in holdout} == categories
     assert 400 <= len(load_all_cases()) <= 700
     seen = {(c.tool, json.dumps(c.input, sort_keys=True), c.rules, c.deny_rules) for c in tune}
     overlap = [c.id for c in holdout

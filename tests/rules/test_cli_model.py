@@ -64,6 +64,8 @@ def _bash(command: str) -> tuple[str, dict[str, Any]]:
     (["Bash('touch':*)"], _bash("'touch' b"), "allow"),
     (["Bash(touch:*)"], _bash("\"touch\"  'a'"), "allow"),
     (["Bash(touch *:*)"], _bash("touch a"), "ask"),
+    (["Bash(git add:*)"], _bash("'git add' f1"), "ask"),  # one quoted word is not two
+    (["Bash(git add:*)"], _bash("git  add f1"), "allow"),
     (["Bash(touch :*)"], _bash("touch a"), "ask"),
     # paths, globs and compounds
     (["Bash(touch:*)"], _bash("touch src/../a"), "ask"),
@@ -77,6 +79,8 @@ def _bash(command: str) -> tuple[str, dict[str, Any]]:
     # the CLI checks paths only for the commands in its own table
     (["Bash(mkfifo:*)"], _bash("mkfifo out-link/../p *"), "allow"),
     (["Bash(mkfifo:*)"], _bash("mkfifo ~/.bashrc"), "ask"),
+    (["Bash(git add:*)"], _bash("git add src/../f1*"), "allow"),
+    (["Bash(git diff *)"], _bash("git -C /elsewhere diff"), "ask"),
     ([], _bash("ls | head"), "allow"),
     ([], _bash("ls ~/.ssh"), "ask"),
     (["Bash"], _bash("rm -f zz"), "allow"),
