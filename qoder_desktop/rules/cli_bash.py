@@ -17,10 +17,10 @@ A model of the bundled CLI's observed behaviour, measured by the differential te
 - for the commands whose paths the CLI checks (`PATH_CHECKED`: touch, mkdir, rm, cp,
   cat, grep, git, ...) it asks whenever an argument holds `..`, an unquoted glob
   character, a Windows path shape, a sensitive file, or a path outside the session
-  folders (symlinks resolved); for other commands the CLI looks at none of this (we
-  still ask about sensitive files and paths plainly outside);
-  when `cd` is combined with a command that is not read-only; for zsh `=cmd`, `awk`
-  running `system()`, `rm` of `.` or `..`-like targets.
+  folders (symlinks resolved), and `cd` combined with such a command that writes
+  asks; for other commands the CLI looks at none of this (we still ask about
+  sensitive files);
+  for zsh `=cmd`, `awk` running `system()`, `rm` of `.` or `..`-like targets.
 
 Pure Python, no Qt, no SDK imports.
 """
@@ -248,9 +248,9 @@ def predict_bash(command: object, allow_texts: Sequence[str], whole: bool, cwd: 
         stripped = _strip_wrappers(simple.words)
         words = stripped[0] if stripped else simple.words
         changes_folder = changes_folder or words[0] == "cd"
-        writes = writes or not _read_only(words)
+        writes = writes or (not _read_only(words) and words[0] in PATH_CHECKED)
     if changes_folder and writes:
-        return "ask", "`cd` together with a command that writes"
+        return "ask", "`cd` together with a command that writes paths the CLI checks"
     if not used:
         return "allow", "read-only commands the CLI runs without a rule"
     return "allow", "allowed by the rule " + ", ".join(f"Bash({t})" for t in used)
@@ -296,18 +296,9 @@ def _segment(simple: SimpleCommand, rules: Sequence[BashRule], texts: Sequence[s
 
 
 def _plainly_outside(paths: PathCheck, word: str) -> str | None:
-    """For a command whose paths the CLI does not check: a sensitive file, or a path
-    outside as written (not through links); asking there is our caution."""
-    part = cli_files.sensitive_write(word, paths.cwd)
-    if part is not None:
-        return part
-    if not word.startswith(("/", "~")):
-        return None
-    lexical = cli_files.lexical(word, paths.cwd)
-    roots = [r.rstrip("/") + "/" for r in [*paths.lexical_roots, *paths.real_roots]]
-    if any((lexical + "/").startswith(r) for r in roots):
-        return None
-    return f"path argument outside the session folder: {lexical}"
+    """For a command whose paths the CLI does not check (it allows `chmod 644 ../x` and
+    links out under a prefix rule): only a sensitive file asks, as our caution."""
+    return cli_files.sensitive_write(word, paths.cwd)
 
 
 def _inside(paths: PathCheck, word: str) -> bool:

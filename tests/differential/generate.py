@@ -6,12 +6,13 @@ Each category is a set of rule sets and a pool of call templates; a seeded
 under the workspace). Two splits exist:
 
 - ``tune``: the cases the matcher was improved against;
-- ``holdout``: another seed, another vocabulary (the two-word ``git add`` instead of
-  ``touch``, other file names) and one category of its own (``combined``: the other
-  categories' traits in one call), measured the same way but never looked at while the
-  model of the CLI (``qoder_desktop.rules.cli_model``) was written; its agreement shows
-  whether that model generalises. (Two earlier held-out splits, ``mkdir`` and
-  ``mkfifo``, were looked at and so were retired.)
+- ``holdout``: another seed, another vocabulary (the two-word ``chmod 644`` instead of
+  ``touch``, other file names) and two categories of its own (``combined``: the other
+  categories' traits in one call; ``add-dirs``: a session with an added directory),
+  measured the same way but never looked at while the model of the CLI
+  (``qoder_desktop.rules.cli_model``) was written; its agreement shows whether that
+  model generalises. (Three earlier held-out splits, ``mkdir``, ``mkfifo`` and
+  ``git add``, were looked at after their blind measurement and so were retired.)
 
 The output is deterministic: the same split always yields the same cases in the same
 order (``cli_verdicts.json`` records them by id).
@@ -26,10 +27,10 @@ from typing import Any
 
 from .cases import Case
 
-SEEDS = {"tune": 20261202, "holdout": 5150}
+SEEDS = {"tune": 20261202, "holdout": 8086}
 VOCAB: dict[str, dict[str, str]] = {
     "tune": {"P": "touch", "a": "a", "b": "b", "f": "src/gen.txt", "n": "notes"},
-    "holdout": {"P": "git add", "a": "f1", "b": "f2", "f": "src/f3", "n": "memo3"},
+    "holdout": {"P": "chmod 644", "a": "g1", "b": "g2", "f": "src/g3", "n": "memo4"},
 }
 CONTENT = "differential\n"
 
@@ -39,7 +40,7 @@ class Pool:
     """``sets`` of the rule sets, each meeting ``take`` calls drawn from ``calls``."""
 
     category: str
-    rule_sets: Sequence[tuple[tuple[str, ...], tuple[str, ...]]]  # (allow, deny)
+    rule_sets: Sequence[tuple[tuple[str, ...], ...]]  # (allow, deny[, add_dirs])
     calls: Sequence[tuple[str, dict[str, Any]]]
     take: int
     sets: int = 2
@@ -194,6 +195,15 @@ def pools() -> list[Pool]:
               _bash("{P} {a} &&  ls ~/.ssh"), _write("{cwd}/src/../FILE~1.TXT"),
               _read("{cwd}/deep-link/../../README.md"), _write("{cwd}/Src/../src/{a}.txt"),
               _edit("{cwd}/src/pkg/../{b}.txt")], 8, 3, ("holdout",)),
+        Pool("add-dirs",
+             [((), (), ("{extra}",)), (("Bash({P}:*)",), (), ("{extra}",)),
+              (("Edit(/{extra}/**)", "Bash(cat:*)"), (), ("{extra}",))],
+             [_read("{extra}/docs/guide.md"), _write("{extra}/new-{a}.txt"),
+              _bash("{P} {extra}/{a}"), _bash("cat {extra}/docs/guide.md"), _bash("ls {extra}"),
+              _read("{extra}/../elsewhere/notes.txt"), _bash("{P} {extra}/../{a}"),
+              _write("{extra}/.git/config"), _edit("{extra}/docs/new-{b}.md"),
+              _bash("cd {extra} && {P} {a}"), _write("{extra}/docs/../{b}.txt"),
+              _bash("cat {extra}/docs/../../elsewhere/notes.txt")], 7, 3, ("holdout",)),
         Pool("no-rules-readonly",
              [_allow()],
              [_bash("ls"), _bash("cat README.md"), _bash("echo hi"), _bash("pwd"),
@@ -265,7 +275,8 @@ def generate(split: str) -> list[Case]:
         chosen = sorted(rng.sample(range(len(pool.rule_sets)), min(pool.sets, len(pool.rule_sets))))
         take = pool.take if split == "tune" else max(3, pool.take - 1)
         for index in chosen:
-            allow, deny = pool.rule_sets[index]
+            allow, deny, *more = pool.rule_sets[index]
+            add_dirs = more[0] if more else ()
             picked = rng.sample(range(len(pool.calls)), min(take, len(pool.calls)))
             calls = [pool.calls[i] for i in sorted(picked)]
             calls.sort(key=lambda c: any(str(c[1].get("command", "")).startswith(x)
@@ -277,6 +288,7 @@ def generate(split: str) -> list[Case]:
                     input=_render(call_input, vocab),
                     rules=tuple(_render(list(allow), vocab)),
                     deny_rules=tuple(_render(list(deny), vocab)),
+                    add_dirs=tuple(add_dirs),
                     category=pool.category,
                     split=split,
                 ))

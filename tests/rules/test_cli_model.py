@@ -80,6 +80,7 @@ def _bash(command: str) -> tuple[str, dict[str, Any]]:
     (["Bash(mkfifo:*)"], _bash("mkfifo out-link/../p *"), "allow"),
     (["Bash(mkfifo:*)"], _bash("mkfifo ~/.bashrc"), "ask"),
     (["Bash(git add:*)"], _bash("git add src/../f1*"), "allow"),
+    (["Bash(chmod 644:*)", "Bash(cd:*)"], _bash("cd src && chmod 644 ../x"), "allow"),
     (["Bash(git diff *)"], _bash("git -C /elsewhere diff"), "ask"),
     ([], _bash("ls | head"), "allow"),
     ([], _bash("ls ~/.ssh"), "ask"),
