@@ -20,7 +20,8 @@ A model of the bundled CLI's observed behaviour, measured by the differential te
   folders (symlinks resolved), and `cd` combined with such a command that writes
   asks; for other commands the CLI looks at none of this (we still ask about
   sensitive files);
-  for zsh `=cmd`, `awk` running `system()`, `rm` of `.` or `..`-like targets.
+  for zsh `=cmd`, `awk` running `system()`, `rm` of `.` or `..`-like targets, `cp`
+  with an option.
 
 Pure Python, no Qt, no SDK imports.
 """
@@ -186,6 +187,9 @@ def _special(words: tuple[str, ...], raw: str) -> str | None:
     if head == "rm" and any(w.rstrip("/") in (".", "..", "") or w.endswith("/..")
                             or w.endswith("/.") for w in words[1:] if not w.startswith("-")):
         return "rm of the current or parent folder"
+    if head == "cp" and any(w.startswith("-") and w not in ("-H", "-L", "-P", "--")
+                            for w in words[1:]):
+        return "cp with an option (measured: `cp -n a b` asks even under Bash(cp:*))"
     if head not in PATH_CHECKED:
         return None
     for word in words[1:]:

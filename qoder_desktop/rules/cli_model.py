@@ -10,8 +10,8 @@ Order, as in the CLI: deny rules first (Bash: the command, any segment, through
 wrappers and `$(...)`; files: case-insensitive, any depth, a `Read` deny also stops
 writes; WebFetch: the normalised host), then allow. An update the CLI refuses
 (`Bash(*)`, an MCP rule with a specifier) leaves the session without those allow rules.
-Reads inside the session folder and its added directories need no rule; Glob is not
-a tool of this CLI (the call is refused).
+Reads inside the session folder and its added directories need no rule; Glob and Grep
+are not tools of this CLI (the call is refused).
 
 Pure Python, no Qt, no SDK imports.
 """
@@ -35,7 +35,7 @@ from qoder_desktop.shell import commands as shell_commands
 READS = frozenset({"Read", "NotebookRead"})
 PATH_KEY = {"Read": "file_path", "NotebookRead": "notebook_path", "Edit": "file_path",
             "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-MISSING_TOOLS = frozenset({"Glob"})
+MISSING_TOOLS = frozenset({"Glob", "Grep"})
 
 
 def refused_update(rules: Sequence[RuleValue]) -> RuleValue | None:

@@ -6,13 +6,14 @@ Each category is a set of rule sets and a pool of call templates; a seeded
 under the workspace). Two splits exist:
 
 - ``tune``: the cases the matcher was improved against;
-- ``holdout``: another seed, another vocabulary (the two-word ``chmod 644`` instead of
-  ``touch``, other file names) and two categories of its own (``combined``: the other
-  categories' traits in one call; ``add-dirs``: a session with an added directory),
+- ``holdout``: another seed, another vocabulary (the two-word ``cp -n`` instead of
+  ``touch``, other file names) and three categories of its own (``combined``: the other
+  categories' traits in one call; ``add-dirs``: a session with an added directory;
+  ``deny-spelling``: a Bash deny rule against spellings, wrappers and nesting),
   measured the same way but never looked at while the model of the CLI
   (``qoder_desktop.rules.cli_model``) was written; its agreement shows whether that
-  model generalises. (Three earlier held-out splits, ``mkdir``, ``mkfifo`` and
-  ``git add``, were looked at after their blind measurement and so were retired.)
+  model generalises. (Four earlier held-out splits, ``mkdir``, ``mkfifo``, ``git add``
+  and ``chmod 644``, were looked at after their blind measurement and so were retired.)
 
 The output is deterministic: the same split always yields the same cases in the same
 order (``cli_verdicts.json`` records them by id).
@@ -27,10 +28,10 @@ from typing import Any
 
 from .cases import Case
 
-SEEDS = {"tune": 20261202, "holdout": 8086}
+SEEDS = {"tune": 20261202, "holdout": 4242}
 VOCAB: dict[str, dict[str, str]] = {
     "tune": {"P": "touch", "a": "a", "b": "b", "f": "src/gen.txt", "n": "notes"},
-    "holdout": {"P": "chmod 644", "a": "g1", "b": "g2", "f": "src/g3", "n": "memo4"},
+    "holdout": {"P": "cp -n", "a": "h1", "b": "h2", "f": "src/h3", "n": "memo5"},
 }
 CONTENT = "differential\n"
 
@@ -204,6 +205,14 @@ def pools() -> list[Pool]:
               _write("{extra}/.git/config"), _edit("{extra}/docs/new-{b}.md"),
               _bash("cd {extra} && {P} {a}"), _write("{extra}/docs/../{b}.txt"),
               _bash("cat {extra}/docs/../../elsewhere/notes.txt")], 7, 3, ("holdout",)),
+        Pool("deny-spelling",
+             [_deny(["Bash"], ["Bash({P}:*)"]), _deny(["Bash({P}:*)"], ["Bash({P} {b})"])],
+             [_bash("'{P}' {a}"), _bash("{P}  {a}"), _bash("\\{P} {a}"), _bash("/bin/{P} {a}"),
+              _bash("sudo {P} {a}"), _bash("bash -c '{P} {a}'"), _bash("echo $({P} {a})"),
+              _bash("{P}{a}"), _bash("nice -n 5 {P} {a}"), _bash("{P} {a} 2>&1"),
+              _bash("true && {P} {a}"), _bash("X=1 {P} {a}"), _bash("timeout 5 {P} {a}"),
+              _bash("{P} -v {a}"), _bash("{P} {b}"), _bash("{P}  {b}"),
+              _bash("command {P} {b}")], 8, 2, ("holdout",)),
         Pool("no-rules-readonly",
              [_allow()],
              [_bash("ls"), _bash("cat README.md"), _bash("echo hi"), _bash("pwd"),
