@@ -20,8 +20,8 @@ A model of the bundled CLI's observed behaviour, measured by the differential te
   folders (symlinks resolved), and `cd` combined with such a command that writes
   asks; for other commands the CLI looks at none of this (we still ask about
   sensitive files);
-  for zsh `=cmd`, `awk` running `system()`, `rm` of `.` or `..`-like targets, `cp`
-  with an option.
+  for zsh `=cmd`, `awk` running `system()`, `rm` of `.` or `..`-like targets, and an
+  option outside the CLI's safe list for mkdir, touch, rmdir, rm, mv and cp.
 
 Pure Python, no Qt, no SDK imports.
 """
@@ -57,6 +57,16 @@ PATH_CHECKED = frozenset({
     "unexpand", "fmt", "comm", "cmp", "pr", "numfmt", "tsort", "man", "rg", "sed", "jq",
 })
 #: git is in that table too, but only its `-C DIR` is a path the CLI checks.
+#: The options the CLI counts as safe for the commands that change files (its own
+#: table); any other option of these commands makes it ask (`cp -n a b` asks).
+SAFE_FLAGS: dict[str, frozenset[str]] = {
+    "mkdir": frozenset({"-p", "--parents", "-v", "--verbose"}),
+    "touch": frozenset({"-c", "--no-create"}),
+    "rmdir": frozenset({"-p", "--parents", "-v", "--verbose"}),
+    "rm": frozenset({"-r", "-R", "--recursive", "-f", "--force", "-v", "--verbose"}),
+    "mv": frozenset(),
+    "cp": frozenset(),
+}
 #: git subcommands that only read.
 GIT_READ_ONLY = frozenset({"status", "log", "show", "diff", "branch", "rev-parse", "ls-files"})
 _FIND_WRITES = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
@@ -187,9 +197,11 @@ def _special(words: tuple[str, ...], raw: str) -> str | None:
     if head == "rm" and any(w.rstrip("/") in (".", "..", "") or w.endswith("/..")
                             or w.endswith("/.") for w in words[1:] if not w.startswith("-")):
         return "rm of the current or parent folder"
-    if head == "cp" and any(w.startswith("-") and w not in ("-H", "-L", "-P", "--")
-                            for w in words[1:]):
-        return "cp with an option (measured: `cp -n a b` asks even under Bash(cp:*))"
+    if head in SAFE_FLAGS:
+        flag = next((w for w in words[1:] if w.startswith("-") and w != "--"
+                     and w not in SAFE_FLAGS[head]), None)
+        if flag is not None:
+            return f"{head} with the option {flag}, which the CLI does not count as safe"
     if head not in PATH_CHECKED:
         return None
     for word in words[1:]:

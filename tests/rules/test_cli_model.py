@@ -74,6 +74,8 @@ def _bash(command: str) -> tuple[str, dict[str, Any]]:
     (["Bash(touch:*)", "Bash(cd:*)"], _bash("cd src && touch a"), "ask"),
     (["Bash(awk:*)"], _bash("awk 'BEGIN{system(\"touch a\")}'"), "ask"),
     (["Bash(cp:*)"], _bash("cp -n a b"), "ask"),
+    (["Bash(touch:*)"], _bash("touch -c a"), "allow"),
+    (["Bash(mkdir:*)"], _bash("mkdir -m 700 d"), "ask"),
     (["Bash(cp:*)"], _bash("nohup cp a b 2>&1"), "allow"),
     (["Bash(rm:*)"], _bash("rm -rf ./"), "ask"),
     (["Bash(touch:*)"], _bash("=touch a"), "ask"),
