@@ -6,14 +6,15 @@ Each category is a set of rule sets and a pool of call templates; a seeded
 under the workspace). Two splits exist:
 
 - ``tune``: the cases the matcher was improved against;
-- ``holdout``: another seed, another vocabulary (the two-word ``cp -n`` instead of
+- ``holdout``: another seed, another vocabulary (the two-word ``rm -f`` instead of
   ``touch``, other file names) and three categories of its own (``combined``: the other
   categories' traits in one call; ``add-dirs``: a session with an added directory;
   ``deny-spelling``: a Bash deny rule against spellings, wrappers and nesting),
   measured the same way but never looked at while the model of the CLI
   (``qoder_desktop.rules.cli_model``) was written; its agreement shows whether that
-  model generalises. (Four earlier held-out splits, ``mkdir``, ``mkfifo``, ``git add``
-  and ``chmod 644``, were looked at after their blind measurement and so were retired.)
+  model generalises. (Five earlier held-out splits, ``mkdir``, ``mkfifo``, ``git add``,
+  ``chmod 644`` and ``cp -n``, were looked at after their blind measurement and so were
+  retired.)
 
 The output is deterministic: the same split always yields the same cases in the same
 order (``cli_verdicts.json`` records them by id).
@@ -28,10 +29,10 @@ from typing import Any
 
 from .cases import Case
 
-SEEDS = {"tune": 20261202, "holdout": 4242}
+SEEDS = {"tune": 20261202, "holdout": 6006}
 VOCAB: dict[str, dict[str, str]] = {
     "tune": {"P": "touch", "a": "a", "b": "b", "f": "src/gen.txt", "n": "notes"},
-    "holdout": {"P": "cp -n", "a": "h1", "b": "h2", "f": "src/h3", "n": "memo5"},
+    "holdout": {"P": "rm -f", "a": "k1", "b": "k2", "f": "src/k3", "n": "memo6"},
 }
 CONTENT = "differential\n"
 
