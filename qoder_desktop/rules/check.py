@@ -8,10 +8,11 @@ Prints `allow: <reason>`, `ask: <reason>` or `deny: <reason>` (exit 0; exit 2 on
 arguments, invalid JSON or an invalid rule). `--batch` reads one JSON object per line
 (`{"cwd", "add_dirs", "rules", "deny_rules", "tool", "input"}`) and writes one
 `{"verdict", "reason"}` line per case, in order; a malformed line gives an `ask` with
-the error and processing continues. The verdict is our own matcher's (`matcher.explain`):
-a deny is what the app decides alone; an allow only explains (the dialog's "covered by",
-the ledger's reading of a call the CLI ran), it never answers a request. Qt-free and
-SDK-free, so it starts fast.
+the error and processing continues. The verdict is what the Claude Code CLI would decide
+(`cli_model.predict`, measured against the bundled CLI by tests/differential); a reason
+starting with "unsure:" marks a guess. It explains, it never grants: nothing answers a
+request on its word (the app's own deny rules use `matcher.evaluate`, and only a person or
+the CLI allows). Qt-free and SDK-free, so it starts fast.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
-from qoder_desktop.rules.matcher import explain
+from qoder_desktop.rules.cli_model import predict
 
 _SESSION = "rules-check"
+_MCP_WILDCARD = re.compile(r"^mcp__[A-Za-z0-9_.\-*]+$")
 
 
 class CheckError(ValueError):
@@ -41,7 +44,9 @@ def _rules(texts: Sequence[str], behavior: RuleBehavior) -> list[SessionRule]:
         try:
             value = RuleValue.parse(text)
         except ValueError as exc:
-            raise CheckError(f"invalid rule {text!r}: {exc}") from None
+            if not _MCP_WILDCARD.match(text.strip()):
+                raise CheckError(f"invalid rule {text!r}: {exc}") from None
+            value = RuleValue(tool_name=text.strip())  # `mcp__server__*`: a CLI rule
         found.append(SessionRule(session_id=_SESSION, behavior=behavior, rule=value))
     return found
 
@@ -67,8 +72,7 @@ def check(cwd: object, add_dirs: object, allow_rules: object, deny_rules: object
     assert isinstance(allow_rules, list | tuple) and isinstance(deny_rules, list | tuple)
     folders = [_folder(d, "an added directory") for d in add_dirs]
     rules = _rules(deny_rules, RuleBehavior.DENY) + _rules(allow_rules, RuleBehavior.ALLOW)
-    result = explain(rules, tool, tool_input, _folder(cwd, "cwd"), folders)
-    return result.behavior.value, result.reason
+    return predict(rules, tool, tool_input, _folder(cwd, "cwd"), folders)
 
 
 def _batch_line(line: str) -> dict[str, str]:

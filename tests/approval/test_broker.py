@@ -329,3 +329,31 @@ async def test_a_write_to_a_sensitive_file_the_person_granted_names_their_rule_w
     assert (request.covered_by_rule, request.granted_while_waiting) == (str(rule), False)
     broker.answer(request.request_id, Decision.deny("no"))
     assert (await task).decided_by is DecidedBy.USER
+
+
+async def test_a_grant_leaves_a_pending_sibling_the_cli_would_still_ask_about(
+        broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
+    """A rule holding `..` covers the sibling for our matcher, but the CLI never matches
+    such a rule: the sibling stays with a person."""
+    recorder = Recorder(broker)
+
+    def write(path: str) -> ApprovalRequest:
+        return ApprovalRequest(session_id=SESSION, session_name="demo", backend=Backend.CLAUDE,
+                               tool_name="Write", cwd="/tmp/ws",
+                               tool_input={"file_path": path, "content": "x"})
+
+    edit = write("/tmp/ws/src/new.txt")
+    first = asyncio.create_task(broker.request(edit))
+    granted_request = await recorder.next_added()
+    sibling = asyncio.create_task(broker.request(write("/tmp/ws/src/other.txt")))
+    await recorder.next_added()
+    grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Edit(./src/../**)"),),
+                                 behavior=RuleBehavior.ALLOW, destination="session")
+    broker.answer(granted_request.request_id, Decision.allow_session(dict(edit.tool_input),
+                                                                     (grant,)))
+    assert (await first).kind is DecisionKind.ALLOW_SESSION
+    [left] = broker.pending()
+    assert left.tool_input["file_path"] == "/tmp/ws/src/other.txt"
+    broker.withdraw_session(SESSION)
+    await sibling
+

@@ -5,7 +5,8 @@ Each line of ``cases.jsonl`` is one case::
     {"id": "bash-prefix-plain", "rules": ["Bash(touch:*)"], "tool": "Bash",
      "input": {"command": "touch a"}, "note": "why this case exists"}
 
-Optional keys: ``deny_rules`` (rules delivered with behavior "deny") and ``add_dirs``
+Optional keys: ``category`` (the class of case, default ``curated``), ``deny_rules``
+(rules delivered with behavior "deny") and ``add_dirs``
 (folders given to the CLI at start). Strings may use the placeholders of
 :mod:`.sandbox`. Cases with the same rules, deny rules and add-dirs form a *group*: one
 CLI session measures a whole group, one call after another.
@@ -37,6 +38,8 @@ class Case:
     deny_rules: tuple[str, ...] = ()
     add_dirs: tuple[str, ...] = ()
     note: str = ""
+    category: str = "curated"
+    split: str = "curated"
 
     @property
     def group_key(self) -> GroupKey:
@@ -46,7 +49,7 @@ class Case:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Case:
         """A case from one parsed ``cases.jsonl`` line; unknown keys are an error."""
-        known = {"id", "tool", "input", "rules", "deny_rules", "add_dirs", "note"}
+        known = {"id", "tool", "input", "rules", "deny_rules", "add_dirs", "note", "category"}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"case {data.get('id')!r}: unknown keys {sorted(unknown)}")
@@ -58,6 +61,7 @@ class Case:
             deny_rules=tuple(data.get("deny_rules", ())),
             add_dirs=tuple(data.get("add_dirs", ())),
             note=data.get("note", ""),
+            category=data.get("category", "curated"),
         )
 
 
@@ -91,6 +95,18 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
             cases.append(Case.from_json(json.loads(line)))
         except (ValueError, KeyError) as exc:
             raise ValueError(f"{path.name}:{number}: {exc}") from exc
+    ids = [c.id for c in cases]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate case ids: {duplicates}")
+    return cases
+
+
+def load_all_cases(path: Path = CASES_FILE) -> list[Case]:
+    """The curated cases of ``cases.jsonl``, then the generated ones (both splits)."""
+    from .generate import iter_all
+
+    cases = [*load_cases(path), *iter_all()]
     ids = [c.id for c in cases]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

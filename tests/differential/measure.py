@@ -24,7 +24,7 @@ from typing import Any
 from claude_agent_sdk._cli_version import __cli_version__
 from claude_agent_sdk._version import __version__ as sdk_version
 
-from .cases import VERDICTS_JSON, VERDICTS_MD, Case, group_cases, load_cases
+from .cases import VERDICTS_JSON, VERDICTS_MD, Case, group_cases, load_all_cases
 from .cli_probe import Verdict, measure
 
 VERDICTS = ("allow", "ask", "deny", "error")
@@ -35,9 +35,11 @@ async def measure_cases(cases: Sequence[Case], *, concurrency: int = 3,
     """The CLI's verdict for each case, in order, and the seconds the run took."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="differential-") as tmp:
-        verdicts = await measure(group_cases(list(cases)), scratch or Path(tmp),
+        measured = await measure(group_cases(list(cases)), scratch or Path(tmp),
                                  concurrency=concurrency)
-    return verdicts, time.monotonic() - started
+    # Groups gather cases from anywhere in the list: put the verdicts back in case order.
+    by_id = {v.case_id: v for v in measured}
+    return [by_id[c.id] for c in cases], time.monotonic() - started
 
 
 def table_data(cases: Sequence[Case], verdicts: Sequence[Verdict]) -> dict[str, Any]:
@@ -48,7 +50,8 @@ def table_data(cases: Sequence[Case], verdicts: Sequence[Verdict]) -> dict[str, 
         "sdk_version": sdk_version,
         "counts": {name: counts.get(name, 0) for name in VERDICTS},
         "verdicts": [
-            {"id": c.id, "verdict": v.verdict, "grant_applied": v.grant_applied,
+            {"id": c.id, "category": c.category, "split": c.split, "verdict": v.verdict,
+             "grant_applied": v.grant_applied,
              "detail": v.detail}
             for c, v in zip(cases, verdicts, strict=True)
         ],
@@ -91,16 +94,17 @@ def render_markdown(cases: Sequence[Case], data: dict[str, Any]) -> str:
         "option. `{cwd}` is the workspace, `{elsewhere}` a folder outside it, `{extra}` an",
         "add-dir, `{home}` the CLI's HOME. \"grant ignored\" marks groups where the CLI",
         "did not apply the update at all (the control call in the same update still asked).",
-        "Regenerate with `python -m tests.differential.measure`; inputs: `cases.jsonl`.",
+        "Regenerate with `python -m tests.differential.measure`; inputs: `cases.jsonl` (curated)",
+        "and `generate.py` (generated, splits `tune` and `holdout`).",
         "",
-        "| case | allow rules | deny rules | add-dirs | tool | input | CLI | detail |",
-        "|---|---|---|---|---|---|---|---|",
+        "| case | category | allow rules | deny rules | add-dirs | tool | input | CLI | detail |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for case, row in zip(cases, data["verdicts"], strict=True):
         verdict = row["verdict"] if row["grant_applied"] else f"{row['verdict']} (grant ignored)"
         call_input = case.input.get("command") or case.input.get("file_path") or \
             case.input.get("url") or case.input
-        cells = [case.id, ", ".join(case.rules), ", ".join(case.deny_rules),
+        cells = [case.id, case.category, ", ".join(case.rules), ", ".join(case.deny_rules),
                  ", ".join(case.add_dirs), case.tool, call_input]
         lines.append("| " + " | ".join(_cell(c) for c in cells)
                      + f" | **{verdict}** | {_cell(row['detail'][:100])} |")
@@ -123,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=3,
                         help="CLI sessions at once (default 3)")
     args = parser.parse_args(argv)
-    cases = load_cases()
+    cases = load_all_cases()
     verdicts, seconds = asyncio.run(measure_cases(cases, concurrency=args.concurrency))
     data = write_tables(cases, verdicts)
     print(f"{len(cases)} cases in {seconds:.1f} s with Claude Code {data['cli_version']}: "

@@ -106,4 +106,5 @@ def build(root: Path) -> Sandbox:
         shim.chmod(0o755)
     os.symlink(box.elsewhere, box.workspace / "out-link")
     os.symlink(box.elsewhere / "notes.txt", box.workspace / "notes-link.txt")
+    os.symlink(box.workspace / "src" / "pkg", box.workspace / "deep-link")
     return box

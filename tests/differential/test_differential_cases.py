@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from differential import sandbox
-from differential.cases import VERDICTS_JSON, VERDICTS_MD, load_cases, split_rule
+from differential import generate, sandbox
+from differential.cases import VERDICTS_JSON, VERDICTS_MD, load_all_cases, load_cases, split_rule
 from differential.measure import render_markdown
 
 READ_ONLY_SYSTEM_FILES = {"/etc/hosts"}
@@ -25,7 +25,7 @@ def test_the_cases_cover_every_tool_family_and_rule_kind() -> None:
 
 def test_file_cases_only_name_sandbox_paths() -> None:
     """A case that the CLI allows really runs: it must never touch a real file."""
-    for case in load_cases():
+    for case in load_all_cases():
         path = case.input.get("file_path")
         if path is None:
             continue
@@ -54,8 +54,26 @@ def test_rules_split_into_tool_and_content(rule: str, parts: tuple[str, str | No
 
 
 def test_the_committed_tables_cover_every_case_in_order() -> None:
-    cases = load_cases()
+    cases = load_all_cases()
     data = json.loads(VERDICTS_JSON.read_text(encoding="utf-8"))
     assert [row["id"] for row in data["verdicts"]] == [c.id for c in cases], (
         "cases.jsonl changed: run python -m tests.differential.measure")
     assert VERDICTS_MD.read_text(encoding="utf-8") == render_markdown(cases, data)
+
+
+def test_the_generator_is_deterministic_and_tags_every_case() -> None:
+    """Both splits come out the same every time, each case with a category; the held-out
+    split shares few cases with the tuning split (only calls without program or file names)."""
+    first, again = list(generate.iter_all()), list(generate.iter_all())
+    assert first == again
+    tune = [c for c in first if c.split == "tune"]
+    holdout = [c for c in first if c.split == "holdout"]
+    assert len(tune) >= 150 and len(holdout) >= 150
+    assert all(c.category != "curated" for c in first)
+    categories = {c.category for c in first}
+    assert {c.category for c in tune} < {c.category for c in holdout} == categories
+    assert 400 <= len(load_all_cases()) <= 700
+    seen = {(c.tool, json.dumps(c.input, sort_keys=True), c.rules, c.deny_rules) for c in tune}
+    overlap = [c.id for c in holdout
+               if (c.tool, json.dumps(c.input, sort_keys=True), c.rules, c.deny_rules) in seen]
+    assert len(overlap) <= len(holdout) // 4, overlap
