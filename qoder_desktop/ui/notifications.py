@@ -6,7 +6,10 @@ notification shows the whole request: one input value, shown exactly as it runs 
 hidden characters, nothing collapsed or cut), and it acts only once the arming delay
 (the dialogs' `ARMING_DELAY_MS`) has passed since the notification appeared. A press
 becomes a `Decision` on `decided`, the same path as a dialog's, at most once per
-request. When a request is answered or withdrawn anywhere else, `withdraw()` closes its
+request. A press counts only from the notification server that showed that notification
+(`notifications.freedesktop`): when another process takes over the service, every open
+notification is forgotten (its request waits in the dialog) and new ones go to the new
+server. When a request is answered or withdrawn anywhere else, `withdraw()` closes its
 notification. Without a notification service (or when one refuses a notification)
 `fall_back` asks for the tray balloon instead.
 """
@@ -23,11 +26,10 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision, RequestKind
 from qoder_desktop.notifications.desktop import (
-    DesktopNotifications,
     NoteAction,
     NoteSpec,
-    NotifierFactory,
     ServiceStatus,
+    open_service,
 )
 from qoder_desktop.text.visible import describe_hidden, has_hidden
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
@@ -113,9 +115,10 @@ class RequestNotifier(QObject):
         shown(str): the service shows request_id's notification (tests, logs).
         armed(str): request_id's "Allow once" acts from now on.
         ignored(str): a press did nothing; the message says why (for the status line).
+        gone(str): request_id's notification went away unanswered (closed by the
+            server, or the server was replaced); its request still waits.
 
     Args:
-        factory: builds the `desktop_notifier.DesktopNotifier` (the real one by default).
         arming_delay_ms: how long "Allow once" stays inert after a notification appears.
     """
 
@@ -125,12 +128,12 @@ class RequestNotifier(QObject):
     shown = Signal(str)
     armed = Signal(str)
     ignored = Signal(str)
+    gone = Signal(str)
 
-    def __init__(self, parent: QObject | None = None, *, factory: NotifierFactory | None = None,
+    def __init__(self, parent: QObject | None = None, *,
                  arming_delay_ms: int = ARMING_DELAY_MS) -> None:
         super().__init__(parent)
-        options = {} if factory is None else {"factory": factory}
-        self._service = DesktopNotifications(APP_NAME, self._on_action, **options)
+        self._service = open_service(APP_NAME, self._on_action, self._on_gone)
         self.arming_delay_ms = arming_delay_ms
         """How long "Allow once" stays inert after a notification appears (ms)."""
         self._requests: dict[str, ApprovalRequest] = {}
@@ -209,6 +212,11 @@ class RequestNotifier(QObject):
         else:  # Open…, Answer…, or a click on the body
             self._forget(request_id)
             self.open_request.emit(request_id)
+
+    def _on_gone(self, request_id: str) -> None:
+        if request_id in self._requests:
+            self._forget(request_id)
+            self.gone.emit(request_id)
 
     def _forget(self, request_id: str) -> None:
         self._requests.pop(request_id, None)
