@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qoder_desktop.domain.consent import ModeConsent
+
 # Re-exported: these enums lived here before they moved to `kinds` (no pydantic).
 from qoder_desktop.domain.kinds import (
     Backend,
@@ -199,10 +201,13 @@ class Decision(BaseModel):
     """The answer to one `ApprovalRequest`.
 
     An allow always carries the exact input that will run; a deny always carries a
-    non-empty message (the Qoder SDK refuses empty ones).
+    non-empty message (the Qoder SDK refuses empty ones). An approved plan that goes on
+    in a mode needing a confirmation carries the person's `consent` for it (minted by the
+    confirmation dialog the plan dialog opens); without one the session goes on in
+    default mode.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     kind: DecisionKind
     final_input: dict[str, Any] | None = None
@@ -213,6 +218,8 @@ class Decision(BaseModel):
     answer_labels: dict[str, tuple[str, ...]] | None = None
     next_mode: PermissionMode | None = None
     """For an approved plan (ExitPlanMode): the mode the session continues in."""
+    consent: ModeConsent | None = Field(default=None, exclude=True, repr=False)
+    """The person's confirmation of a `next_mode` that needs one (the dialog's only)."""
     decided_at: datetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")
@@ -239,11 +246,13 @@ class Decision(BaseModel):
     def allow_once(cls, final_input: dict[str, Any], *, by: DecidedBy = DecidedBy.USER,
                    rule: str | None = None,
                    answer_labels: dict[str, tuple[str, ...]] | None = None,
-                   next_mode: PermissionMode | None = None) -> Decision:
+                   next_mode: PermissionMode | None = None,
+                   consent: ModeConsent | None = None) -> Decision:
         """Allow this one call with `final_input` (for a question, also the chosen labels;
-        for an approved plan, the mode the session continues in)."""
+        for an approved plan, the mode the session continues in and the person's consent
+        to it when it needs one)."""
         return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule,
-                   answer_labels=answer_labels, next_mode=next_mode)
+                   answer_labels=answer_labels, next_mode=next_mode, consent=consent)
 
     @classmethod
     def allow_session(cls, final_input: dict[str, Any],

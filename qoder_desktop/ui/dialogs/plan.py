@@ -10,12 +10,14 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.models import ApprovalRequest, Decision, PermissionMode
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.forms.ui_plan_dialog import Ui_PlanDialog
 from qoder_desktop.ui.widgets.preview import PreviewPane
+from qoder_desktop.ui.windows import confirm
 
 KEEP_PLANNING = "Keep planning."
 CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (
@@ -71,9 +73,25 @@ class PlanDialog(BaseDecisionDialog):
         return PermissionMode(self.ui.modeCombo.currentData())
 
     def approve(self) -> None:
-        """Approve: an allow with the input unchanged, continuing in the chosen mode."""
-        self.emit_decision(Decision.allow_once(dict(self.request.tool_input),
-                                               next_mode=self.chosen_mode()))
+        """Approve: an allow with the input unchanged, continuing in the chosen mode.
+
+        A mode that lets tools run unapproved (acceptEdits) is confirmed first in the
+        confirmation box; its `ModeConsent` goes with the decision. Cancelling the box
+        leaves the plan dialog open.
+        """
+        mode = self.chosen_mode()
+        if not mode.needs_confirmation:
+            self.emit_decision(Decision.allow_once(dict(self.request.tool_input),
+                                                   next_mode=mode))
+            return
+        request = self.request
+
+        def answered(consent: ModeConsent | None) -> None:
+            if consent is not None:  # refused when the request was withdrawn meanwhile
+                self.emit_decision(Decision.allow_once(
+                    dict(request.tool_input), next_mode=mode, consent=consent))
+
+        confirm.confirm_dangerous_mode(self, mode, answered, session_id=request.session_id)
 
     def keep_planning(self) -> None:
         """Reject the plan with the typed feedback."""
