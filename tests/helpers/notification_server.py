@@ -193,6 +193,10 @@ class NotificationServer:
         """Emit ``ActionInvoked`` as the server does when a person presses a button."""
         self._interface.ActionInvoked(notification_id, action_key)
 
+    def dismiss(self, notification_id: int) -> None:
+        """Emit ``NotificationClosed(id, 2)`` as the server does when a person dismisses it."""
+        self._interface.NotificationClosed(notification_id, 2)
+
     def last(self) -> NotifyCall:
         """The most recent ``Notify``."""
         return self.notified[-1]

@@ -20,7 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import Settings
-from qoder_desktop.domain.models import PermissionMode
+from qoder_desktop.domain.models import PermissionMode, SessionState
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
 
@@ -97,3 +97,38 @@ def test_only_the_persons_confirmation_in_the_dialog_switches_to_a_risky_mode(
         await settle(lambda: combo.currentData() == EDITS.value)
 
     run(loop, scenario(), timeout=30)
+
+
+def test_permission_mode_accept_edits_on_the_command_line_starts_only_once_confirmed(
+        desktop: DesktopApp, harness: QoderHarness, loop: AppEventLoop, qtbot: QtBot) -> None:
+    from qoder_desktop.cli import parse_app_args
+    from qoder_desktop.ui.app import start_from_args
+
+    args = parse_app_args(["--backend", "qoder", "--prompt", "Tidy up", "--cwd",
+                           str(harness.workspace), "--permission-mode", "acceptEdits"])
+
+    async def scenario() -> str:
+        start_from_args(args, desktop)
+        await settle(lambda: _open_box(desktop) is not None)
+        box = _open_box(desktop)
+        assert box is not None and "every file edit is made without asking you" in box.text()
+        qtbot.keyClick(box, Qt.Key.Key_Escape)  # declined: nothing starts
+        await settle(lambda: _open_box(desktop) is None)
+        assert harness.hub.sessions() == []
+
+        start_from_args(args, desktop)
+        await settle(lambda: _open_box(desktop) is not None)
+        box = _open_box(desktop)
+        assert box is not None
+        accept = next(b for b in box.buttons()
+                      if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+        qtbot.mouseClick(accept, Qt.MouseButton.LeftButton)
+        await settle(lambda: len(harness.hub.sessions()) == 1
+                     and harness.hub.sessions()[0].session_id in harness.peers
+                     and bool(harness.peers[harness.hub.sessions()[0].session_id].lines))
+        return harness.hub.sessions()[0].session_id
+
+    session_id = run(loop, scenario(), timeout=30)
+    info = harness.hub.session(session_id)
+    assert info.permission_mode is EDITS
+    assert info.state is not SessionState.FAILED  # the start spent the box's consent

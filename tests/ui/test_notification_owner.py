@@ -166,7 +166,7 @@ def test_a_process_that_takes_the_service_over_cannot_allow_and_the_new_server_w
 def test_a_press_from_a_process_that_does_not_own_the_service_is_ignored(
         desktop: DesktopApp, server: NotificationServer, bus: str, loop: AppEventLoop,
         caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="qoder_desktop.notifications")
+    caplog.set_level(logging.DEBUG, logger="qoder_desktop.notifications")
     forger = NotificationServer()  # same interface and path, but not the name's owner
     run(loop, forger.start(bus, own=False))
 
@@ -175,7 +175,9 @@ def test_a_press_from_a_process_that_does_not_own_the_service_is_ignored(
         answer = await _armed(desktop, _bash("make build"))
         shown = server.last().notification_id
         forger.click(shown, "allow")
-        await settle(lambda: _ignored(caplog) == 1)
+        forger.dismiss(shown)  # nor can it make the notification count as gone
+        await settle(lambda: _ignored(caplog) == 1 and any(
+            "ignored NotificationClosed" in record.getMessage() for record in caplog.records))
         assert not answer.done()
         [pending] = desktop.broker.pending()
         assert desktop.notifier.is_showing(pending.request_id)  # still the person's to press
@@ -188,3 +190,27 @@ def test_a_press_from_a_process_that_does_not_own_the_service_is_ignored(
         forger.stop()
     assert decision.kind is DecisionKind.ALLOW_ONCE
     assert decision.decided_by is DecidedBy.USER
+
+
+def test_a_notification_its_server_closed_is_gone_and_its_request_waits(
+        desktop: DesktopApp, server: NotificationServer, loop: AppEventLoop,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="qoder_desktop.notifications")
+    request = _bash("make build")
+
+    async def scenario() -> None:
+        await desktop.notifier.start()
+        gone: list[str] = []
+        desktop.notifier.gone.connect(gone.append)
+        answer = await _armed(desktop, request)
+        server.dismiss(server.last().notification_id)  # the person swiped it away
+        await settle(lambda: gone == [request.request_id])
+        assert not desktop.notifier.is_showing(request.request_id)
+        server.click(server.last().notification_id, "allow")  # a late press: nothing
+        await settle(lambda: _ignored(caplog) == 1)
+        assert not answer.done() and desktop.broker.is_pending(request.request_id)
+        [dialog] = desktop.dialogs.open_dialogs()
+        assert dialog.request.request_id == request.request_id
+        answer.cancel()
+
+    run(loop, scenario())
