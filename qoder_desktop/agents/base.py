@@ -78,7 +78,7 @@ class AgentSession(HookCallbacks, ABC):
         self._reader: asyncio.Task[None] | None = None
         self._stopping = False
         self.risks_confirmed = False
-        """True once `start` spent the person's consent to the options' risks."""
+        """True once `start` spent the person's consent to risky options."""
         self._last_text = ""
         self._pairing = ToolCallPairing()
         self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
@@ -195,7 +195,12 @@ class AgentSession(HookCallbacks, ABC):
             SessionStartError: the CLI could not be started, or risky options came
                 without the person's consent.
         """
-        self._check_start_consent()
+        try:
+            self.risks_confirmed = self.options.spend_consent()
+        except ConsentRefused as exc:
+            self._emit(TranscriptKind.ERROR, f"not started: {exc}", is_error=True)
+            self._set_state(SessionState.FAILED, f"not started: {exc}")
+            raise SessionStartError(f"not started: {exc}") from None
         if self.prepare is not None:
             try:
                 await self.prepare()
@@ -237,30 +242,10 @@ class AgentSession(HookCallbacks, ABC):
         self._ended_by = self._ended_by or INTERRUPTED_TEXT
         await self._client.interrupt()
 
-    def _check_start_consent(self) -> None:
-        risks = self.options.risks()
-        if not risks:
-            return
-        try:
-            spend(self.options.consent, session_id=None, mode=self.options.permission_mode,
-                  risks=risks)
-        except ConsentRefused as exc:
-            message = f"not started: {'; '.join(risks)}; {exc}"
-            self._emit(TranscriptKind.ERROR, message, is_error=True)
-            self._set_state(SessionState.FAILED, message)
-            raise SessionStartError(message) from None
-        self.risks_confirmed = True
-
     async def set_mode(self, mode: PermissionMode, *, consent: ModeConsent | None = None,
                        ) -> None:
-        """Switch the permission mode mid-session.
-
-        A mode that lets tools run unapproved needs `consent`: the `ModeConsent` the
-        confirmation dialog minted for this session and mode; it is spent here.
-
-        Raises:
-            ConsentRefused: (a PermissionError) no valid consent for a risky mode.
-        """
+        """Switch the permission mode mid-session; a risky one spends the `consent` the
+        confirmation dialog minted for this session and mode (else `ConsentRefused`)."""
         if mode.needs_confirmation:
             spend(consent, session_id=self.session_id, mode=mode)
         await self._client.set_permission_mode(mode.value)

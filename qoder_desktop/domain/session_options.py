@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qoder_desktop.domain.consent import ModeConsent
+from qoder_desktop.domain.consent import ModeConsent, spend
 
 # Re-exported: these enums lived here before they moved to `kinds` (no pydantic).
 from qoder_desktop.domain.kinds import (  # noqa: F401
@@ -81,6 +81,18 @@ class SessionOptions(BaseModel):
                 found.append(f"allowed tool {text.strip()}: every {_tool_of(text)} call runs "
                              "without asking")
         return found
+
+    def spend_consent(self) -> bool:
+        """At the start: spend `consent` on these options' risks; True when there were
+        some (confirmed), False when there are none.
+
+        Raises:
+            ConsentRefused: risks without the person's consent to exactly them.
+        """
+        risks = self.risks()
+        if risks:
+            spend(self.consent, session_id=None, mode=self.permission_mode, risks=risks)
+        return bool(risks)
 
     def display_name(self) -> str:
         """The session's name, or the last part of its folder."""

@@ -233,9 +233,12 @@ class FreedesktopNotifications:
     def _action(self, sender: str, notification_id: int, action: str) -> None:
         key = self._key_of(sender, notification_id)
         if key is None:
-            log.warning("ignored the action %r for notification %d from %s: not the "
-                        "server that showed an open notification of ours (owner: %s)",
-                        action, notification_id, sender, self._owner or "none")
+            # From the owner: another app's notification, or one of ours already over
+            # (servers broadcast these). From anyone else: someone pretending.
+            level = logging.DEBUG if sender == self._owner else logging.WARNING
+            log.log(level, "ignored the action %r for notification %d from %s: not the "
+                    "server that showed an open notification of ours (owner: %s)",
+                    action, notification_id, sender, self._owner or "none")
             return
         if action not in self._shown[key].actions:
             log.warning("ignored the action %r for notification %d: it was not offered",

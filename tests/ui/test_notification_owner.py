@@ -119,7 +119,7 @@ def _ignored(caplog: pytest.LogCaptureFixture) -> int:
 def test_a_process_that_takes_the_service_over_cannot_allow_and_the_new_server_works(
         desktop: DesktopApp, server: NotificationServer, bus: str, loop: AppEventLoop,
         caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="qoder_desktop.notifications")
+    caplog.set_level(logging.DEBUG, logger="qoder_desktop.notifications")
     first, second = _bash("make build"), _bash("make test")
     stand_in = StandIn(bus)
 
@@ -195,7 +195,7 @@ def test_a_press_from_a_process_that_does_not_own_the_service_is_ignored(
 def test_a_notification_its_server_closed_is_gone_and_its_request_waits(
         desktop: DesktopApp, server: NotificationServer, loop: AppEventLoop,
         caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="qoder_desktop.notifications")
+    caplog.set_level(logging.DEBUG, logger="qoder_desktop.notifications")
     request = _bash("make build")
 
     async def scenario() -> None:
