@@ -122,15 +122,15 @@ class FreedesktopNotifications:
         for rule in (_OWNER_RULE, _SIGNALS_RULE):
             await _call(bus, "AddMatch", "s", [rule], destination=_DBUS, path=_DBUS_PATH,
                         interface=_DBUS)
-        try:
+        try:  # by its well-known name, which also starts a service the bus activates
+            info = await _call(bus, "GetServerInformation")
             owner = await _call(bus, "GetNameOwner", "s", [BUS_NAME], destination=_DBUS,
                                 path=_DBUS_PATH, interface=_DBUS)
         except RuntimeError as exc:
             raise RuntimeError(f"no service named {BUS_NAME} ({exc})") from None
-        # Replies arrive in the order the daemon sent them: a change of owner after this
-        # answer reaches `_on_message` after it, so the owner stays current.
+        # The daemon sends us its messages in order: a change of owner after this answer
+        # reaches `_on_message` after it, so the owner stays current.
         self._owner = str(owner.body[0])
-        info = await _call(bus, "GetServerInformation")
         self._default_action = str(info.body[0]) not in _NO_DEFAULT_ACTION
         capabilities = await _call(bus, "GetCapabilities")
         return [str(capability) for capability in capabilities.body[0]]

@@ -37,7 +37,7 @@ _CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configura
 <busconfig>
   <type>session</type>
   <listen>unix:dir={folder}</listen>
-  <auth>EXTERNAL</auth>
+  <auth>EXTERNAL</auth>{services}
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
@@ -53,14 +53,27 @@ def dbus_daemon() -> str | None:
 
 
 @contextmanager
-def private_bus(folder: Path) -> Iterator[str]:
-    """Run a private session bus for the block; yields its address."""
+def private_bus(folder: Path, *, activates: bool = False) -> Iterator[str]:
+    """Run a private session bus for the block; yields its address.
+
+    With `activates`, the bus starts a notification server (this file, in another
+    process) the first time someone calls ``org.freedesktop.Notifications``, as desktops
+    whose notification daemon is D-Bus activated do.
+    """
     daemon = dbus_daemon()
     if daemon is None:
         raise RuntimeError("dbus-daemon is not installed (Debian: apt-get install dbus)")
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "session.conf"
-    config.write_text(_CONFIG.format(folder=folder), encoding="utf-8")
+    services = ""
+    if activates:
+        service_dir = folder / "services"
+        service_dir.mkdir(exist_ok=True)
+        (service_dir / f"{BUS_NAME}.service").write_text(
+            f"[D-BUS Service]\nName={BUS_NAME}\nExec={sys.executable} {__file__} "
+            "--activated\n", encoding="utf-8")
+        services = f"\n  <servicedir>{service_dir}</servicedir>"
+    config.write_text(_CONFIG.format(folder=folder, services=services), encoding="utf-8")
     process = subprocess.Popen([daemon, f"--config-file={config}", "--print-address=1",
                                 "--nofork", "--nopidfile"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -297,5 +310,13 @@ async def _stand_in(address: str) -> None:
     server.stop()
 
 
+async def _activated() -> None:
+    """Started by the bus: serve until the bus goes away."""
+    server = NotificationServer()
+    await server.start(os.environ["DBUS_STARTER_ADDRESS"])
+    assert server._bus is not None
+    await server._bus.wait_for_disconnect()
+
+
 if __name__ == "__main__":
-    asyncio.run(_stand_in(sys.argv[1]))
+    asyncio.run(_activated() if sys.argv[1] == "--activated" else _stand_in(sys.argv[1]))

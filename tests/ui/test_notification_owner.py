@@ -214,3 +214,18 @@ def test_a_notification_its_server_closed_is_gone_and_its_request_waits(
         answer.cancel()
 
     run(loop, scenario())
+
+
+def test_a_notification_service_the_bus_starts_on_demand_is_found_and_shows(
+        desktop: DesktopApp, loop: AppEventLoop, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with private_bus(tmp_path / "activating", activates=True) as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+
+        async def scenario() -> None:
+            status = await desktop.notifier.start()  # nothing owns the name yet
+            assert status.available and status.buttons, status.detail
+            answer = await _armed(desktop, _bash("make build"))
+            answer.cancel()
+
+        run(loop, scenario())
