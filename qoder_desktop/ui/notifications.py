@@ -6,10 +6,7 @@ notification shows the whole request: one input value, shown exactly as it runs 
 hidden characters, nothing collapsed or cut), and it acts only once the arming delay
 (the dialogs' `ARMING_DELAY_MS`) has passed since the notification appeared. A press
 becomes a `Decision` on `decided`, the same path as a dialog's, at most once per
-request. A press counts only from the notification server that showed that notification
-(`notifications.freedesktop`): when another process takes over the service, every open
-notification is forgotten (its request waits in the dialog) and new ones go to the new
-server. When a request is answered or withdrawn anywhere else, `withdraw()` closes its
+request. When a request is answered or withdrawn anywhere else, `withdraw()` closes its
 notification. Without a notification service (or when one refuses a notification)
 `fall_back` asks for the tray balloon instead.
 """
@@ -107,6 +104,11 @@ def note_for(request: ApprovalRequest) -> NoteSpec:
 
 class RequestNotifier(QObject):
     """Announces requests as desktop notifications and turns presses into decisions.
+
+    A press counts only from the notification server that showed that notification
+    (`notifications.freedesktop`): when another process takes the service over, every
+    open notification is forgotten (`gone`; its request waits in the dialog) and new
+    ones go to the new server.
 
     Signals:
         decided(str, object): a button answered request_id with a `Decision`.

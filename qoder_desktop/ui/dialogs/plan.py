@@ -72,26 +72,24 @@ class PlanDialog(BaseDecisionDialog):
         """The mode picked in the combo box."""
         return PermissionMode(self.ui.modeCombo.currentData())
 
-    def approve(self) -> None:
+    def approve(self, consent: ModeConsent | None = None) -> None:
         """Approve: an allow with the input unchanged, continuing in the chosen mode.
 
         A mode that lets tools run unapproved (acceptEdits) is confirmed first in the
-        confirmation box; its `ModeConsent` goes with the decision. Cancelling the box
-        leaves the plan dialog open.
+        confirmation box, whose `ModeConsent` comes back here (`consent`) and goes with
+        the decision. Cancelling the box leaves the plan dialog open.
         """
         mode = self.chosen_mode()
-        if not mode.needs_confirmation:
-            self.emit_decision(Decision.allow_once(dict(self.request.tool_input),
-                                                   next_mode=mode))
+        if mode.needs_confirmation and consent is None:
+            confirm.confirm_dangerous_mode(self, mode, self._confirmed,
+                                           session_id=self.request.session_id)
             return
-        request = self.request
+        self.emit_decision(Decision.allow_once(dict(self.request.tool_input),
+                                               next_mode=mode, consent=consent))
 
-        def answered(consent: ModeConsent | None) -> None:
-            if consent is not None:  # refused when the request was withdrawn meanwhile
-                self.emit_decision(Decision.allow_once(
-                    dict(request.tool_input), next_mode=mode, consent=consent))
-
-        confirm.confirm_dangerous_mode(self, mode, answered, session_id=request.session_id)
+    def _confirmed(self, consent: ModeConsent | None) -> None:
+        if consent is not None:  # (emit_decision refuses once the request was withdrawn)
+            self.approve(consent)
 
     def keep_planning(self) -> None:
         """Reject the plan with the typed feedback."""
