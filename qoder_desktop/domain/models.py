@@ -201,10 +201,7 @@ class Decision(BaseModel):
     """The answer to one `ApprovalRequest`.
 
     An allow always carries the exact input that will run; a deny always carries a
-    non-empty message (the Qoder SDK refuses empty ones). An approved plan that goes on
-    in a mode needing a confirmation carries the person's `consent` for it (minted by the
-    confirmation dialog the plan dialog opens); without one the session goes on in
-    default mode.
+    non-empty message (the Qoder SDK refuses empty ones).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -219,7 +216,8 @@ class Decision(BaseModel):
     next_mode: PermissionMode | None = None
     """For an approved plan (ExitPlanMode): the mode the session continues in."""
     consent: ModeConsent | None = Field(default=None, exclude=True, repr=False)
-    """The person's confirmation of a `next_mode` that needs one (the dialog's only)."""
+    """The person's confirmation of a `next_mode` that needs one, minted by the
+    confirmation box the plan dialog opens; without it the session goes on in default."""
     decided_at: datetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")
