@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+from dbus_fast import Message
 from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.constants import NameFlag, RequestNameReply
@@ -248,6 +249,7 @@ class StandIn:
     def __init__(self, address: str) -> None:
         self.notified: list[tuple[int, str]] = []
         self.unique_name = ""
+        self.synced = 0
         self._process = subprocess.Popen(
             [sys.executable, __file__, address], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, bufsize=1)
@@ -260,6 +262,8 @@ class StandIn:
             kind, _, rest = line.rstrip("\n").partition(" ")
             if kind == "ready":
                 self.unique_name = rest
+            elif kind == "synced":
+                self.synced += 1
             elif kind == "notified":
                 number, _, summary = rest.partition(" ")
                 self.notified.append((int(number), summary))
@@ -273,6 +277,13 @@ class StandIn:
         """Emit ``ActionInvoked(notification_id, action_key)`` from the stand-in."""
         assert self._process.stdin is not None
         self._process.stdin.write(f"click {notification_id} {action_key}\n")
+        self._process.stdin.flush()
+
+    def sync(self) -> None:
+        """Ask for a round trip to the bus daemon after the clicks so far: once `synced`
+        counts it, the daemon has routed those clicks (before anything sent later)."""
+        assert self._process.stdin is not None
+        self._process.stdin.write("sync\n")
         self._process.stdin.flush()
 
     def stop(self) -> None:
@@ -307,6 +318,11 @@ async def _stand_in(address: str) -> None:
         command, *args = line.split()
         if command == "click":
             server.click(int(args[0]), args[1])
+        elif command == "sync" and server._bus is not None:
+            await server._bus.call(Message(destination="org.freedesktop.DBus",
+                                           path="/org/freedesktop/DBus",
+                                           interface="org.freedesktop.DBus", member="GetId"))
+            print("synced", flush=True)
     server.stop()
 
 
