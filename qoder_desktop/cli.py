@@ -60,12 +60,15 @@ def parse_app_args(argv: Sequence[str]) -> argparse.Namespace:
 def session_options_from_args(args: argparse.Namespace, *,
                               default_backend: Backend = Backend.CLAUDE,
                               default_mode: PermissionMode = PermissionMode.DEFAULT,
-                              bypass_confirmed: bool = False) -> SessionOptions:
+                              ) -> SessionOptions:
     """The session a command line asks for (`--backend/--prompt/...`).
 
+    Risky options (`SessionOptions.risks`, e.g. ``--permission-mode acceptEdits``) come
+    back without consent: the app asks the person in the confirmation dialog, whose
+    consent the start needs.
+
     Raises:
-        ValueError: the options are invalid (the message says which), e.g. a bypass
-            mode that was not confirmed.
+        ValueError: the options are invalid (the message says which).
     """
     from pydantic import ValidationError
 
@@ -81,7 +84,6 @@ def session_options_from_args(args: argparse.Namespace, *,
         "disallowed_tools": list(args.disallowed_tools),
         "permission_mode": (PermissionMode(args.permission_mode) if args.permission_mode
                             else default_mode),
-        "bypass_confirmed": bypass_confirmed,
         "model": args.model,
     }
     try:

@@ -35,6 +35,7 @@ from qoder_desktop.agents.transcript import (
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.config.secrets import APP_ONLY_ENV
+from qoder_desktop.domain.consent import ConsentRefused, ModeConsent, spend
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Decision,
@@ -76,6 +77,8 @@ class AgentSession(HookCallbacks, ABC):
         self._client: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._stopping = False
+        self.risks_confirmed = False
+        """True once `start` spent the person's consent to risky options."""
         self._last_text = ""
         self._pairing = ToolCallPairing()
         self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
@@ -185,9 +188,19 @@ class AgentSession(HookCallbacks, ABC):
     async def start(self) -> None:
         """Start the CLI and send the first prompt (if any).
 
+        Options that let tools run unapproved start only with the person's consent to
+        exactly them (`SessionOptions.consent`, spent here).
+
         Raises:
-            SessionStartError: the CLI could not be started.
+            SessionStartError: the CLI could not be started, or risky options came
+                without the person's consent.
         """
+        try:
+            self.risks_confirmed = self.options.spend_consent()
+        except ConsentRefused as exc:
+            self._emit(TranscriptKind.ERROR, f"not started: {exc}", is_error=True)
+            self._set_state(SessionState.FAILED, f"not started: {exc}")
+            raise SessionStartError(f"not started: {exc}") from None
         if self.prepare is not None:
             try:
                 await self.prepare()
@@ -228,10 +241,12 @@ class AgentSession(HookCallbacks, ABC):
         self._ended_by = self._ended_by or INTERRUPTED_TEXT
         await self._client.interrupt()
 
-    async def set_mode(self, mode: PermissionMode, *, confirmed: bool = False) -> None:
-        """Switch the permission mode mid-session (bypass modes need `confirmed`)."""
-        if mode.needs_confirmation and not confirmed:
-            raise PermissionError(f"{mode.value} needs an explicit confirmation")
+    async def set_mode(self, mode: PermissionMode, *, consent: ModeConsent | None = None,
+                       ) -> None:
+        """Switch the permission mode mid-session; a risky one spends the `consent` the
+        confirmation dialog minted for this session and mode (else `ConsentRefused`)."""
+        if mode.needs_confirmation:
+            spend(consent, session_id=self.session_id, mode=mode)
         await self._client.set_permission_mode(mode.value)
         self.info = self.info.model_copy(update={"permission_mode": mode})
         self._sink.state_changed(self.session_id, self.info.state, self.info.error)

@@ -25,10 +25,10 @@ from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.domain.consent import ConsentRefused, ModeConsent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
-    DecidedBy,
     Decision,
     DecisionKind,
     PermissionMode,
@@ -133,12 +133,23 @@ class SessionHub(SessionSink):
         mode = decision.next_mode
         if (mode is not None and decision.kind.allows and mode is not PermissionMode.PLAN
                 and request.session_id in self._sessions):
-            # The person chose this mode in the plan dialog, next to what it lets run
-            # (a decision never carries a bypass mode): that choice is the confirmation.
-            confirmed = decision.decided_by is DecidedBy.USER
             self._run(request.session_id,
-                      self.set_mode(request.session_id, mode, confirmed=confirmed),
+                      self._leave_plan(request.session_id, mode, decision.consent),
                       "Switching the permission mode")
+
+    async def _leave_plan(self, session_id: str, mode: PermissionMode,
+                          consent: ModeConsent | None) -> None:
+        """Go on in the mode chosen with the plan; one that needs a confirmation only
+        with the person's consent from the confirmation dialog, else in default mode."""
+        try:
+            await self.set_mode(session_id, mode, consent=consent)
+        except ConsentRefused as exc:
+            log.warning("an approved plan asked for %s without a valid consent: %s",
+                        mode.value, exc)
+            await self.set_mode(session_id, PermissionMode.DEFAULT)
+            self._publish(HubEvent(HubEventKind.NOTICE, session_id, text=(
+                f"The session goes on in default mode: {mode.value} needs your "
+                "confirmation. Switch the mode to confirm it.")))
 
     def _run(self, session_id: str, work: Coroutine[Any, Any, None], what: str) -> None:
         """Run `work` as a kept task; a failure is logged and published as a notice."""
@@ -321,13 +332,14 @@ class SessionHub(SessionSink):
         await self._running(session_id).interrupt()
 
     async def set_mode(self, session_id: str, mode: PermissionMode, *,
-                       confirmed: bool = False) -> None:
-        """Switch a running session's permission mode (bypass needs `confirmed`).
+                       consent: ModeConsent | None = None) -> None:
+        """Switch a running session's permission mode (a risky one needs the person's
+        `consent` from the confirmation dialog; see `AgentSession.set_mode`).
 
         The adapter reports the new mode through `state_changed`, which stores and
         publishes it once.
         """
-        await self._running(session_id).set_mode(mode, confirmed=confirmed)
+        await self._running(session_id).set_mode(mode, consent=consent)
 
     async def stop(self, session_id: str) -> None:
         """Stop a session and its CLI."""

@@ -44,7 +44,7 @@ class QoderSession(AgentSession):
     def sdk_options(self, options: SessionOptions) -> QoderAgentOptions:
         """The SDK options for `options`. Never log or print them: their repr has secrets."""
         mode = options.permission_mode
-        dangerous = mode.is_dangerous and options.bypass_confirmed
+        dangerous = mode.is_dangerous and self.risks_confirmed
         hooks = {event: [HookMatcher(matcher=None, hooks=[callback])]
                  for event, callback in self.hook_callbacks().items()}
         auth: Any = (AccessTokenAuthOptions(access_token=self.access_token)

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qoder_desktop.domain.consent import ModeConsent
+
 # Re-exported: these enums lived here before they moved to `kinds` (no pydantic).
 from qoder_desktop.domain.kinds import (
     Backend,
@@ -207,7 +209,7 @@ class Decision(BaseModel):
     accident. A deny always carries a non-empty message (the Qoder SDK refuses empty ones).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     kind: DecisionKind
     final_input: dict[str, Any] | None = None
@@ -218,6 +220,9 @@ class Decision(BaseModel):
     answer_labels: dict[str, tuple[str, ...]] | None = None
     next_mode: PermissionMode | None = None
     """For an approved plan (ExitPlanMode): the mode the session continues in."""
+    consent: ModeConsent | None = Field(default=None, exclude=True, repr=False)
+    """The person's confirmation of a `next_mode` that needs one, minted by the
+    confirmation box the plan dialog opens; without it the session goes on in default."""
     decided_at: datetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")
@@ -247,11 +252,13 @@ class Decision(BaseModel):
     def allow_once(cls, final_input: dict[str, Any], *, by: DecidedBy = DecidedBy.USER,
                    rule: str | None = None,
                    answer_labels: dict[str, tuple[str, ...]] | None = None,
-                   next_mode: PermissionMode | None = None) -> Decision:
+                   next_mode: PermissionMode | None = None,
+                   consent: ModeConsent | None = None) -> Decision:
         """Allow this one call with `final_input` (for a question, also the chosen labels;
-        for an approved plan, the mode the session continues in)."""
+        for an approved plan, the mode the session continues in and the person's consent
+        to it when it needs one)."""
         return cls(kind=DecisionKind.ALLOW_ONCE, final_input=final_input, decided_by=by, rule=rule,
-                   answer_labels=answer_labels, next_mode=next_mode)
+                   answer_labels=answer_labels, next_mode=next_mode, consent=consent)
 
     @classmethod
     def allow_session(cls, final_input: dict[str, Any],

@@ -6,7 +6,9 @@ import os
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+from qoder_desktop.domain.consent import ModeConsent, spend
 
 # Re-exported: these enums lived here before they moved to `kinds` (no pydantic).
 from qoder_desktop.domain.kinds import (  # noqa: F401
@@ -36,11 +38,12 @@ def _whole_risky_tool(rule_text: str) -> bool:
 class SessionOptions(BaseModel):
     """Every option a user can set for one session (the new-session form and the CLI flags).
 
-    Modes that let tools run unapproved (`PermissionMode.needs_confirmation`) are refused
-    unless `bypass_confirmed` says the user explicitly confirmed.
+    Options that let tools run unapproved (`risks`) start only with `consent`: the
+    `ModeConsent` the confirmation dialog minted for exactly these risks. The session's
+    start checks and spends it (`AgentSession.start`); without it the start fails.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     backend: Backend = Backend.CLAUDE
     prompt: str = ""
@@ -51,20 +54,14 @@ class SessionOptions(BaseModel):
     allowed_tools: list[str] = Field(default_factory=list)
     disallowed_tools: list[str] = Field(default_factory=list)
     permission_mode: PermissionMode = PermissionMode.DEFAULT
-    bypass_confirmed: bool = False
     model: str | None = None
     settings_permissions: dict[str, Any] | None = None
     setting_sources: list[SettingSource] = Field(default_factory=list)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     scenario: str | None = None
     """For the scripted model only: which scenario to play."""
-
-    @model_validator(mode="after")
-    def _risky_choices_need_confirmation(self) -> SessionOptions:
-        risks = self.risks()
-        if risks and not self.bypass_confirmed:
-            raise ValueError("; ".join(risks) + "; it needs an explicit confirmation")
-        return self
+    consent: ModeConsent | None = Field(default=None, exclude=True, repr=False)
+    """The person's confirmation of `risks` (from the confirmation dialog only)."""
 
     def risks(self) -> list[str]:
         """What in these options lets tools run that nobody approved, one line each.
@@ -84,6 +81,18 @@ class SessionOptions(BaseModel):
                 found.append(f"allowed tool {text.strip()}: every {_tool_of(text)} call runs "
                              "without asking")
         return found
+
+    def spend_consent(self) -> bool:
+        """At the start: spend `consent` on these options' risks; True when there were
+        some (confirmed), False when there are none.
+
+        Raises:
+            ConsentRefused: risks without the person's consent to exactly them.
+        """
+        risks = self.risks()
+        if risks:
+            spend(self.consent, session_id=None, mode=self.permission_mode, risks=risks)
+        return bool(risks)
 
     def display_name(self) -> str:
         """The session's name, or the last part of its folder."""

@@ -1,4 +1,8 @@
-"""The desktop's notification service, through `desktop-notifier`, on the app's loop.
+"""The desktop's notification service on the app's loop (`open_service` picks the backend).
+
+On Linux that is `freedesktop.FreedesktopNotifications` (D-Bus through dbus-fast, which
+checks who sends a press); elsewhere `DesktopNotifications`, through `desktop-notifier`
+(the macOS and Windows notification centres, owned by the OS).
 
 A notification carries plain data only: a title, a body (already made safe for the
 server by the caller) and action buttons, each a key and a label. When the person
@@ -18,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +81,47 @@ NotifierFactory = Callable[[str], Any]
 """Builds the `desktop_notifier.DesktopNotifier` for an app name (tests may swap it)."""
 
 
+class NotificationService(Protocol):
+    """What `RequestNotifier` needs from a notification backend."""
+
+    @property
+    def available(self) -> bool:
+        """True once `start()` found a notification service."""
+
+    async def start(self, timeout: float = START_TIMEOUT) -> ServiceStatus:
+        """Connect and ask the service what it can do; never raises."""
+
+    async def show(self, spec: NoteSpec) -> bool:
+        """Show `spec`; False when the service did not take it."""
+
+    def is_shown(self, key: str) -> bool:
+        """True while the notification for `key` is up."""
+
+    async def close(self, key: str) -> None:
+        """Close the notification for `key`; never raises."""
+
+    async def stop(self) -> None:
+        """Close every notification and disconnect."""
+
+
+def open_service(app_name: str, on_action: Callable[[str, str], None],
+                 on_gone: Callable[[str], None]) -> NotificationService:
+    """The backend for this platform (not started).
+
+    Args:
+        app_name: the name the service shows as the sender.
+        on_action: called with (key, action key) when the person presses a button or
+            clicks the body of a shown notification.
+        on_gone: called with a key whose notification went away unanswered (the
+            freedesktop backend: closed by its server, or the server was replaced).
+    """
+    if sys.platform.startswith("linux"):
+        from qoder_desktop.notifications.freedesktop import FreedesktopNotifications
+
+        return FreedesktopNotifications(app_name, on_action, on_gone)
+    return DesktopNotifications(app_name, on_action)
+
+
 def _bus_of(notifier: Any) -> Any:
     """The dbus-fast `MessageBus` desktop-notifier opened, if any (6.2: `_backend.bus`)."""
     return getattr(getattr(notifier, "_backend", None), "bus", None)
@@ -94,7 +140,8 @@ class _Shown:
 
 
 class DesktopNotifications:
-    """Shows, and closes, notifications with buttons through the desktop's service.
+    """Shows, and closes, notifications with buttons through `desktop-notifier` (macOS,
+    Windows: notification centres the OS owns; Linux uses `freedesktop`).
 
     Args:
         app_name: the name the service shows as the sender.

@@ -111,30 +111,29 @@ def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
     """Start the session a command line asked for; risky options are confirmed first."""
     backend = desktop.settings.default_backend
     try:
-        confirmed = session_options_from_args(args, default_backend=backend,
-                                              bypass_confirmed=True)
+        options = session_options_from_args(args, default_backend=backend)
     except ValueError as exc:
         desktop.window.show_status(f"Could not start the session: {exc}")
         return
-    risks = confirmed.risks()
+    risks = options.risks()
     if not risks:
-        desktop.start_session(confirmed.model_copy(update={"bypass_confirmed": False}))
+        desktop.start_session(options)
         return
-    desktop.tasks.spawn(_confirm_then_start(desktop, confirmed, risks),
+    desktop.tasks.spawn(_confirm_then_start(desktop, options, risks),
                         "confirming the session options")
 
 
-async def _confirm_then_start(desktop: DesktopApp, confirmed: SessionOptions,
+async def _confirm_then_start(desktop: DesktopApp, options: SessionOptions,
                               risks: list[str]) -> None:
-    mode = confirmed.permission_mode
-    box = (dangerous_mode_confirmation(desktop.window, mode)
+    mode = options.permission_mode
+    box = (dangerous_mode_confirmation(desktop.window, mode, risks=risks)
            if mode.needs_confirmation and len(risks) == 1 else
-           risky_options_confirmation(desktop.window, risks))
+           risky_options_confirmation(desktop.window, risks, mode))
     try:
-        await box.wait()
+        consent = await box.wait()
     except UserCancelled:
         return
-    desktop.start_session(confirmed)
+    desktop.start_session(options.model_copy(update={"consent": consent}))
 
 
 def run_gui(args: argparse.Namespace) -> int:

@@ -25,11 +25,10 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision, RequestKind
 from qoder_desktop.notifications.desktop import (
-    DesktopNotifications,
     NoteAction,
     NoteSpec,
-    NotifierFactory,
     ServiceStatus,
+    open_service,
 )
 from qoder_desktop.text.visible import describe_hidden, has_hidden
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
@@ -111,6 +110,11 @@ def note_for(request: ApprovalRequest) -> NoteSpec:
 class RequestNotifier(QObject):
     """Announces requests as desktop notifications and turns presses into decisions.
 
+    A press counts only from the notification server that showed that notification
+    (`notifications.freedesktop`): when another process takes the service over, every
+    open notification is forgotten (`gone`; its request waits in the dialog) and new
+    ones go to the new server.
+
     Signals:
         decided(str, object): a button answered request_id with a `Decision`.
         open_request(str): open this request's dialog ("Open…", "Answer…", a click).
@@ -118,9 +122,10 @@ class RequestNotifier(QObject):
         shown(str): the service shows request_id's notification (tests, logs).
         armed(str): request_id's "Allow once" acts from now on.
         ignored(str): a press did nothing; the message says why (for the status line).
+        gone(str): request_id's notification went away unanswered (closed by the
+            server, or the server was replaced); its request still waits.
 
     Args:
-        factory: builds the `desktop_notifier.DesktopNotifier` (the real one by default).
         arming_delay_ms: how long "Allow once" stays inert after a notification appears.
     """
 
@@ -130,12 +135,12 @@ class RequestNotifier(QObject):
     shown = Signal(str)
     armed = Signal(str)
     ignored = Signal(str)
+    gone = Signal(str)
 
-    def __init__(self, parent: QObject | None = None, *, factory: NotifierFactory | None = None,
+    def __init__(self, parent: QObject | None = None, *,
                  arming_delay_ms: int = ARMING_DELAY_MS) -> None:
         super().__init__(parent)
-        options = {} if factory is None else {"factory": factory}
-        self._service = DesktopNotifications(APP_NAME, self._on_action, **options)
+        self._service = open_service(APP_NAME, self._on_action, self._on_gone)
         self.arming_delay_ms = arming_delay_ms
         """How long "Allow once" stays inert after a notification appears (ms)."""
         self._requests: dict[str, ApprovalRequest] = {}
@@ -222,6 +227,11 @@ class RequestNotifier(QObject):
         else:  # Open…, Answer…, or a click on the body
             self._forget(request_id)
             self.open_request.emit(request_id)
+
+    def _on_gone(self, request_id: str) -> None:
+        if request_id in self._requests:
+            self._forget(request_id)
+            self.gone.emit(request_id)
 
     def _forget(self, request_id: str) -> None:
         self._requests.pop(request_id, None)

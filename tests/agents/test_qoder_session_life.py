@@ -21,6 +21,7 @@ from qoder_agent_sdk import ProcessError
 
 from qoder_desktop.agents.sink import SessionStartError
 from qoder_desktop.approval.broker import BrokerEvent
+from qoder_desktop.domain.consent_mint import mint_consent
 from qoder_desktop.domain.models import (
     DecidedBy,
     Decision,
@@ -213,8 +214,10 @@ async def test_an_approved_plan_switches_the_session_to_its_chosen_mode_once(
     asked = peer.ask("ExitPlanMode", plan)
     request = await harness.next_request()
     harness.hub_events.clear()
+    # acceptEdits goes with the consent the plan dialog's confirmation box mints
+    consent = mint_consent(session_id, mode) if mode.needs_confirmation else None
     harness.broker.answer(request.request_id, Decision.allow_once(
-        dict(request.tool_input), next_mode=mode))
+        dict(request.tool_input), next_mode=mode, consent=consent))
     assert (await peer.answer(asked.request_id))["behavior"] == "allow"
     await harness.wait_for(lambda: peer.sdk_requests[-1] == {
         "subtype": "set_permission_mode", "mode": mode.value}, "the mode switch")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from helpers.claude_harness import Harness
 
+from qoder_desktop.domain.consent_mint import mint_consent
 from qoder_desktop.domain.models import PLAN_TOOL, Decision, PermissionMode
 from qoder_desktop.scripted_model.scenario import ScenarioLibrary, parse_scenario
 from qoder_desktop.scripted_model.server import ThreadedScriptedModel
@@ -42,8 +43,11 @@ async def test_the_mode_chosen_with_the_plan_decides_whether_the_next_edit_asks(
     session_id = await harness.start("plan_then_edit")
     request = await harness.next_request()
     assert request.tool_name == PLAN_TOOL
-    harness.broker.answer(request.request_id,
-                          Decision.allow_once(dict(request.tool_input), next_mode=mode))
+    # acceptEdits goes with the consent the plan dialog's confirmation box mints (the
+    # dialog side is proven in tests/ui/test_plan_dialog.py)
+    consent = mint_consent(session_id, mode) if mode.needs_confirmation else None
+    harness.broker.answer(request.request_id, Decision.allow_once(
+        dict(request.tool_input), next_mode=mode, consent=consent))
     if mode is PermissionMode.DEFAULT:
         write = await harness.next_request()
         assert write.tool_name == "Write"

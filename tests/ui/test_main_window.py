@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QEvent, QModelIndex, Qt
 from PySide6.QtGui import QHelpEvent, QTextCursor
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QMessageBox, QWidget
 
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -70,9 +71,10 @@ def no_confirm(monkeypatch: pytest.MonkeyPatch) -> list[PermissionMode]:
     """Replace the confirmation box with one that the person declines."""
     asked: list[PermissionMode] = []
 
-    def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
+    def fake(parent: QWidget, mode: PermissionMode,
+             on_done: Callable[[ModeConsent | None], None], **_kw: object) -> None:
         asked.append(mode)
-        on_done(False)
+        on_done(None)
 
     monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
     return asked
@@ -368,14 +370,15 @@ def test_mode_switch_asks_before_a_mode_that_lets_tools_run_unapproved(  # type:
     window.set_sessions([info])
     combo = window.mode_combo
     combo.setFocus()
-    answers: list[bool] = [False]
     asked: list[PermissionMode] = []
+    real = confirm.confirm_dangerous_mode
 
-    def fake(parent: QWidget, mode: PermissionMode, on_done: Callable[[bool], None]) -> None:
+    def declined(parent: QWidget, mode: PermissionMode,
+                 on_done: Callable[[ModeConsent | None], None], **_kw: object) -> None:
         asked.append(mode)
-        on_done(answers[0])
+        on_done(None)
 
-    monkeypatch.setattr(confirm, "confirm_dangerous_mode", fake)
+    monkeypatch.setattr(confirm, "confirm_dangerous_mode", declined)
     with qtbot.assertNotEmitted(window.mode_change_requested):
         qtbot.keyClick(combo, Qt.Key.Key_Down)
     assert asked == [PermissionMode.ACCEPT_EDITS]
@@ -384,10 +387,18 @@ def test_mode_switch_asks_before_a_mode_that_lets_tools_run_unapproved(  # type:
         qtbot.keyClick(combo, Qt.Key.Key_End)
     assert asked == [PermissionMode.ACCEPT_EDITS, PermissionMode.YOLO]
     assert combo.currentData() == PermissionMode.DEFAULT.value
-    answers[0] = True
+    monkeypatch.setattr(confirm, "confirm_dangerous_mode", real)  # the person confirms
     with qtbot.waitSignal(window.mode_change_requested) as blocker:
         qtbot.keyClick(combo, Qt.Key.Key_End)
-    assert blocker.args == [info.session_id, PermissionMode.YOLO]
+        box = window.findChild(QMessageBox, "confirmDangerousMode")
+        assert box is not None
+        accept = next(b for b in box.buttons()
+                      if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+        qtbot.mouseClick(accept, Qt.MouseButton.LeftButton)
+    session_id, mode, consent = blocker.args
+    assert (session_id, mode) == (info.session_id, PermissionMode.YOLO)
+    assert isinstance(consent, ModeConsent)
+    assert (consent.session_id, consent.mode) == (info.session_id, PermissionMode.YOLO)
 
 
 def test_mode_menu_follows_the_session_and_asks_before_bypass(
@@ -402,7 +413,7 @@ def test_mode_menu_follows_the_session_and_asks_before_bypass(
     assert actions["plan"].isChecked()
     with qtbot.waitSignal(window.mode_change_requested) as blocker:
         actions["default"].trigger()
-    assert blocker.args == [info.session_id, PermissionMode.DEFAULT]
+    assert blocker.args == [info.session_id, PermissionMode.DEFAULT, None]
     window.update_session(info.model_copy(update={"permission_mode": PermissionMode.AUTO}))
     assert actions["auto"].isChecked()
     assert window.mode_combo.currentText() == "auto"

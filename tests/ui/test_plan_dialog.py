@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from helpers.keys import press
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.models import DecisionKind, PermissionMode
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 from qoder_desktop.ui.dialogs import PlanDialog, dialog_for
@@ -50,16 +51,53 @@ def test_focus_starts_on_feedback(open_dialog, plan):
     assert QApplication.focusWidget() is dialog.ui.feedbackEdit
 
 
-def test_approve_carries_the_chosen_mode_in_its_one_decision(open_dialog, plan):
+def _confirm_box(qtbot, dialog) -> QMessageBox:
+    def open_box() -> QMessageBox | None:
+        box = dialog.findChild(QMessageBox, "confirmDangerousMode")
+        return box if box is not None and box.isVisible() else None
+
+    qtbot.waitUntil(lambda: open_box() is not None)
+    box = open_box()
+    assert box is not None
+    return box
+
+
+def test_approve_in_default_mode_carries_it_in_its_one_decision(open_dialog, plan):
     dialog, decisions = open_dialog(PlanDialog(plan()))
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert [(d.kind, d.next_mode, d.consent) for d in decisions] == [
+        (DecisionKind.ALLOW_ONCE, PermissionMode.DEFAULT, None)]
+    assert decisions[0].final_input == {"plan": PLAN}
+
+
+def test_accept_edits_is_confirmed_first_and_its_consent_goes_with_the_decision(
+        open_dialog, qtbot, plan):
+    request = plan()
+    dialog, decisions = open_dialog(PlanDialog(request))
     dialog.ui.modeCombo.setFocus()
     press(dialog.ui.modeCombo, Qt.Key.Key_Down)
     assert dialog.chosen_mode() is PermissionMode.ACCEPT_EDITS
     press(dialog, Qt.Key.Key_Return, CTRL)
+    box = _confirm_box(qtbot, dialog)
+    assert "every file edit is made without asking you" in box.text()
+    qtbot.keyClick(box, Qt.Key.Key_Escape)  # not confirmed: the plan dialog stays
+    qtbot.waitUntil(lambda: not box.isVisible())
+    assert decisions == [] and dialog.isVisible()
+
     press(dialog, Qt.Key.Key_Return, CTRL)
-    assert [(d.kind, d.next_mode) for d in decisions] == [
-        (DecisionKind.ALLOW_ONCE, PermissionMode.ACCEPT_EDITS)]
-    assert decisions[0].final_input == {"plan": PLAN}
+    box = _confirm_box(qtbot, dialog)
+    accept = next(b for b in box.buttons()
+                  if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+    qtbot.mouseClick(accept, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(decisions) == 1)
+    [decision] = decisions
+    assert (decision.kind, decision.next_mode) == (DecisionKind.ALLOW_ONCE,
+                                                   PermissionMode.ACCEPT_EDITS)
+    consent = decision.consent
+    assert isinstance(consent, ModeConsent)
+    assert (consent.session_id, consent.mode) == (request.session_id,
+                                                  PermissionMode.ACCEPT_EDITS)
 
 
 def test_keep_planning_with_feedback(open_dialog, qtbot, plan):

@@ -8,6 +8,7 @@ from typing import Any
 
 from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
 from qoder_desktop.diagnostics.memory import settle_memory
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.models import PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.ui.control.tasks import Tasks
@@ -62,9 +63,11 @@ class SessionController:
         """Stop the session and its CLI."""
         self._tasks.spawn(self._hub.stop(session_id), "stopping")
 
-    def change_mode(self, session_id: str, mode: PermissionMode) -> None:
-        """Switch the mode; the window emits risky modes only after the person confirmed."""
-        self._tasks.spawn(self._hub.set_mode(session_id, mode, confirmed=mode.needs_confirmation),
+    def change_mode(self, session_id: str, mode: PermissionMode,
+                    consent: ModeConsent | None = None) -> None:
+        """Switch the mode; a risky one carries the consent the person gave in the
+        confirmation dialog (the session checks and spends it)."""
+        self._tasks.spawn(self._hub.set_mode(session_id, mode, consent=consent),
                           "switching the permission mode")
 
     def revoke(self, rule_id: str) -> None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.models import ApprovalRequest, Decision, PermissionMode
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.forms.ui_plan_dialog import Ui_PlanDialog
 from qoder_desktop.ui.widgets.preview import PreviewPane
+from qoder_desktop.ui.windows import confirm
 
 KEEP_PLANNING = "Keep planning."
 CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (
@@ -70,10 +72,24 @@ class PlanDialog(BaseDecisionDialog):
         """The mode picked in the combo box."""
         return PermissionMode(self.ui.modeCombo.currentData())
 
-    def approve(self) -> None:
-        """Approve: an allow with the input unchanged, continuing in the chosen mode."""
+    def approve(self, consent: ModeConsent | None = None) -> None:
+        """Approve: an allow with the input unchanged, continuing in the chosen mode.
+
+        A mode that lets tools run unapproved (acceptEdits) is confirmed first in the
+        confirmation box, whose `ModeConsent` comes back here (`consent`) and goes with
+        the decision. Cancelling the box leaves the plan dialog open.
+        """
+        mode = self.chosen_mode()
+        if mode.needs_confirmation and consent is None:
+            confirm.confirm_dangerous_mode(self, mode, self._confirmed,
+                                           session_id=self.request.session_id)
+            return
         self.emit_decision(Decision.allow_once(dict(self.request.tool_input),
-                                               next_mode=self.chosen_mode()))
+                                               next_mode=mode, consent=consent))
+
+    def _confirmed(self, consent: ModeConsent | None) -> None:
+        if consent is not None:  # (emit_decision refuses once the request was withdrawn)
+            self.approve(consent)
 
     def keep_planning(self) -> None:
         """Reject the plan with the typed feedback."""

@@ -6,6 +6,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QComboBox, QMenu, QWidget
 
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.kinds import PermissionMode
 from qoder_desktop.ui.windows import confirm
 
@@ -17,11 +18,12 @@ class ModeSwitcher(QObject):
     confirmation puts them back, and a granted switch shows once the app reports it.
 
     Signals:
-        mode_requested(str, PermissionMode): switch this session to this mode (already
-            confirmed when it is a bypass mode).
+        mode_requested(str, PermissionMode, object): switch this session to this mode;
+            for a mode that needs a confirmation, the third argument is the
+            `ModeConsent` the confirmation dialog minted (else None).
     """
 
-    mode_requested = Signal(str, object)
+    mode_requested = Signal(str, object, object)
 
     def __init__(self, window: QWidget, menu: QMenu) -> None:
         super().__init__(window)
@@ -65,13 +67,13 @@ class ModeSwitcher(QObject):
             self._show(self._mode)
             return
         if not mode.needs_confirmation:
-            self.mode_requested.emit(session_id, mode)
+            self.mode_requested.emit(session_id, mode, None)
             return
 
-        def answered(ok: bool) -> None:
-            if ok:
-                self.mode_requested.emit(session_id, mode)
+        def answered(consent: ModeConsent | None) -> None:
+            if consent is not None:
+                self.mode_requested.emit(session_id, mode, consent)
             elif self._session_id == session_id:
                 self._show(self._mode)
 
-        confirm.confirm_dangerous_mode(self._window, mode, answered)
+        confirm.confirm_dangerous_mode(self._window, mode, answered, session_id=session_id)

@@ -60,8 +60,9 @@ class MainWindow(QMainWindow):
         prompt_requested(str, str): send a follow-up prompt (session id, text).
         interrupt_requested(str): interrupt the session's current turn.
         stop_requested(str): stop the session.
-        mode_change_requested(str, PermissionMode): switch the session's permission mode
-            (a bypass mode only after the person confirmed it).
+        mode_change_requested(str, PermissionMode, object): switch the session's
+            permission mode; a risky one with the person's `ModeConsent` from the
+            confirmation dialog (None for a safe mode).
         revoke_requested(str): revoke the session rule with this id.
         open_request_requested(str): open the dialog of the pending request with this id.
         session_selected(str): this session was selected; the app answers with its
@@ -77,7 +78,7 @@ class MainWindow(QMainWindow):
     prompt_requested = Signal(str, str)
     interrupt_requested = Signal(str)
     stop_requested = Signal(str)
-    mode_change_requested = Signal(str, object)
+    mode_change_requested = Signal(str, object, object)
     revoke_requested = Signal(str)
     open_request_requested = Signal(str)
     session_selected = Signal(str)

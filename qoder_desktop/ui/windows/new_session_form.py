@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QWidget
 
+from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions, SettingSource
 from qoder_desktop.ui.forms.ui_new_session_dialog import Ui_NewSessionDialog
@@ -44,8 +45,9 @@ def _parse_json_object(text: str, what: str) -> dict[str, Any] | None:
 class NewSessionDialog(QDialog):
     """Collects `SessionOptions` for a new session; opened with `open()`, never `exec()`.
 
-    A bypass permission mode needs the person's explicit confirmation (asked without
-    blocking) before anything is emitted.
+    Options that let tools run unapproved (`SessionOptions.risks`) need the person's
+    explicit confirmation (asked without blocking) before anything is emitted; the
+    emitted options then carry the `ModeConsent` the confirmation box minted.
 
     Signals:
         submitted(SessionOptions): the person started the session with these options.
@@ -132,8 +134,8 @@ class NewSessionDialog(QDialog):
 
     # -- reading back ------------------------------------------------------------------
 
-    def options(self, *, bypass_confirmed: bool = False) -> SessionOptions:
-        """The options as filled in.
+    def options(self, *, consent: ModeConsent | None = None) -> SessionOptions:
+        """The options as filled in (with the person's `consent` to their risks, if any).
 
         Raises:
             ValueError: a field is invalid (the message says which, in plain words).
@@ -163,7 +165,7 @@ class NewSessionDialog(QDialog):
                 allowed_tools=pickers.split_list(ui.allowedEdit.text()),
                 disallowed_tools=pickers.split_list(ui.disallowedEdit.text()),
                 permission_mode=self.chosen_mode(),
-                bypass_confirmed=bypass_confirmed,
+                consent=consent,
                 model=ui.modelEdit.text().strip() or None,
                 settings_permissions=permissions,
                 setting_sources=sources,
@@ -184,31 +186,31 @@ class NewSessionDialog(QDialog):
             return
         mode = self.chosen_mode()
         try:
-            risks = self.options(bypass_confirmed=True).risks()
+            risks = self.options().risks()
         except ValueError as exc:
             self._show_error(str(exc))
             return
         self._show_error("")
         if not risks:
-            self._finish(bypass_confirmed=False)
+            self._finish(None)
             return
         self._confirming = True
         if mode.needs_confirmation and len(risks) == 1:
-            confirm.confirm_dangerous_mode(self, mode, self._confirmed)
+            confirm.confirm_dangerous_mode(self, mode, self._confirmed, risks=risks)
         else:
-            confirm.confirm_risky_options(self, risks, self._confirmed)
+            confirm.confirm_risky_options(self, risks, mode, self._confirmed)
 
-    def _confirmed(self, ok: bool) -> None:
+    def _confirmed(self, consent: ModeConsent | None) -> None:
         self._confirming = False
-        if ok:
-            self._finish(bypass_confirmed=True)
+        if consent is not None:
+            self._finish(consent)
         else:
             self._show_error("The session was not started: choose options that ask "
                              "before tools run, or confirm them.")
 
-    def _finish(self, *, bypass_confirmed: bool) -> None:
+    def _finish(self, consent: ModeConsent | None) -> None:
         try:
-            options = self.options(bypass_confirmed=bypass_confirmed)
+            options = self.options(consent=consent)
         except ValueError as exc:
             self._show_error(str(exc))
             return
