@@ -1,0 +1,322 @@
+"""Approving keys and clicks count only from a keyboard or mouse, never injected ones.
+
+On X11 any program of the person's user can press Ctrl+Return or click Allow in our
+dialog (XTEST, `xdotool`), and the arming delay does not stop a program that waits for
+it. `InputOrigin` tells, for the key or click that triggers an approving action, where it
+came from:
+
+- It watches, while a decision dialog is open, the input events Qt delivers (an
+  application event filter: the last key/mouse event's kind, server time and keycode —
+  the action runs inside that event's delivery) and the X events Qt's own connection
+  read (a native event filter: which of them came from the X server, and whether one was
+  sent by a client with XSendEvent).
+- An event that came from the X server is checked against XInput2's raw events
+  (`ui/x11_input.py`): allowed only when its device is a keyboard or mouse, not XTEST.
+- An event that never came through X (QTest in tests, code in this process) is not
+  another program's: allowed. So is an action with no input event in flight.
+
+Platforms: only Qt's `xcb` platform is checked. On Wayland a client cannot inject input
+into another client; on macOS and Windows the check does not apply (see the README).
+
+When the X server has no XInput 2.1 (`missing`), approving keys still work — locking
+the person out of every approval would be worse — and every dialog says plainly that
+injected input cannot be told apart there. When the check was set up but fails later
+(the connection lost), approving input is refused (fail closed) and the check is set up
+again at the next try.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+from PySide6.QtCore import (
+    QAbstractNativeEventFilter,
+    QByteArray,
+    QCoreApplication,
+    QEvent,
+    QObject,
+    QSocketNotifier,
+    QTimer,
+)
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QMouseEvent
+
+from qoder_desktop.ui.x11_input import InputKind, Origin, RawInputWatch, X11InputUnavailable
+
+log = logging.getLogger(__name__)
+
+REFUSED_KEY = ("Ignored a key press that did not come from a keyboard or mouse "
+               "— press it yourself.")
+REFUSED_CLICK = "Ignored a click that did not come from a mouse — click it yourself."
+UNCHECKED_NOTE = ("⚠ This X display cannot tell keys and clicks you make from ones "
+                  "another program injects ({reason}); check that you chose what you mean.")
+BROKEN_NOTE = ("Ignored this {what}: could not check that it came from a keyboard or "
+               "mouse ({reason}). Nothing was allowed; try again.")
+
+_KEY_TYPES = {QEvent.Type.KeyPress: InputKind.KEY_PRESS,
+              QEvent.Type.ShortcutOverride: InputKind.KEY_PRESS,
+              QEvent.Type.KeyRelease: InputKind.KEY_RELEASE}
+_MOUSE_TYPES = {QEvent.Type.MouseButtonPress: InputKind.BUTTON_PRESS,
+                QEvent.Type.MouseButtonDblClick: InputKind.BUTTON_PRESS,
+                QEvent.Type.MouseButtonRelease: InputKind.BUTTON_RELEASE}
+_CORE_TYPES = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
+               4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
+"""X core event codes (KeyPress … ButtonRelease) to kinds."""
+_XI_TYPES = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
+             4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
+"""XInput2 device event types (XI_KeyPress … XI_ButtonRelease) to kinds."""
+_GENERIC_EVENT = 35
+_KEPT = 64
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A key or mouse event: its kind, server time and keycode (None for a button)."""
+
+    kind: InputKind
+    time: int
+    code: int | None
+
+    def what(self) -> str:
+        """ "key press" or "click", for the person."""
+        return "key press" if self.kind.is_key else "click"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether an approving action may go ahead, and what to tell the person if not."""
+
+    allowed: bool
+    note: str = ""
+
+
+class _NativeRecorder(QAbstractNativeEventFilter):
+    """Records the key/button events Qt's X connection reads (time, detail, sent)."""
+
+    def __init__(self, xi_opcode: int) -> None:
+        super().__init__()
+        self.xi_opcode = xi_opcode
+        self.seen: deque[tuple[InputKind, int, int, bool]] = deque(maxlen=_KEPT)
+
+    def nativeEventFilter(self, event_type: QByteArray | bytes | bytearray | memoryview,
+                          message: int) -> object:
+        """Note key and button events; never filters anything out."""
+        if isinstance(event_type, QByteArray):
+            event_type = event_type.data()
+        if bytes(event_type) == b"xcb_generic_event_t":
+            self._note(int(message))
+        return False, 0
+
+    def _note(self, address: int) -> None:
+        head = ctypes.string_at(address, 20)
+        code = head[0] & 0x7F
+        if code in _CORE_TYPES:
+            time = int.from_bytes(head[4:8], "little")
+            self.seen.append((_CORE_TYPES[code], time, head[1], bool(head[0] & 0x80)))
+        elif code == _GENERIC_EVENT and head[1] == self.xi_opcode:
+            kind = _XI_TYPES.get(int.from_bytes(head[8:10], "little"))
+            if kind is not None:
+                time = int.from_bytes(head[12:16], "little")
+                self.seen.append((kind, time, int.from_bytes(head[16:20], "little"), False))
+
+    def find(self, stamp: Stamp) -> tuple[InputKind, int, int, bool] | None:
+        """The X event `stamp` was made from, if Qt's connection read one."""
+        for seen in reversed(self.seen):
+            kind, time, detail, _sent = seen
+            if kind is stamp.kind and time == stamp.time and (
+                    stamp.code is None or detail == stamp.code):
+                return seen
+        return None
+
+
+class InputOrigin(QObject):
+    """Tells whether the key or click being delivered may approve (one per application).
+
+    Dialogs `attach()` when shown and `detach()` when closed; the filters and the raw
+    event watch run only while one is attached. `check()` answers for the approving
+    action being run now.
+    """
+
+    _instance: InputOrigin | None = None
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.active = QGuiApplication.platformName() == "xcb"
+        """Whether this platform is checked at all (X11 through Qt's xcb platform)."""
+        self._watch: RawInputWatch | None = None
+        self._notifier: QSocketNotifier | None = None
+        self._native: _NativeRecorder | None = None
+        self._missing = ""
+        self._attached: set[int] = set()
+        self._stamp: Stamp | None = None
+        self._clear = QTimer(self)
+        self._clear.setSingleShot(True)
+        self._clear.setInterval(0)
+        self._clear.timeout.connect(self._forget_stamp)
+        if self.active:
+            self._set_up()
+            if self._native is None:  # (XSendEvent is still caught without XInput2)
+                self._native = _NativeRecorder(0)
+
+    @classmethod
+    def instance(cls) -> InputOrigin:
+        """The application's `InputOrigin` (made on first use)."""
+        app = QCoreApplication.instance()
+        current = cls._instance
+        if current is None or current.parent() is not app:
+            current = cls._instance = cls(app)
+        return current
+
+    @property
+    def unchecked_reason(self) -> str:
+        """Why X11 input cannot be checked on this display ("" when it can, or off X11)."""
+        return self._missing
+
+    def unchecked_note(self) -> str:
+        """The warning a dialog shows where input cannot be checked ("" otherwise)."""
+        return UNCHECKED_NOTE.format(reason=self._missing) if self._missing else ""
+
+    def attach(self, dialog: QObject) -> None:
+        """Watch input while `dialog` is open."""
+        key = id(dialog)
+        if not self.active or key in self._attached:
+            return
+        first = not self._attached
+        self._attached.add(key)
+        dialog.destroyed.connect(lambda _=None: self._release(key))
+        if first:
+            self._start()
+
+    def detach(self, dialog: QObject) -> None:
+        """`dialog` closed: stop watching when no other one is open."""
+        self._release(id(dialog))
+
+    def check(self) -> Verdict:
+        """Whether the key or click being delivered now may approve."""
+        stamp = self._stamp
+        if not self.active or stamp is None:
+            return Verdict(True)  # (not X11, or no input event: code in this process)
+        native = self._native.find(stamp) if self._native is not None else None
+        if native is None and not (stamp.kind.is_key and stamp.code):
+            return Verdict(True)  # never came through X: QTest, this process's own
+        refused = REFUSED_KEY if stamp.kind.is_key else REFUSED_CLICK
+        if native is not None and native[3]:
+            log.warning("refused a %s sent by another X client (XSendEvent)", stamp.what())
+            return Verdict(False, refused)
+        if self._missing:
+            return Verdict(True)
+        try:
+            if self._watch is None:
+                self._set_up(retry=True)
+            if self._watch is None:
+                raise X11InputUnavailable(self._missing or "no X connection")
+            origin = self._watch.origin(stamp.kind, stamp.time, stamp.code)
+        except X11InputUnavailable as exc:
+            log.warning("could not check where a %s came from: %s", stamp.what(), exc)
+            self._drop_watch()
+            self._missing = ""  # (it was there: fail closed, and set it up again next time)
+            return Verdict(False, BROKEN_NOTE.format(what=stamp.what(), reason=exc))
+        if origin is Origin.DEVICE:
+            return Verdict(True)
+        log.warning("refused a %s that did not come from a keyboard or mouse (%s)",
+                    stamp.what(), origin.value)
+        return Verdict(False, refused)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Note the key or mouse event being delivered (its kind, time and keycode)."""
+        kind_of = event.type()
+        if kind_of in _KEY_TYPES and isinstance(event, QKeyEvent):
+            self._set_stamp(Stamp(_KEY_TYPES[kind_of], event.timestamp(),
+                                  event.nativeScanCode()))
+        elif kind_of in _MOUSE_TYPES and isinstance(event, QMouseEvent):
+            self._set_stamp(Stamp(_MOUSE_TYPES[kind_of], event.timestamp(), None))
+        return False
+
+    # -- internals -------------------------------------------------------------------
+    def _set_stamp(self, stamp: Stamp) -> None:
+        self._stamp = stamp
+        self._clear.start()  # (forgotten once this event's delivery is over)
+
+    def _forget_stamp(self) -> None:
+        self._stamp = None
+
+    def _set_up(self, *, retry: bool = False) -> None:
+        try:
+            watch = RawInputWatch.open()
+        except X11InputUnavailable as exc:
+            if exc.missing:
+                self._missing = str(exc)
+                log.warning("X11 input cannot be checked for injected keys and clicks: %s",
+                            exc)
+            else:
+                log.warning("could not set up the X11 input check: %s", exc)
+            return
+        self._watch = watch
+        self._missing = ""
+        self._native = self._native or _NativeRecorder(watch.xi_opcode)
+        if retry and self._attached:
+            self._start()
+
+    def _start(self) -> None:
+        app = QCoreApplication.instance()
+        if app is None:
+            return
+        app.installEventFilter(self)
+        if self._native is not None:
+            app.installNativeEventFilter(self._native)
+        if self._watch is None:
+            return
+        try:
+            self._watch.start()
+        except X11InputUnavailable as exc:
+            log.warning("could not start the X11 input check: %s", exc)
+            self._drop_watch()
+            return
+        notifier = QSocketNotifier(self._watch.fileno(), QSocketNotifier.Type.Read, self)
+        notifier.activated.connect(self._read)
+        self._notifier = notifier
+
+    def _stop(self) -> None:
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+            if self._native is not None:
+                app.removeNativeEventFilter(self._native)
+                self._native.seen.clear()
+        self._stamp = None
+        if self._notifier is not None:
+            self._notifier.setEnabled(False)
+            self._notifier.deleteLater()
+            self._notifier = None
+        if self._watch is not None:
+            try:
+                self._watch.stop()
+            except X11InputUnavailable:
+                self._drop_watch()
+
+    def _release(self, key: int) -> None:
+        if key in self._attached:
+            self._attached.discard(key)
+            if not self._attached:
+                self._stop()
+
+    def _read(self) -> None:
+        if self._watch is None:
+            return
+        try:
+            self._watch.read()
+        except X11InputUnavailable as exc:
+            log.warning("the X11 input check lost its connection: %s", exc)
+            self._drop_watch()
+
+    def _drop_watch(self) -> None:
+        if self._notifier is not None:
+            self._notifier.setEnabled(False)
+            self._notifier.deleteLater()
+            self._notifier = None
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+

@@ -1,0 +1,273 @@
+"""Where an X11 key press or click came from: a keyboard or mouse, or injected (XTEST).
+
+Any program of the person's user can inject keys and clicks into another X client with
+the XTEST extension (`xdotool key ctrl+Return`). The X server attributes that input to
+its "XTEST" slave devices ("Virtual core XTEST keyboard" / "… XTEST pointer"), and
+XInput2's raw events say for each key and button which slave device it came from
+(`sourceid`). `RawInputWatch` is a second X connection (xcffib, not Qt's) that records
+those raw events on the root window; `origin()` finds the one with a Qt event's server
+time and keycode and says whether its device is an XTEST device.
+
+No Qt here: the Qt side (`ui/dialogs/input_origin.py`) asks this module. Only the last
+few raw events are kept, and only while a decision dialog is open (`start`/`stop`).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+XI_EXTENSION = "XInputExtension"
+XTEST_PROPERTY = "XTEST Device"
+"""The device property the X server sets (read-only) on its XTEST slave devices."""
+KEPT_EVENTS = 64
+"""How many raw events are kept (a check looks at the one just delivered)."""
+_ALL_MASTER_DEVICES = 1
+_ALL_DEVICES = 0
+_SLAVE_TYPES = (3, 4, 5)  # SlavePointer, SlaveKeyboard, FloatingSlave
+
+
+class InputKind(enum.IntEnum):
+    """A key or button event, numbered as XInput2's raw event types."""
+
+    KEY_PRESS = 13
+    KEY_RELEASE = 14
+    BUTTON_PRESS = 15
+    BUTTON_RELEASE = 16
+
+    @property
+    def is_key(self) -> bool:
+        """True for a key event (its detail is the keycode)."""
+        return self in (InputKind.KEY_PRESS, InputKind.KEY_RELEASE)
+
+
+class Origin(enum.Enum):
+    """What a key press or click is, as far as the X server tells."""
+
+    DEVICE = "device"
+    """From a keyboard or mouse (a slave device that is not XTEST's)."""
+    INJECTED = "injected"
+    """Injected by a program (an XTEST device, or an event sent with XSendEvent)."""
+    UNKNOWN = "unknown"
+    """No raw event matched, or its device is unknown: not proven to be a person's."""
+
+
+@dataclass(frozen=True)
+class RawInput:
+    """One XInput2 raw key/button event: its kind, server time, detail and source device."""
+
+    kind: InputKind
+    time: int
+    detail: int
+    source: int
+
+
+@dataclass(frozen=True)
+class Device:
+    """An X input device as XIQueryDevice lists it."""
+
+    id: int
+    name: str
+    xtest: bool
+    """True for the server's XTEST devices (the ones injected input is attributed to)."""
+
+
+class X11InputUnavailable(Exception):
+    """The check cannot run on this display; `missing` when the server lacks XInput 2.1+
+    (a property of the display), not when a connection failed."""
+
+    def __init__(self, reason: str, *, missing: bool = False) -> None:
+        super().__init__(reason)
+        self.missing = missing
+
+
+def is_xtest_name(name: str) -> bool:
+    """True for the name the X server gives an XTEST device ("<master> XTEST keyboard")."""
+    return name.endswith((" XTEST keyboard", " XTEST pointer"))
+
+
+def classify(events: Iterable[RawInput], devices: Mapping[int, Device], kind: InputKind,
+             time: int, detail: int | None) -> Origin:
+    """Where the event of `kind` at server `time` (with `detail`, when given) came from.
+
+    Every raw event that matches counts: one from an XTEST device makes it INJECTED
+    (stricter is safe), one from a device not in `devices` makes it UNKNOWN, and none
+    matching is UNKNOWN too. Buttons are matched without their number: a raw event
+    carries the physical button, the Qt event the mapped one (a left-handed mouse).
+    """
+    matching = [event for event in events
+                if event.kind is kind and event.time == time
+                and (detail is None or event.detail == detail)]
+    if not matching:
+        return Origin.UNKNOWN
+    sources = [devices.get(event.source) for event in matching]
+    if any(device is not None and device.xtest for device in sources):
+        return Origin.INJECTED
+    if any(device is None for device in sources):
+        return Origin.UNKNOWN
+    return Origin.DEVICE
+
+
+class RawInputWatch:
+    """A second X connection that records XInput2 raw key and button events.
+
+    `open()` connects and checks XInput 2.1+ (raising `X11InputUnavailable`); `start()`
+    selects the raw events on the root window, `stop()` deselects them and forgets what
+    was recorded; `read()` takes what arrived (call it when `fileno()` is readable);
+    `origin()` answers for one event. A connection lost later raises
+    `X11InputUnavailable` from `origin()`: the caller refuses (fail closed).
+    """
+
+    def __init__(self, conn: Any, xinput: Any, root: int, xi_opcode: int) -> None:
+        self._conn = conn
+        self._xi = xinput
+        self._root = root
+        self.xi_opcode = xi_opcode
+        """The XInputExtension's major opcode (Qt's connection sees the same)."""
+        self._events: deque[RawInput] = deque(maxlen=KEPT_EVENTS)
+        self._devices: dict[int, Device] = {}
+        self._xtest_atom = 0
+        self._selected = False
+
+    @classmethod
+    def open(cls, display: str | None = None) -> RawInputWatch:
+        """Connect to `display` (default: $DISPLAY) and check for XInput 2.1+."""
+        try:
+            import xcffib
+            import xcffib.xinput
+        except (ImportError, OSError) as exc:  # (xcffib loads libxcb.so.1 on import)
+            raise X11InputUnavailable(f"the XCB library could not be loaded ({exc})",
+                                      missing=True) from exc
+        try:
+            conn: Any = xcffib.connect(display=display)
+        except Exception as exc:
+            raise X11InputUnavailable(f"could not connect to the X display ({exc})") from exc
+        try:
+            name = XI_EXTENSION.encode()
+            ext = conn.core.QueryExtension(len(name), name).reply()
+            if not ext.present:
+                raise X11InputUnavailable("the X server has no XInput extension",
+                                          missing=True)
+            xinput = conn(xcffib.xinput.key)
+            version = xinput.XIQueryVersion(2, 2).reply()
+            if (version.major_version, version.minor_version) < (2, 1):
+                raise X11InputUnavailable(
+                    f"the X server has XInput {version.major_version}."
+                    f"{version.minor_version}, not 2.1 or later", missing=True)
+            root = conn.get_setup().roots[conn.pref_screen].root
+            watch = cls(conn, xinput, root, ext.major_opcode)
+            prop = XTEST_PROPERTY.encode()
+            watch._xtest_atom = conn.core.InternAtom(True, len(prop), prop).reply().atom
+            watch._load_devices()
+        except X11InputUnavailable:
+            conn.disconnect()
+            raise
+        except Exception as exc:
+            conn.disconnect()
+            raise X11InputUnavailable(f"the X server did not answer ({exc})") from exc
+        return watch
+
+    def fileno(self) -> int:
+        """The connection's socket (readable when raw events arrived)."""
+        return int(self._conn.get_file_descriptor())
+
+    def devices(self) -> dict[int, Device]:
+        """The input devices known now, by id."""
+        return dict(self._devices)
+
+    def start(self) -> None:
+        """Record raw key and button events from now on."""
+        self._select(True)
+
+    def stop(self) -> None:
+        """Stop recording and forget what was recorded."""
+        self._select(False)
+        self.read()
+        self._events.clear()
+
+    def read(self) -> None:
+        """Take the events that arrived into the record (the last `KEPT_EVENTS`)."""
+        import xcffib.xinput
+
+        raw_types = {
+            xcffib.xinput.RawKeyPressEvent: InputKind.KEY_PRESS,
+            xcffib.xinput.RawKeyReleaseEvent: InputKind.KEY_RELEASE,
+            xcffib.xinput.RawButtonPressEvent: InputKind.BUTTON_PRESS,
+            xcffib.xinput.RawButtonReleaseEvent: InputKind.BUTTON_RELEASE,
+        }
+        while True:
+            try:
+                event = self._conn.poll_for_event()
+            except Exception as exc:
+                if self._conn.has_error():
+                    raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
+                log.debug("an X error on the input-check connection: %s", exc)
+                continue
+            if event is None:
+                break
+            kind = raw_types.get(type(event))
+            if kind is not None and self._selected:
+                self._events.append(RawInput(kind, event.time, event.detail,
+                                             event.sourceid or event.deviceid))
+        if self._conn.has_error():
+            raise X11InputUnavailable("the X connection was lost")
+
+    def origin(self, kind: InputKind, time: int, detail: int | None) -> Origin:
+        """Where the event of `kind` at `time` came from (keys: `detail` is the keycode).
+
+        A round trip first: the X server sends the raw event before it answers, so a
+        key Qt holds now has its raw event here after the reply.
+        """
+        try:
+            self._conn.core.GetInputFocus().reply()
+        except Exception as exc:
+            raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
+        self.read()
+        events = list(self._events)
+        if any(e.source not in self._devices for e in events if e.time == time):
+            self._load_devices()  # (a device plugged in since)
+        return classify(events, self._devices, kind, time, detail)
+
+    def close(self) -> None:
+        """Close the connection."""
+        try:
+            self._conn.disconnect()
+        except Exception:  # (already gone)
+            log.debug("closing the input-check connection failed", exc_info=True)
+
+    # -- internals -------------------------------------------------------------------
+    def _select(self, on: bool) -> None:
+        import xcffib.xinput
+
+        mask = xcffib.xinput.XIEventMask
+        bits = (mask.RawKeyPress | mask.RawKeyRelease | mask.RawButtonPress
+                | mask.RawButtonRelease) if on else 0
+        try:
+            self._xi.XISelectEvents(self._root, 1, [xcffib.xinput.EventMask.synthetic(
+                deviceid=_ALL_MASTER_DEVICES, mask_len=1, mask=[bits])],
+                is_checked=True).check()
+        except Exception as exc:
+            raise X11InputUnavailable(f"could not select raw input events ({exc})") from exc
+        self._selected = on
+
+    def _load_devices(self) -> None:
+        infos = self._xi.XIQueryDevice(_ALL_DEVICES).reply().infos
+        devices = {}
+        for info in infos:
+            name = info.name.to_string() if hasattr(info.name, "to_string") else str(info.name)
+            xtest = is_xtest_name(name) or (info.type in _SLAVE_TYPES
+                                            and self._has_xtest_property(info.deviceid))
+            devices[info.deviceid] = Device(info.deviceid, name, xtest)
+        self._devices = devices
+
+    def _has_xtest_property(self, device: int) -> bool:
+        if not self._xtest_atom:
+            return False
+        reply = self._xi.XIGetProperty(device, False, self._xtest_atom, 0, 0, 1).reply()
+        return bool(reply.num_items)

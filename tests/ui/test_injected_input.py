@@ -1,0 +1,161 @@
+"""Injected X11 input (XTEST: `xdotool`) never approves; a keyboard's key does.
+
+These need Qt's `xcb` platform on a real X server: `test_keys_on_xcb.py` runs them in a
+child pytest under a private Xvfb. Under Xvfb every key `xdotool` sends comes from the
+"Virtual core XTEST keyboard"; a key the server attributes to the "Xvfb keyboard" is made
+through XTEST's device path (see `_device_key`), the one way to get one on Xvfb.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QPushButton
+
+from qoder_desktop.domain.models import DecisionKind
+from qoder_desktop.ui.dialogs import ApprovalDialog, PlanDialog, QuestionDialog
+from qoder_desktop.ui.dialogs.input_origin import REFUSED_CLICK, REFUSED_KEY
+
+pytestmark = pytest.mark.skipif(os.environ.get("QT_QPA_PLATFORM") != "xcb",
+                                reason="needs Qt's xcb platform (test_keys_on_xcb runs it)")
+RETURN, CONTROL_L = 0xFF0D, 0xFFE3
+
+
+def _xdotool(*args: str) -> None:
+    subprocess.run(["xdotool", *args], check=True, timeout=30)
+
+
+def _click(button: QPushButton) -> None:
+    """A click on `button` through XTEST (the pointer moved there first)."""
+    centre = button.mapToGlobal(button.rect().center())
+    _xdotool("mousemove", "--sync", str(centre.x()), str(centre.y()), "click", "1")
+
+
+def _device_key(*keysyms: int) -> None:
+    """Press `keysyms` together (and release them) on the X server's own keyboard device.
+
+    XTEST's device path (an XI1 DeviceKeyPress for a given device) makes the server
+    attribute the keys to that device, not to its XTEST keyboard: it is how this test
+    gets a key from a keyboard under Xvfb (and a limit of the check, see the README).
+    """
+    import xcffib
+    import xcffib.xinput
+    import xcffib.xtest
+
+    conn = xcffib.connect()
+    try:
+        name = b"XInputExtension"
+        first_event = conn.core.QueryExtension(len(name), name).reply().first_event
+        xinput = conn(xcffib.xinput.key)
+        xinput.XIQueryVersion(2, 2).reply()
+        keyboard = next(info.deviceid for info in xinput.XIQueryDevice(0).reply().infos
+                        if info.type == xcffib.xinput.DeviceType.SlaveKeyboard
+                        and "XTEST" not in info.name.to_string())
+        setup = conn.get_setup()
+        count = setup.max_keycode - setup.min_keycode + 1
+        mapping = conn.core.GetKeyboardMapping(setup.min_keycode, count).reply()
+        per = mapping.keysyms_per_keycode
+        codes = [setup.min_keycode + list(mapping.keysyms).index(sym) // per
+                 for sym in keysyms]
+        xtest = conn(xcffib.xtest.key)
+        for code in codes:
+            xtest.FakeInput(first_event + 1, code, 0, 0, 0, 0, keyboard,
+                            is_checked=True).check()
+        for code in reversed(codes):
+            xtest.FakeInput(first_event + 2, code, 0, 0, 0, 0, keyboard,
+                            is_checked=True).check()
+    finally:
+        conn.disconnect()
+
+
+@pytest.fixture
+def approval(open_dialog, make_request):
+    dialog, decisions = open_dialog(ApprovalDialog(make_request(
+        "Bash", {"command": "rm -rf build"}, cwd="/work/proj")))
+    return dialog, decisions
+
+
+def _refused(qtbot, dialog, note: str) -> None:
+    qtbot.waitUntil(lambda: dialog.input_note.isVisible(), timeout=5000)
+    assert dialog.input_note.text() == note
+    assert not dialog.is_finished()
+
+
+def test_xdotool_ctrl_return_does_not_allow(approval, qtbot):
+    dialog, decisions = approval
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    dialog.input_note.hide()
+    _xdotool("key", "ctrl+shift+Return")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert decisions == []
+
+
+def test_xdotool_clicks_on_allow_do_not_allow(approval, qtbot):
+    dialog, decisions = approval
+    _click(dialog.ui.allowOnceButton)
+    _refused(qtbot, dialog, REFUSED_CLICK)
+    dialog.input_note.hide()
+    _click(dialog.ui.allowSessionButton)
+    _refused(qtbot, dialog, REFUSED_CLICK)
+    assert decisions == []
+
+
+def test_xdotool_space_on_a_focused_allow_button_does_not_allow(approval, qtbot):
+    dialog, decisions = approval
+    dialog.ui.allowOnceButton.setFocus()
+    _xdotool("key", "space")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert decisions == []
+
+
+def test_xdotool_escape_still_denies(approval, qtbot):
+    _dialog, decisions = approval
+    _xdotool("key", "Escape")
+    qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
+    assert [d.kind for d in decisions] == [DecisionKind.DENY]
+
+
+def test_a_keyboard_key_allows_after_an_injected_one_was_refused(approval, qtbot):
+    dialog, decisions = approval
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    _device_key(CONTROL_L, RETURN)
+    qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+
+
+def test_question_submit_and_plan_approve_refuse_xdotool(open_dialog, make_request, qtbot):
+    question = make_request("AskUserQuestion", {"questions": [{
+        "question": "Which?", "header": "Pick", "multiSelect": False,
+        "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}],
+    }]})
+    dialog, decisions = open_dialog(QuestionDialog(question))
+    dialog.choose(1)
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    _click(dialog.ui.submitButton)
+    qtbot.waitUntil(lambda: dialog.input_note.text() == REFUSED_CLICK, timeout=5000)
+    assert decisions == []
+    dialog.close()
+
+    plan, plan_decisions = open_dialog(PlanDialog(make_request(
+        "ExitPlanMode", {"plan": "# Plan"})))
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, plan, REFUSED_KEY)
+    _click(plan.ui.approveButton)
+    qtbot.waitUntil(lambda: plan.input_note.text() == REFUSED_CLICK, timeout=5000)
+    assert plan_decisions == []
+
+
+def test_qtest_keys_from_inside_the_process_still_allow(approval, qtbot):
+    """QTest posts its keys inside this process (no X event): not another program's."""
+    dialog, decisions = approval
+    focused = QApplication.focusWidget() or dialog
+    from PySide6.QtTest import QTest
+    QTest.keyClick(focused, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+    assert not dialog.input_note.isVisible()
