@@ -181,6 +181,10 @@ class RawInputWatch:
         """The input devices known now, by id."""
         return dict(self._devices)
 
+    def recorded(self) -> list[RawInput]:
+        """The raw events recorded (and not yet forgotten), oldest first."""
+        return list(self._events)
+
     def start(self) -> None:
         """Record raw key and button events from now on."""
         self._select(True)

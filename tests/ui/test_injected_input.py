@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
 from PySide6.QtCore import Qt
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QPushButton
 
 from qoder_desktop.domain.models import DecisionKind
 from qoder_desktop.ui.dialogs import ApprovalDialog, PlanDialog, QuestionDialog
-from qoder_desktop.ui.dialogs.input_origin import REFUSED_CLICK, REFUSED_KEY
+from qoder_desktop.ui.dialogs.input_origin import REFUSED_CLICK, REFUSED_KEY, InputOrigin
 
 pytestmark = pytest.mark.skipif(os.environ.get("QT_QPA_PLATFORM") != "xcb",
                                 reason="needs Qt's xcb platform (test_keys_on_xcb runs it)")
@@ -159,3 +160,45 @@ def test_qtest_keys_from_inside_the_process_still_allow(approval, qtbot):
     QTest.keyClick(focused, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
     assert not dialog.input_note.isVisible()
+
+
+def test_a_lost_check_connection_refuses_then_is_set_up_again(approval, qtbot):
+    """Another client kills the check's X connection: a key made meanwhile is refused
+    (fail closed, and the dialog says why); the check is set up again, and then a
+    keyboard's key approves."""
+    import xcffib
+
+    dialog, decisions = approval
+    watch = dialog.origin._watch
+    assert watch is not None
+    conn = watch._conn  # (a resource of the check's connection, for KillClient to name)
+    victim = conn.generate_id()
+    conn.core.CreateGC(victim, conn.get_setup().roots[0].root, 0, [], is_checked=True).check()
+    killer = xcffib.connect()
+    killer.core.KillClient(victim, is_checked=True).check()
+    killer.disconnect()
+    _device_key(CONTROL_L, RETURN)  # (before this process has seen the loss)
+    qtbot.waitUntil(lambda: "could not confirm" in dialog.input_note.text(), timeout=5000)
+    assert decisions == [] and not dialog.is_finished()
+    qtbot.waitUntil(lambda: dialog.origin._watch not in (None, watch), timeout=5000)
+    _device_key(CONTROL_L, RETURN)
+    qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+
+
+def test_without_the_check_keys_still_approve_and_every_dialog_warns(
+        open_dialog, make_request, qtbot, monkeypatch):
+    """Where the check cannot be set up (here: the XCB binding cannot be imported),
+    approving keys still work, and the dialog says plainly that injected input cannot be
+    told apart on this display."""
+    monkeypatch.setitem(sys.modules, "xcffib", None)
+    monkeypatch.setitem(sys.modules, "xcffib.xinput", None)
+    monkeypatch.setattr(InputOrigin, "_instance", None)
+    dialog, decisions = open_dialog(ApprovalDialog(make_request(
+        "Bash", {"command": "ls"}, cwd="/work/proj")))
+    assert dialog.origin.unchecked_reason
+    assert dialog.input_note.isVisible()
+    assert dialog.input_note.text().startswith("⚠ This X display cannot tell keys and clicks")
+    _xdotool("key", "ctrl+Return")
+    qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
+    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]

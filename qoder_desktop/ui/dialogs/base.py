@@ -41,7 +41,7 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.arming import ArmingGate
 from qoder_desktop.ui.dialogs.chords import ChordKeeper
-from qoder_desktop.ui.dialogs.input_origin import InputOrigin
+from qoder_desktop.ui.dialogs.input_origin import InputNote, InputOrigin
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +101,7 @@ class BaseDecisionDialog(QDialog):
         self.held_note.hide()
         self.gate.waiting_for_release.connect(self._on_waiting_for_release)
         self.origin = InputOrigin.instance()
-        self.input_note = QLabel(self)
-        """Says an approving key or click was ignored (injected), or that it cannot be
-        told on this display."""
-        self.input_note.setObjectName("inputOriginNote")
-        self.input_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.input_note.setWordWrap(True)
-        self.input_note.hide()
+        self.input_note = InputNote(self)
         self.setModal(False)
         self.setSizeGripEnabled(True)
         # The look comes from the application stylesheet, scoped by this property: a
@@ -223,9 +217,8 @@ class BaseDecisionDialog(QDialog):
     def guard(self, button: QPushButton, slot: Callable[[], None],
               condition: Callable[[], bool] | None = None, *,
               approves: bool = False) -> None:
-        """Make `button` a decision button: inert until armed (and `condition()`).
-        An `approves` button counts only a click from a mouse or a key from a keyboard
-        (never an injected one, see `input_origin`)."""
+        """Make `button` a decision button: inert until armed (and `condition()`); an
+        `approves` one counts no injected click or key (see `input_origin`)."""
         button.setAutoDefault(False)
         button.setDefault(False)
         self._decision_buttons.append(button)
@@ -243,8 +236,7 @@ class BaseDecisionDialog(QDialog):
             shortcut.setAutoRepeat(False)
             self._chords.add(QKeySequence(key))
             if armed:
-                shortcut.activated.connect(
-                    lambda s=slot: self.run_armed(s, approves=approves))
+                shortcut.activated.connect(lambda s=slot: self.run_armed(s, approves=approves))
                 shortcut.setEnabled(False)
                 self._shortcuts.append(shortcut)
             else:
@@ -253,18 +245,11 @@ class BaseDecisionDialog(QDialog):
         return created
 
     def run_armed(self, slot: Callable[[], None], *, approves: bool = False) -> None:
-        """Call `slot` only when armed and not finished — and, when it `approves`, only
-        for a key or click from the person's keyboard or mouse (an injected one is
-        ignored, and the dialog says so)."""
-        if not self.gate.is_armed() or self._finished:
-            return
-        if approves:
-            verdict = self.origin.check()
-            if not verdict.allowed:
-                self.input_note.setText(verdict.note)
-                self.input_note.show()
-                return
-        slot()
+        """Call `slot` only when armed and not finished; when it `approves`, only for a
+        key or click from a keyboard or mouse (the dialog says why it ignored one)."""
+        if self.gate.is_armed() and not self._finished and (
+                not approves or self.input_note.allows(self.origin.check())):
+            slot()
 
     @Slot()
     def refresh_buttons(self) -> None:
@@ -329,10 +314,7 @@ class BaseDecisionDialog(QDialog):
         if not self._finished:
             self._place_held_note()
             self.origin.attach(self)
-            warning = self.origin.unchecked_note()
-            if warning and not self.input_note.text():
-                self.input_note.setText(warning)
-                self.input_note.show()
+            self.input_note.warn(self.origin.unchecked_note())
             self.gate.start()
             self.focus_safe_choice()
             self._chords.follow_focus()
@@ -395,13 +377,10 @@ class BaseDecisionDialog(QDialog):
         self.emit_decision(self.escape_decision())
 
     def _place_held_note(self) -> None:
-        """Put the held-key and input notes just above the button row (the layout's
-        last item)."""
+        """Put the held-key and input notes above the button row (the layout's last item)."""
         layout = self.layout()
-        if not isinstance(layout, QVBoxLayout):
-            return
         for note in (self.held_note, self.input_note):
-            if layout.indexOf(note) < 0:
+            if isinstance(layout, QVBoxLayout) and layout.indexOf(note) < 0:
                 layout.insertWidget(max(layout.count() - 1, 0), note)
 
     def _on_waiting_for_release(self, keys: str) -> None:

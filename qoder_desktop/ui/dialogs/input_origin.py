@@ -39,9 +39,11 @@ from PySide6.QtCore import (
     QEvent,
     QObject,
     QSocketNotifier,
+    Qt,
     QTimer,
 )
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QMouseEvent
+from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.ui.x11_input import InputKind, Origin, RawInputWatch, X11InputUnavailable
 
@@ -52,7 +54,7 @@ REFUSED_KEY = ("Ignored a key press that did not come from a keyboard or mouse "
 REFUSED_CLICK = "Ignored a click that did not come from a mouse — click it yourself."
 UNCHECKED_NOTE = ("⚠ This X display cannot tell keys and clicks you make from ones "
                   "another program injects ({reason}); check that you chose what you mean.")
-BROKEN_NOTE = ("Ignored this {what}: could not check that it came from a keyboard or "
+BROKEN_NOTE = ("Ignored this {what}: could not confirm that it came from a keyboard or "
                "mouse ({reason}). Nothing was allowed; try again.")
 
 _KEY_TYPES = {QEvent.Type.KeyPress: InputKind.KEY_PRESS,
@@ -210,8 +212,9 @@ class InputOrigin(QObject):
         try:
             if self._watch is None:
                 self._set_up(retry=True)
-            if self._watch is None:
-                raise X11InputUnavailable(self._missing or "no X connection")
+                if self._watch is None:
+                    raise X11InputUnavailable("no connection to the X display")
+                raise X11InputUnavailable("the check was not running; it is now")
             origin = self._watch.origin(stamp.kind, stamp.time, stamp.code)
         except X11InputUnavailable as exc:
             log.warning("could not check where a %s came from: %s", stamp.what(), exc)
@@ -220,6 +223,10 @@ class InputOrigin(QObject):
             return Verdict(False, BROKEN_NOTE.format(what=stamp.what(), reason=exc))
         if origin is Origin.DEVICE:
             return Verdict(True)
+        if origin is Origin.UNKNOWN:
+            log.warning("refused a %s the X server reported no device for", stamp.what())
+            return Verdict(False, BROKEN_NOTE.format(
+                what=stamp.what(), reason="the X server reported no device for it"))
         log.warning("refused a %s that did not come from a keyboard or mouse (%s)",
                     stamp.what(), origin.value)
         return Verdict(False, refused)
@@ -255,9 +262,11 @@ class InputOrigin(QObject):
             return
         self._watch = watch
         self._missing = ""
-        self._native = self._native or _NativeRecorder(watch.xi_opcode)
+        if self._native is None:
+            self._native = _NativeRecorder(watch.xi_opcode)
+        self._native.xi_opcode = watch.xi_opcode
         if retry and self._attached:
-            self._start()
+            self._start_watch()
 
     def _start(self) -> None:
         app = QCoreApplication.instance()
@@ -266,6 +275,9 @@ class InputOrigin(QObject):
         app.installEventFilter(self)
         if self._native is not None:
             app.installNativeEventFilter(self._native)
+        self._start_watch()
+
+    def _start_watch(self) -> None:
         if self._watch is None:
             return
         try:
@@ -310,6 +322,7 @@ class InputOrigin(QObject):
         except X11InputUnavailable as exc:
             log.warning("the X11 input check lost its connection: %s", exc)
             self._drop_watch()
+            self._set_up(retry=True)  # (a check that fails later refuses; see `check`)
 
     def _drop_watch(self) -> None:
         if self._notifier is not None:
@@ -320,3 +333,28 @@ class InputOrigin(QObject):
             self._watch.close()
             self._watch = None
 
+
+
+class InputNote(QLabel):
+    """A dialog's line saying an approving key or click was ignored (and why), or that
+    this display cannot tell injected input apart; hidden while there is nothing to say."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("inputOriginNote")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+        self.hide()
+
+    def allows(self, verdict: Verdict) -> bool:
+        """Whether `verdict` lets the action go ahead; shows its note when not."""
+        if not verdict.allowed:
+            self.setText(verdict.note)
+            self.show()
+        return verdict.allowed
+
+    def warn(self, warning: str) -> None:
+        """Show `warning` (the display cannot be checked) unless a note is shown already."""
+        if warning and not self.text():
+            self.setText(warning)
+            self.show()
