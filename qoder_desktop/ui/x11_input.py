@@ -252,10 +252,10 @@ class RawInputWatch:
         mask = xcffib.xinput.XIEventMask
         bits = (mask.RawKeyPress | mask.RawKeyRelease | mask.RawButtonPress
                 | mask.RawButtonRelease) if on else 0
-        try:
+        try:  # (no round trip: a selection that failed leaves no raw event, so refuses)
             self._xi.XISelectEvents(self._root, 1, [xcffib.xinput.EventMask.synthetic(
-                deviceid=_ALL_MASTER_DEVICES, mask_len=1, mask=[bits])],
-                is_checked=True).check()
+                deviceid=_ALL_MASTER_DEVICES, mask_len=1, mask=[bits])])
+            self._conn.flush()
         except Exception as exc:
             raise X11InputUnavailable(f"could not select raw input events ({exc})") from exc
         self._selected = on

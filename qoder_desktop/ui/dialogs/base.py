@@ -248,7 +248,7 @@ class BaseDecisionDialog(QDialog):
         """Call `slot` only when armed and not finished; when it `approves`, only for a
         key or click from a keyboard or mouse (the dialog says why it ignored one)."""
         if self.gate.is_armed() and not self._finished and (
-                not approves or self.input_note.allows(self.origin.check())):
+                not approves or self.input_note.allows(self.origin.check(self))):
             slot()
 
     @Slot()

@@ -27,6 +27,7 @@ again at the next try.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 from collections import deque
@@ -42,7 +43,7 @@ from PySide6.QtCore import (
     Qt,
     QTimer,
 )
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QMouseEvent
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QMouseEvent, QWindow
 from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.ui.x11_input import InputKind, Origin, RawInputWatch, X11InputUnavailable
@@ -151,12 +152,22 @@ class InputOrigin(QObject):
         self._notifier: QSocketNotifier | None = None
         self._native: _NativeRecorder | None = None
         self._missing = ""
-        self._attached: set[int] = set()
+        self._attached: dict[int, QWindow] = {}
+        """The open dialogs (by id) and their windows, whose input events are watched."""
+        self._running = False
         self._stamp: Stamp | None = None
         self._clear = QTimer(self)
         self._clear.setSingleShot(True)
         self._clear.setInterval(0)
         self._clear.timeout.connect(self._forget_stamp)
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.setInterval(0)
+        self._idle.timeout.connect(self._stop_when_idle)
+        self._starter = QTimer(self)
+        self._starter.setSingleShot(True)
+        self._starter.setInterval(0)
+        self._starter.timeout.connect(self._start)
         if self.active:
             self._set_up()
             if self._native is None:  # (XSendEvent is still caught without XInput2)
@@ -180,26 +191,39 @@ class InputOrigin(QObject):
         """The warning a dialog shows where input cannot be checked ("" otherwise)."""
         return UNCHECKED_NOTE.format(reason=self._missing) if self._missing else ""
 
-    def attach(self, dialog: QObject) -> None:
-        """Watch input while `dialog` is open."""
+    def attach(self, dialog: QWidget) -> None:
+        """Watch the input `dialog`'s window gets while it is open (from `showEvent`:
+        the input events from the platform reach the window before its widgets)."""
         key = id(dialog)
-        if not self.active or key in self._attached:
+        window = dialog.windowHandle()
+        if not self.active or key in self._attached or window is None:
             return
-        first = not self._attached
-        self._attached.add(key)
+        self._attached[key] = window
+        window.installEventFilter(self)
         dialog.destroyed.connect(lambda _=None: self._release(key))
-        if first:
-            self._start()
+        if not self._running:
+            self._starter.start()  # (a loop turn later: off the path to the first frame)
 
-    def detach(self, dialog: QObject) -> None:
-        """`dialog` closed: stop watching when no other one is open."""
+    def detach(self, dialog: QWidget) -> None:
+        """`dialog` closed: stop watching when no other one is open (a loop turn later,
+        off the path that hides it)."""
         self._release(id(dialog))
 
-    def check(self) -> Verdict:
-        """Whether the key or click being delivered now may approve."""
+    def check(self, dialog: QWidget) -> Verdict:
+        """Whether the key or click being delivered now to `dialog` may approve."""
+        if not self.active:
+            return Verdict(True)
         stamp = self._stamp
-        if not self.active or stamp is None:
-            return Verdict(True)  # (not X11, or no input event: code in this process)
+        if id(dialog) not in self._attached:  # (shown dialogs are: this is a bug)
+            log.error("an approving action in a dialog whose input is not watched")
+            return Verdict(False, BROKEN_NOTE.format(what="key press or click",
+                                                     reason="its window is not watched"))
+        if not self._running:  # (armed within a loop turn of showing: never at 400 ms)
+            self._start()
+            return Verdict(False, BROKEN_NOTE.format(what="key press or click",
+                                                     reason="the check was starting"))
+        if stamp is None:
+            return Verdict(True)  # (no input event from the window: code in this process)
         native = self._native.find(stamp) if self._native is not None else None
         if native is None and not (stamp.kind.is_key and stamp.code):
             return Verdict(True)  # never came through X: QTest, this process's own
@@ -209,30 +233,26 @@ class InputOrigin(QObject):
             return Verdict(False, refused)
         if self._missing:
             return Verdict(True)
+        if self._watch is None:
+            self._set_up(retry=True)
+            return self._unconfirmed(stamp, "the check was not running; it is now"
+                                     if self._watch is not None
+                                     else "no connection to the X display")
         try:
-            if self._watch is None:
-                self._set_up(retry=True)
-                if self._watch is None:
-                    raise X11InputUnavailable("no connection to the X display")
-                raise X11InputUnavailable("the check was not running; it is now")
             origin = self._watch.origin(stamp.kind, stamp.time, stamp.code)
         except X11InputUnavailable as exc:
-            log.warning("could not check where a %s came from: %s", stamp.what(), exc)
-            self._drop_watch()
-            self._missing = ""  # (it was there: fail closed, and set it up again next time)
-            return Verdict(False, BROKEN_NOTE.format(what=stamp.what(), reason=exc))
+            self._drop_watch()  # (set up again at the next try)
+            return self._unconfirmed(stamp, str(exc))
         if origin is Origin.DEVICE:
             return Verdict(True)
         if origin is Origin.UNKNOWN:
-            log.warning("refused a %s the X server reported no device for", stamp.what())
-            return Verdict(False, BROKEN_NOTE.format(
-                what=stamp.what(), reason="the X server reported no device for it"))
+            return self._unconfirmed(stamp, "the X server reported no device for it")
         log.warning("refused a %s that did not come from a keyboard or mouse (%s)",
                     stamp.what(), origin.value)
         return Verdict(False, refused)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Note the key or mouse event being delivered (its kind, time and keycode)."""
+        """Note the key or mouse event a watched window gets (kind, time and keycode)."""
         kind_of = event.type()
         if kind_of in _KEY_TYPES and isinstance(event, QKeyEvent):
             self._set_stamp(Stamp(_KEY_TYPES[kind_of], event.timestamp(),
@@ -242,6 +262,12 @@ class InputOrigin(QObject):
         return False
 
     # -- internals -------------------------------------------------------------------
+    @staticmethod
+    def _unconfirmed(stamp: Stamp, reason: str) -> Verdict:
+        log.warning("refused a %s: could not confirm where it came from (%s)",
+                    stamp.what(), reason)
+        return Verdict(False, BROKEN_NOTE.format(what=stamp.what(), reason=reason))
+
     def _set_stamp(self, stamp: Stamp) -> None:
         self._stamp = stamp
         self._clear.start()  # (forgotten once this event's delivery is over)
@@ -265,14 +291,14 @@ class InputOrigin(QObject):
         if self._native is None:
             self._native = _NativeRecorder(watch.xi_opcode)
         self._native.xi_opcode = watch.xi_opcode
-        if retry and self._attached:
+        if retry and self._running:
             self._start_watch()
 
     def _start(self) -> None:
         app = QCoreApplication.instance()
-        if app is None:
+        if app is None or self._running or not self._attached:
             return
-        app.installEventFilter(self)
+        self._running = True
         if self._native is not None:
             app.installNativeEventFilter(self._native)
         self._start_watch()
@@ -290,13 +316,14 @@ class InputOrigin(QObject):
         notifier.activated.connect(self._read)
         self._notifier = notifier
 
-    def _stop(self) -> None:
+    def _stop_when_idle(self) -> None:
+        if self._attached or not self._running:
+            return
+        self._running = False
         app = QCoreApplication.instance()
-        if app is not None:
-            app.removeEventFilter(self)
-            if self._native is not None:
-                app.removeNativeEventFilter(self._native)
-                self._native.seen.clear()
+        if app is not None and self._native is not None:
+            app.removeNativeEventFilter(self._native)
+            self._native.seen.clear()
         self._stamp = None
         if self._notifier is not None:
             self._notifier.setEnabled(False)
@@ -309,10 +336,13 @@ class InputOrigin(QObject):
                 self._drop_watch()
 
     def _release(self, key: int) -> None:
-        if key in self._attached:
-            self._attached.discard(key)
-            if not self._attached:
-                self._stop()
+        window = self._attached.pop(key, None)
+        if window is None:
+            return
+        with contextlib.suppress(RuntimeError):  # (the window may be gone already)
+            window.removeEventFilter(self)
+        if not self._attached:
+            self._idle.start()
 
     def _read(self) -> None:
         if self._watch is None:
