@@ -113,6 +113,22 @@ def test_xdotool_space_on_a_focused_allow_button_does_not_allow(approval, qtbot)
     assert decisions == []
 
 
+def test_events_sent_with_xsendevent_do_not_allow(approval, qtbot):
+    """`xdotool … --window` sends the events to our window (XSendEvent): Qt acts on
+    them, so they are refused too."""
+    dialog, decisions = approval
+    window = str(int(dialog.winId()))
+    centre = dialog.ui.allowOnceButton.mapToGlobal(dialog.ui.allowOnceButton.rect().center())
+    _xdotool("mousemove", "--sync", str(centre.x()), str(centre.y()))
+    _xdotool("click", "--window", window, "1")
+    _refused(qtbot, dialog, REFUSED_CLICK)
+    dialog.input_note.hide()
+    dialog.ui.allowOnceButton.setFocus()
+    _xdotool("key", "--window", window, "space")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert decisions == []
+
+
 def test_xdotool_escape_still_denies(approval, qtbot):
     _dialog, decisions = approval
     _xdotool("key", "Escape")
