@@ -19,7 +19,10 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qoder_desktop.ui.x11_record import XTestRecorder
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +127,8 @@ class RawInputWatch:
     `X11InputUnavailable` from `origin()`: the caller refuses (fail closed).
     """
 
-    def __init__(self, conn: Any, xinput: Any, root: int, xi_opcode: int) -> None:
+    def __init__(self, conn: Any, xinput: Any, root: int, xi_opcode: int,
+                 recorder: XTestRecorder | None = None) -> None:
         self._conn = conn
         self._xi = xinput
         self._root = root
@@ -134,6 +138,9 @@ class RawInputWatch:
         self._devices: dict[int, Device] = {}
         self._xtest_atom = 0
         self._selected = False
+        self.recorder = recorder
+        """XTEST's requests (RECORD), for keys XTEST attributes to a real device; None
+        where the server has no RECORD."""
 
     @classmethod
     def open(cls, display: str | None = None) -> RawInputWatch:
@@ -161,7 +168,7 @@ class RawInputWatch:
                     f"the X server has XInput {version.major_version}."
                     f"{version.minor_version}, not 2.1 or later", missing=True)
             root = conn.get_setup().roots[conn.pref_screen].root
-            watch = cls(conn, xinput, root, ext.major_opcode)
+            watch = cls(conn, xinput, root, ext.major_opcode, _open_recorder(display))
             prop = XTEST_PROPERTY.encode()
             watch._xtest_atom = conn.core.InternAtom(True, len(prop), prop).reply().atom
             watch._load_devices()
@@ -186,11 +193,15 @@ class RawInputWatch:
         return list(self._events)
 
     def start(self) -> None:
-        """Record raw key and button events from now on."""
+        """Record raw key and button events (and XTEST's requests) from now on."""
         self._select(True)
+        if self.recorder is not None:
+            self.recorder.start()
 
     def stop(self) -> None:
         """Stop recording and forget what was recorded."""
+        if self.recorder is not None:
+            self.recorder.stop()
         self._select(False)
         self.read()
         self._events.clear()
@@ -236,10 +247,16 @@ class RawInputWatch:
         events = list(self._events)
         if any(e.source not in self._devices for e in events if e.time == time):
             self._load_devices()  # (a device plugged in since)
-        return classify(events, self._devices, kind, time, detail)
+        origin = classify(events, self._devices, kind, time, detail)
+        if origin is Origin.DEVICE and self.recorder is not None and self.recorder.injected(
+                kind, time, detail if kind.is_key else None):
+            return Origin.INJECTED  # (XTEST's device path: attributed to a real device)
+        return origin
 
     def close(self) -> None:
         """Close the connection."""
+        if self.recorder is not None:
+            self.recorder.stop()
         try:
             self._conn.disconnect()
         except Exception:  # (already gone)
@@ -275,3 +292,16 @@ class RawInputWatch:
             return False
         reply = self._xi.XIGetProperty(device, False, self._xtest_atom, 0, 0, 1).reply()
         return bool(reply.num_items)
+
+
+def _open_recorder(display: str | None) -> XTestRecorder | None:
+    """The XTEST recorder, or None (logged) where the server has no RECORD extension."""
+    from qoder_desktop.ui.x11_record import XTestRecorder
+
+    try:
+        return XTestRecorder.open(display)
+    except X11InputUnavailable as exc:
+        if not exc.missing:
+            raise
+        log.warning("keys XTEST attributes to a real device cannot be told apart: %s", exc)
+        return None

@@ -3,7 +3,8 @@
 These need Qt's `xcb` platform on a real X server: `test_keys_on_xcb.py` runs them in a
 child pytest under a private Xvfb. Under Xvfb every key `xdotool` sends comes from the
 "Virtual core XTEST keyboard"; a key the server attributes to the "Xvfb keyboard" is made
-through XTEST's device path (see `_device_key`), the one way to get one on Xvfb.
+through XTEST's device path (see `_device_key`): RECORD catches it, and on a display
+without RECORD it stands in for a keyboard's key.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 
 from qoder_desktop.domain.models import DecisionKind
+from qoder_desktop.ui import x11_input
 from qoder_desktop.ui.dialogs import ApprovalDialog, PlanDialog, QuestionDialog
 from qoder_desktop.ui.dialogs.input_origin import REFUSED_CLICK, REFUSED_KEY, InputOrigin
 
@@ -40,7 +42,7 @@ def _device_key(*keysyms: int) -> None:
 
     XTEST's device path (an XI1 DeviceKeyPress for a given device) makes the server
     attribute the keys to that device, not to its XTEST keyboard: it is how this test
-    gets a key from a keyboard under Xvfb (and a limit of the check, see the README).
+    gets a key "from" a keyboard under Xvfb (the check catches it through RECORD).
     """
     import xcffib
     import xcffib.xinput
@@ -136,8 +138,25 @@ def test_xdotool_escape_still_denies(approval, qtbot):
     assert [d.kind for d in decisions] == [DecisionKind.DENY]
 
 
-def test_a_keyboard_key_allows_after_an_injected_one_was_refused(approval, qtbot):
+def test_xtest_keys_attributed_to_the_keyboard_device_are_refused_too(approval, qtbot):
+    """XTEST's device path gives the key the keyboard's `sourceid`; RECORD shows the
+    FakeInput request that made it."""
     dialog, decisions = approval
+    _device_key(CONTROL_L, RETURN)
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert decisions == []
+
+
+def test_on_a_display_without_record_a_key_from_the_keyboard_device_allows(
+        open_dialog, make_request, qtbot, monkeypatch):
+    """Where the X server has no RECORD, `sourceid` alone decides: a key the server
+    attributes to its keyboard (here made through XTEST's device path, the only way to
+    get one under Xvfb) approves, while `xdotool`'s keys stay refused."""
+    monkeypatch.setattr(x11_input, "_open_recorder", lambda _display: None)
+    monkeypatch.setattr(InputOrigin, "_instance", None)
+    dialog, decisions = open_dialog(ApprovalDialog(make_request(
+        "Bash", {"command": "ls"}, cwd="/work/proj")))
+    assert dialog.origin._watch is not None and dialog.origin._watch.recorder is None
     _xdotool("key", "ctrl+Return")
     _refused(qtbot, dialog, REFUSED_KEY)
     _device_key(CONTROL_L, RETURN)
@@ -180,8 +199,8 @@ def test_qtest_keys_from_inside_the_process_still_allow(approval, qtbot):
 
 def test_a_lost_check_connection_refuses_then_is_set_up_again(approval, qtbot):
     """Another client kills the check's X connection: a key made meanwhile is refused
-    (fail closed, and the dialog says why); the check is set up again, and then a
-    keyboard's key approves."""
+    (fail closed, and the dialog says why); the check is set up again and refuses
+    injected keys as before."""
     import xcffib
 
     dialog, decisions = approval
@@ -197,9 +216,10 @@ def test_a_lost_check_connection_refuses_then_is_set_up_again(approval, qtbot):
     qtbot.waitUntil(lambda: "could not confirm" in dialog.input_note.text(), timeout=5000)
     assert decisions == [] and not dialog.is_finished()
     qtbot.waitUntil(lambda: dialog.origin._watch not in (None, watch), timeout=5000)
-    _device_key(CONTROL_L, RETURN)
-    qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
-    assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+    dialog.input_note.hide()
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert decisions == []
 
 
 def test_without_the_check_keys_still_approve_and_every_dialog_warns(

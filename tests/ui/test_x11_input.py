@@ -23,6 +23,7 @@ from qoder_desktop.ui.x11_input import (
     classify,
     is_xtest_name,
 )
+from qoder_desktop.ui.x11_record import MATCH_MS, made_by, parse_elements
 
 KEY, BUTTON_UP = InputKind.KEY_PRESS, InputKind.BUTTON_RELEASE
 DEVICES = {2: Device(2, "Virtual core pointer", False),
@@ -63,6 +64,40 @@ def test_an_injected_event_at_the_same_time_as_a_real_one_counts_as_injected():
 def test_a_device_the_server_did_not_list_is_not_trusted():
     events = [RawInput(KEY, 5000, 36, 12)]
     assert classify(events, DEVICES, KEY, 5000, 36) is Origin.UNKNOWN
+
+
+XTEST, XI_FIRST_EVENT = 132, 66
+"""The opcode and first event number Xvfb gave XTEST and XInput when these were recorded."""
+XDOTOOL_A = bytes.fromhex(  # `xdotool key a`: FakeInput KeyPress 38, then its release
+    "0eca160084020900022604000000000000000000070007006500020008f7f5050000000000000000"
+    "15ca160084020900032604000000000000000000070007006500020008f7f5050000000000000000")
+DEVICE_PATH_RETURN = bytes.fromhex(  # FakeInput DeviceKeyPress 36 "from" device 7
+    "1cca1600840209004324000000000000000000000000000000000000000000000000000000000007")
+NO_OPERATION = bytes.fromhex("0a0519007f000100")
+
+
+def test_parse_recorded_fake_input_requests():
+    fakes, no_ops = parse_elements(XDOTOOL_A + NO_OPERATION + DEVICE_PATH_RETURN,
+                                   XTEST, XI_FIRST_EVENT)
+    assert fakes == [(KEY, 0x16CA0E, 38), (InputKind.KEY_RELEASE, 0x16CA15, 38),
+                     (KEY, 0x16CA1C, 36)]
+    assert no_ops == 1
+
+
+def test_a_delayed_fake_input_is_left_for_when_it_runs():
+    delayed = bytearray(XDOTOOL_A[:40])
+    delayed[12:16] = (250).to_bytes(4, "little")  # the xEvent's time: a delay in ms
+    assert parse_elements(bytes(delayed), XTEST, XI_FIRST_EVENT) == ([], 0)
+
+
+def test_made_by_matches_kind_time_and_keycode():
+    fakes, _ = parse_elements(DEVICE_PATH_RETURN, XTEST, XI_FIRST_EVENT)
+    time = 0x16CA1C
+    assert made_by(fakes, KEY, time, 36)
+    assert made_by(fakes, KEY, time + MATCH_MS, 36)
+    assert not made_by(fakes, KEY, time + MATCH_MS + 1, 36)
+    assert not made_by(fakes, KEY, time, 37)
+    assert not made_by(fakes, InputKind.KEY_RELEASE, time, 36)
 
 
 def test_xtest_device_names():

@@ -1,0 +1,220 @@
+"""XTEST's requests as the X server receives them (the RECORD extension), to catch the
+keys and clicks XInput2's `sourceid` does not.
+
+XTEST can inject a key "from" a given device (an XI1 device event in its FakeInput
+request): the X server then attributes the key to that device — the real keyboard — so
+the raw event's source says nothing. RECORD sees every client's FakeInput request
+itself, with the server time it arrived: a key or click whose time and keycode match
+one of them was injected, whichever device it is attributed to.
+
+`XTestRecorder` keeps a RECORD context on two connections of its own (one is blocked
+streaming the intercepted requests, read by a thread) while a decision dialog is open
+(`start`/`stop`). Only FakeInput requests (and our own marker, a NoOperation request)
+are recorded, and only the last few are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import Any
+
+from qoder_desktop.ui.x11_input import InputKind, X11InputUnavailable
+
+log = logging.getLogger(__name__)
+
+MATCH_MS = 3
+"""How far apart (ms) a FakeInput request's arrival and its event's time may be."""
+SYNC_TIMEOUT_S = 0.5
+_FAKE_INPUT = 2  # XTEST's FakeInput minor opcode
+_NO_OPERATION = 127
+_FROM_CLIENT, _END_OF_DATA = 1, 5
+_CORE_KINDS = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
+               4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
+_XI1_OFFSETS = {1: InputKind.KEY_PRESS, 2: InputKind.KEY_RELEASE,
+                3: InputKind.BUTTON_PRESS, 4: InputKind.BUTTON_RELEASE}
+"""XI1 device events (DeviceKeyPress …) by their offset from XInput's first event."""
+
+
+Fake = tuple[InputKind, int, int]
+"""A FakeInput request: the kind of event, the server time it arrived, its detail."""
+
+
+def parse_elements(elements: bytes, xtest_opcode: int,
+                   xi_first_event: int) -> tuple[list[Fake], int]:
+    """The FakeInput requests and the number of NoOperation requests in one RECORD
+    reply's data (each element: the server time it arrived, 4 bytes, and the request).
+    A request with a delay is left out: the server records it again when it runs it."""
+    fakes: list[Fake] = []
+    no_ops = offset = 0
+    while offset + 8 <= len(elements):
+        time = int.from_bytes(elements[offset:offset + 4], "little")
+        request = elements[offset + 4:]
+        length = int.from_bytes(request[2:4], "little") * 4
+        if length == 0:  # (a big request: not one recorded here)
+            break
+        if request[0] == _NO_OPERATION:
+            no_ops += 1
+        elif request[0] == xtest_opcode and request[1] == _FAKE_INPUT and length >= 12:
+            event_type, detail = request[4] & 0x7F, request[5]
+            kind = _CORE_KINDS.get(event_type)
+            if kind is None and xi_first_event:
+                kind = _XI1_OFFSETS.get(event_type - xi_first_event)
+            if kind is not None and not int.from_bytes(request[8:12], "little"):
+                fakes.append((kind, time, detail))
+        offset += 4 + length
+    return fakes, no_ops
+
+
+def made_by(fakes: list[Fake], kind: InputKind, time: int, detail: int | None) -> bool:
+    """Whether one of `fakes` made the event of `kind` at `time` (with `detail`)."""
+    return any(fake_kind is kind and abs(fake_time - time) <= MATCH_MS
+               and (detail is None or fake_detail == detail)
+               for fake_kind, fake_time, fake_detail in fakes)
+
+
+class XTestRecorder:
+    """Records XTEST FakeInput requests from every client while started."""
+
+    def __init__(self, display: str | None, xtest_opcode: int, xi_first_event: int) -> None:
+        self._display = display
+        self._xtest = xtest_opcode
+        self._xi_first_event = xi_first_event
+        self._ctl: Any = None
+        self._context = 0
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Condition()
+        self._fakes: deque[Fake] = deque(maxlen=64)
+        self._markers_sent = 0
+        self._markers_seen = 0
+        self._failed = ""
+
+    @classmethod
+    def open(cls, display: str | None = None) -> XTestRecorder:
+        """Check that the server has RECORD (else `X11InputUnavailable`, `missing`)."""
+        import xcffib
+        import xcffib.record
+        import xcffib.xproto  # (the core protocol, which connect needs)
+
+        try:
+            conn: Any = xcffib.connect(display=display)
+        except Exception as exc:
+            raise X11InputUnavailable(f"could not connect to the X display ({exc})") from exc
+        try:
+            record, xtest, xinput = (conn.core.QueryExtension(len(n), n).reply()
+                                     for n in (b"RECORD", b"XTEST", b"XInputExtension"))
+            if not record.present:
+                raise X11InputUnavailable("the X server has no RECORD extension",
+                                          missing=True)
+            conn(xcffib.record.key).QueryVersion(1, 13).reply()
+        except X11InputUnavailable:
+            raise
+        except Exception as exc:
+            raise X11InputUnavailable(f"the X server did not answer ({exc})") from exc
+        finally:
+            conn.disconnect()
+        return cls(display, xtest.major_opcode if xtest.present else 0,
+                   xinput.first_event if xinput.present else 0)
+
+    def start(self) -> None:
+        """Record FakeInput requests from now on (a context and its reading thread)."""
+        import xcffib
+        import xcffib.record
+        import xcffib.xproto  # (the core protocol, which connect needs)
+
+        if self._thread is not None or not self._xtest:
+            return
+        record = xcffib.record
+        try:
+            ctl: Any = xcffib.connect(display=self._display)
+            data: Any = xcffib.connect(display=self._display)
+            ranges = [record.Range.synthetic(
+                core_requests=(_NO_OPERATION, _NO_OPERATION), core_replies=(0, 0),
+                ext_requests=((self._xtest, self._xtest), (_FAKE_INPUT, _FAKE_INPUT)),
+                ext_replies=((0, 0), (0, 0)), delivered_events=(0, 0),
+                device_events=(0, 0), errors=(0, 0), client_started=0, client_died=0)]
+            context = ctl.generate_id()
+            ctl(record.key).CreateContext(context, record.HType.FromClientTime, 1, 1,
+                                          [record.CS.AllClients], ranges,
+                                          is_checked=True).check()
+            cookie = data(record.key).EnableContext(context)
+        except Exception as exc:
+            raise X11InputUnavailable(f"could not start recording XTEST ({exc})") from exc
+        self._ctl, self._context = ctl, context
+        self._failed = ""
+        marker_base = ctl.get_setup().resource_id_base
+        self._thread = threading.Thread(target=self._read, args=(data, cookie, marker_base),
+                                        name="xtest-record", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop recording and forget what was recorded."""
+        thread, ctl = self._thread, self._ctl
+        self._thread = self._ctl = None
+        if ctl is not None:
+            try:
+                import xcffib.record
+
+                record = ctl(xcffib.record.key)
+                record.DisableContext(self._context, is_checked=True).check()
+                record.FreeContext(self._context)
+                ctl.flush()
+            except Exception:
+                log.debug("stopping the XTEST recording failed", exc_info=True)
+            finally:
+                ctl.disconnect()
+        if thread is not None:
+            thread.join(timeout=SYNC_TIMEOUT_S)
+        with self._lock:
+            self._fakes.clear()
+            self._markers_sent = self._markers_seen = 0
+
+    def injected(self, kind: InputKind, time: int, detail: int | None) -> bool:
+        """Whether an XTEST request made the event of `kind` at `time` (keys: `detail`
+        is the keycode). Waits until the server has passed on every request so far.
+
+        Raises:
+            X11InputUnavailable: recording stopped or the server did not answer in time.
+        """
+        ctl = self._ctl
+        if ctl is None or self._failed:
+            raise X11InputUnavailable(self._failed or "XTEST is not being recorded")
+        with self._lock:
+            self._markers_sent += 1
+            wanted = self._markers_sent
+        try:  # (the round trip after it makes the server flush what RECORD holds)
+            ctl.core.NoOperation()
+            ctl.core.GetInputFocus().reply()
+        except Exception as exc:
+            raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
+        with self._lock:
+            if not self._lock.wait_for(lambda: self._markers_seen >= wanted or self._failed,
+                                       timeout=SYNC_TIMEOUT_S) or self._failed:
+                raise X11InputUnavailable(self._failed or "the X server did not pass on "
+                                          "the XTEST requests in time")
+            return made_by(list(self._fakes), kind, time, detail)
+
+    # -- the reading thread ----------------------------------------------------------
+    def _read(self, data: Any, cookie: Any, marker_base: int) -> None:
+        try:
+            while True:
+                reply = cookie.reply()
+                if reply.category == _END_OF_DATA:
+                    break
+                if reply.category == _FROM_CLIENT:
+                    self._take(bytes(reply.data), reply.xid_base == marker_base)
+        except Exception as exc:
+            with self._lock:
+                self._failed = f"the XTEST recording stopped ({exc})"
+                self._lock.notify_all()
+        finally:
+            data.disconnect()
+
+    def _take(self, elements: bytes, ours: bool) -> None:
+        fakes, no_ops = parse_elements(elements, self._xtest, self._xi_first_event)
+        with self._lock:
+            self._fakes.extend(fakes)
+            if ours:
+                self._markers_seen += no_ops
+            self._lock.notify_all()
