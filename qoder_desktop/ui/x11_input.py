@@ -254,9 +254,9 @@ class RawInputWatch:
         return origin
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (and the recorder's)."""
         if self.recorder is not None:
-            self.recorder.stop()
+            self.recorder.close()
         try:
             self._conn.disconnect()
         except Exception:  # (already gone)
@@ -278,21 +278,16 @@ class RawInputWatch:
         self._selected = on
 
     def _load_devices(self) -> None:
+        """The devices and which are XTEST's: by name, or by the property the server
+        sets on them (asked of every slave at once: one round trip, not one each)."""
         infos = self._xi.XIQueryDevice(_ALL_DEVICES).reply().infos
-        devices = {}
-        for info in infos:
-            name = info.name.to_string() if hasattr(info.name, "to_string") else str(info.name)
-            xtest = is_xtest_name(name) or (info.type in _SLAVE_TYPES
-                                            and self._has_xtest_property(info.deviceid))
-            devices[info.deviceid] = Device(info.deviceid, name, xtest)
-        self._devices = devices
-
-    def _has_xtest_property(self, device: int) -> bool:
-        if not self._xtest_atom:
-            return False
-        reply = self._xi.XIGetProperty(device, False, self._xtest_atom, 0, 0, 1).reply()
-        return bool(reply.num_items)
-
+        names = {info.deviceid: info.name.to_string() for info in infos}
+        asked = {info.deviceid: self._xi.XIGetProperty(info.deviceid, False, self._xtest_atom,
+                                                       0, 0, 1)
+                 for info in infos if info.type in _SLAVE_TYPES and self._xtest_atom}
+        marked = {device for device, cookie in asked.items() if cookie.reply().num_items}
+        self._devices = {device: Device(device, name, is_xtest_name(name) or device in marked)
+                         for device, name in names.items()}
 
 def _open_recorder(display: str | None) -> XTestRecorder | None:
     """The XTEST recorder, or None (logged) where the server has no RECORD extension."""

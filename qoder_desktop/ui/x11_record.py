@@ -77,12 +77,15 @@ def made_by(fakes: list[Fake], kind: InputKind, time: int, detail: int | None) -
 class XTestRecorder:
     """Records XTEST FakeInput requests from every client while started."""
 
-    def __init__(self, display: str | None, xtest_opcode: int, xi_first_event: int) -> None:
-        self._display = display
+    def __init__(self, ctl: Any, data: Any, context: int, xtest_opcode: int,
+                 xi_first_event: int) -> None:
+        self._ctl = ctl
+        """The connection that asks: enables, disables, and sends our markers."""
+        self._data = data
+        """The connection RECORD streams the intercepted requests on (while enabled)."""
+        self._context = context
         self._xtest = xtest_opcode
         self._xi_first_event = xi_first_event
-        self._ctl: Any = None
-        self._context = 0
         self._thread: threading.Thread | None = None
         self._lock = threading.Condition()
         self._fakes: deque[Fake] = deque(maxlen=64)
@@ -92,83 +95,85 @@ class XTestRecorder:
 
     @classmethod
     def open(cls, display: str | None = None) -> XTestRecorder:
-        """Check that the server has RECORD (else `X11InputUnavailable`, `missing`)."""
+        """Two connections and a RECORD context for XTEST's FakeInput requests (not yet
+        enabled); `X11InputUnavailable` (`missing`) when the server has no RECORD."""
         import xcffib
         import xcffib.record
         import xcffib.xproto  # (the core protocol, which connect needs)
 
+        record = xcffib.record
+        opened: list[Any] = []
         try:
-            conn: Any = xcffib.connect(display=display)
-        except Exception as exc:
-            raise X11InputUnavailable(f"could not connect to the X display ({exc})") from exc
-        try:
-            record, xtest, xinput = (conn.core.QueryExtension(len(n), n).reply()
-                                     for n in (b"RECORD", b"XTEST", b"XInputExtension"))
-            if not record.present:
+            ctl: Any = xcffib.connect(display=display)
+            opened.append(ctl)
+            found = {n: ctl.core.QueryExtension(len(n), n).reply()
+                     for n in (b"RECORD", b"XTEST", b"XInputExtension")}
+            if not found[b"RECORD"].present or not found[b"XTEST"].present:
                 raise X11InputUnavailable("the X server has no RECORD extension",
                                           missing=True)
-            conn(xcffib.record.key).QueryVersion(1, 13).reply()
-        except X11InputUnavailable:
-            raise
-        except Exception as exc:
-            raise X11InputUnavailable(f"the X server did not answer ({exc})") from exc
-        finally:
-            conn.disconnect()
-        return cls(display, xtest.major_opcode if xtest.present else 0,
-                   xinput.first_event if xinput.present else 0)
-
-    def start(self) -> None:
-        """Record FakeInput requests from now on (a context and its reading thread)."""
-        import xcffib
-        import xcffib.record
-        import xcffib.xproto  # (the core protocol, which connect needs)
-
-        if self._thread is not None or not self._xtest:
-            return
-        record = xcffib.record
-        try:
-            ctl: Any = xcffib.connect(display=self._display)
-            data: Any = xcffib.connect(display=self._display)
+            ctl(record.key).QueryVersion(1, 13).reply()
+            xtest = found[b"XTEST"].major_opcode
             ranges = [record.Range.synthetic(
                 core_requests=(_NO_OPERATION, _NO_OPERATION), core_replies=(0, 0),
-                ext_requests=((self._xtest, self._xtest), (_FAKE_INPUT, _FAKE_INPUT)),
+                ext_requests=((xtest, xtest), (_FAKE_INPUT, _FAKE_INPUT)),
                 ext_replies=((0, 0), (0, 0)), delivered_events=(0, 0),
                 device_events=(0, 0), errors=(0, 0), client_started=0, client_died=0)]
             context = ctl.generate_id()
             ctl(record.key).CreateContext(context, record.HType.FromClientTime, 1, 1,
                                           [record.CS.AllClients], ranges,
                                           is_checked=True).check()
-            cookie = data(record.key).EnableContext(context)
+            data: Any = xcffib.connect(display=display)
+            opened.append(data)
+        except Exception as exc:
+            for conn in opened:
+                conn.disconnect()
+            if isinstance(exc, X11InputUnavailable):
+                raise
+            raise X11InputUnavailable(f"could not set up recording XTEST ({exc})") from exc
+        xinput = found[b"XInputExtension"]
+        return cls(ctl, data, context, xtest, xinput.first_event if xinput.present else 0)
+
+    def start(self) -> None:
+        """Record FakeInput requests from now on (the context enabled, read by a thread)."""
+        import xcffib.record
+
+        if self._thread is not None:
+            return
+        try:
+            cookie = self._data(xcffib.record.key).EnableContext(self._context)
+            self._data.flush()
         except Exception as exc:
             raise X11InputUnavailable(f"could not start recording XTEST ({exc})") from exc
-        self._ctl, self._context = ctl, context
         self._failed = ""
-        marker_base = ctl.get_setup().resource_id_base
-        self._thread = threading.Thread(target=self._read, args=(data, cookie, marker_base),
+        marker_base = self._ctl.get_setup().resource_id_base
+        self._thread = threading.Thread(target=self._read, args=(cookie, marker_base),
                                         name="xtest-record", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         """Stop recording and forget what was recorded."""
-        thread, ctl = self._thread, self._ctl
-        self._thread = self._ctl = None
-        if ctl is not None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
             try:
                 import xcffib.record
 
-                record = ctl(xcffib.record.key)
-                record.DisableContext(self._context, is_checked=True).check()
-                record.FreeContext(self._context)
-                ctl.flush()
+                self._ctl(xcffib.record.key).DisableContext(
+                    self._context, is_checked=True).check()
             except Exception:
                 log.debug("stopping the XTEST recording failed", exc_info=True)
-            finally:
-                ctl.disconnect()
-        if thread is not None:
             thread.join(timeout=SYNC_TIMEOUT_S)
         with self._lock:
             self._fakes.clear()
             self._markers_sent = self._markers_seen = 0
+
+    def close(self) -> None:
+        """Stop, and close both connections."""
+        self.stop()
+        for conn in (self._ctl, self._data):
+            try:
+                conn.disconnect()
+            except Exception:  # (already gone)
+                log.debug("closing a RECORD connection failed", exc_info=True)
 
     def injected(self, kind: InputKind, time: int, detail: int | None) -> bool:
         """Whether an XTEST request made the event of `kind` at `time` (keys: `detail`
@@ -178,7 +183,7 @@ class XTestRecorder:
             X11InputUnavailable: recording stopped or the server did not answer in time.
         """
         ctl = self._ctl
-        if ctl is None or self._failed:
+        if self._thread is None or self._failed:
             raise X11InputUnavailable(self._failed or "XTEST is not being recorded")
         with self._lock:
             self._markers_sent += 1
@@ -196,7 +201,7 @@ class XTestRecorder:
             return made_by(list(self._fakes), kind, time, detail)
 
     # -- the reading thread ----------------------------------------------------------
-    def _read(self, data: Any, cookie: Any, marker_base: int) -> None:
+    def _read(self, cookie: Any, marker_base: int) -> None:
         try:
             while True:
                 reply = cookie.reply()
@@ -208,8 +213,6 @@ class XTestRecorder:
             with self._lock:
                 self._failed = f"the XTEST recording stopped ({exc})"
                 self._lock.notify_all()
-        finally:
-            data.disconnect()
 
     def _take(self, elements: bytes, ours: bool) -> None:
         fakes, no_ops = parse_elements(elements, self._xtest, self._xi_first_event)
