@@ -8,29 +8,27 @@ XInput2's raw events say for each key and button which slave device it came from
 those raw events on the root window; `origin()` finds the one with a Qt event's server
 time and keycode and says whether its device is an XTEST device.
 
-No Qt here: the Qt side (`ui/dialogs/input_origin.py`) asks this module. Only the last
-few raw events are kept, and only while a decision dialog is open (`start`/`stop`).
+No Qt here: the Qt side (`ui/dialogs/input_origin.py`) asks this module. Raw events are
+kept by server time (`RecentByTime`), and only while a decision dialog is open.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from qoder_desktop.ui.x11_record import XTestRecorder
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 XI_EXTENSION = "XInputExtension"
 XTEST_PROPERTY = "XTEST Device"
 """The device property the X server sets (read-only) on its XTEST slave devices."""
-KEPT_EVENTS = 64
-"""How many raw events are kept (a check looks at the one just delivered)."""
 _ALL_MASTER_DEVICES = 1
 _ALL_DEVICES = 0
 _SLAVE_TYPES = (3, 4, 5)  # SlavePointer, SlaveKeyboard, FloatingSlave
@@ -117,6 +115,44 @@ def classify(events: Iterable[RawInput], devices: Mapping[int, Device], kind: In
     return Origin.DEVICE
 
 
+class RecentByTime(Generic[T]):
+    """Values kept by X server time until `window_ms` past the newest.
+
+    Kept by time, not by count: a flood of events (however many) spans only a few
+    milliseconds, so it cannot push out the one a check is about to look up.
+    """
+
+    def __init__(self, window_ms: int = 10_000) -> None:
+        self._window = window_ms
+        self._buckets: dict[int, set[T]] = {}
+        self._newest = 0
+
+    def add(self, time: int, value: T) -> None:
+        """Keep `value` at `time` (dropping what is older than the window)."""
+        if time > self._newest or self._newest - time > 1 << 31:  # (the 32-bit time wraps)
+            if self._newest - time > 1 << 31:
+                self._buckets.clear()
+            self._newest = time
+        self._buckets.setdefault(time, set()).add(value)
+        if len(self._buckets) > 512:
+            oldest = self._newest - self._window
+            self._buckets = {t: v for t, v in self._buckets.items() if t >= oldest}
+
+    def near(self, time: int, ms: int = 0) -> list[T]:
+        """The values kept at `time` ± `ms`."""
+        return [value for t in range(time - ms, time + ms + 1)
+                for value in self._buckets.get(t, ())]
+
+    def values(self) -> list[T]:
+        """Every value kept."""
+        return [value for bucket in self._buckets.values() for value in bucket]
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._buckets.clear()
+        self._newest = 0
+
+
 class RawInputWatch:
     """A second X connection that records XInput2 raw key and button events.
 
@@ -134,7 +170,8 @@ class RawInputWatch:
         self._root = root
         self.xi_opcode = xi_opcode
         """The XInputExtension's major opcode (Qt's connection sees the same)."""
-        self._events: deque[RawInput] = deque(maxlen=KEPT_EVENTS)
+        self._events: RecentByTime[RawInput] = RecentByTime()
+        """Kept by time, not count: no flood of events pushes out the one looked for."""
         self._devices: dict[int, Device] = {}
         self._xtest_atom = 0
         self._selected = False
@@ -190,7 +227,7 @@ class RawInputWatch:
 
     def recorded(self) -> list[RawInput]:
         """The raw events recorded (and not yet forgotten), oldest first."""
-        return list(self._events)
+        return sorted(self._events.values(), key=lambda event: event.time)
 
     def start(self) -> None:
         """Record raw key and button events (and XTEST's requests) from now on."""
@@ -207,7 +244,7 @@ class RawInputWatch:
         self._events.clear()
 
     def read(self) -> None:
-        """Take the events that arrived into the record (the last `KEPT_EVENTS`)."""
+        """Take the events that arrived into the record (kept 10 s past the newest)."""
         import xcffib.xinput
 
         raw_types = {
@@ -228,7 +265,7 @@ class RawInputWatch:
                 break
             kind = raw_types.get(type(event))
             if kind is not None and self._selected:
-                self._events.append(RawInput(kind, event.time, event.detail,
+                self._events.add(event.time, RawInput(kind, event.time, event.detail,
                                              event.sourceid or event.deviceid))
         if self._conn.has_error():
             raise X11InputUnavailable("the X connection was lost")
@@ -244,9 +281,12 @@ class RawInputWatch:
         except Exception as exc:
             raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
         self.read()
-        events = list(self._events)
+        events = self._events.near(time)
         if any(e.source not in self._devices for e in events if e.time == time):
-            self._load_devices()  # (a device plugged in since)
+            try:
+                self._load_devices()  # (a device plugged in since)
+            except Exception as exc:
+                raise X11InputUnavailable(f"could not list the input devices ({exc})") from exc
         origin = classify(events, self._devices, kind, time, detail)
         if origin is Origin.DEVICE and self.recorder is not None and self.recorder.injected(
                 kind, time, detail if kind.is_key else None):

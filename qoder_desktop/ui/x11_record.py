@@ -10,17 +10,16 @@ one of them was injected, whichever device it is attributed to.
 `XTestRecorder` keeps a RECORD context on two connections of its own (one is blocked
 streaming the intercepted requests, read by a thread) while a decision dialog is open
 (`start`/`stop`). Only FakeInput requests (and our own marker, a NoOperation request)
-are recorded, and only the last few are kept.
+are recorded, and they are kept for 10 s (server time) past the newest.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
 from typing import Any
 
-from qoder_desktop.ui.x11_input import InputKind, X11InputUnavailable
+from qoder_desktop.ui.x11_input import InputKind, RecentByTime, X11InputUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,8 @@ class XTestRecorder:
         self._xi_first_event = xi_first_event
         self._thread: threading.Thread | None = None
         self._lock = threading.Condition()
-        self._fakes: deque[Fake] = deque(maxlen=64)
+        self._fakes: RecentByTime[Fake] = RecentByTime()
+        """Kept by time, not count: no flood of requests pushes out the one looked for."""
         self._markers_sent = 0
         self._markers_seen = 0
         self._failed = ""
@@ -198,7 +198,7 @@ class XTestRecorder:
                                        timeout=SYNC_TIMEOUT_S) or self._failed:
                 raise X11InputUnavailable(self._failed or "the X server did not pass on "
                                           "the XTEST requests in time")
-            return made_by(list(self._fakes), kind, time, detail)
+            return made_by(self._fakes.near(time, MATCH_MS), kind, time, detail)
 
     # -- the reading thread ----------------------------------------------------------
     def _read(self, cookie: Any, marker_base: int) -> None:
@@ -217,7 +217,8 @@ class XTestRecorder:
     def _take(self, elements: bytes, ours: bool) -> None:
         fakes, no_ops = parse_elements(elements, self._xtest, self._xi_first_event)
         with self._lock:
-            self._fakes.extend(fakes)
+            for fake in fakes:
+                self._fakes.add(fake[1], fake)
             if ours:
                 self._markers_seen += no_ops
             self._lock.notify_all()

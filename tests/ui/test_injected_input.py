@@ -31,10 +31,16 @@ def _xdotool(*args: str) -> None:
     subprocess.run(["xdotool", *args], check=True, timeout=30)
 
 
+def _point_at(button: QPushButton) -> None:
+    """Move the pointer onto `button` (from the corner: `--sync` waits for a move)."""
+    centre = button.mapToGlobal(button.rect().center())
+    _xdotool("mousemove", "0", "0", "mousemove", "--sync", str(centre.x()), str(centre.y()))
+
+
 def _click(button: QPushButton) -> None:
     """A click on `button` through XTEST (the pointer moved there first)."""
-    centre = button.mapToGlobal(button.rect().center())
-    _xdotool("mousemove", "--sync", str(centre.x()), str(centre.y()), "click", "1")
+    _point_at(button)
+    _xdotool("click", "1")
 
 
 def _device_key(*keysyms: int) -> None:
@@ -44,32 +50,71 @@ def _device_key(*keysyms: int) -> None:
     attribute the keys to that device, not to its XTEST keyboard: it is how this test
     gets a key "from" a keyboard under Xvfb (the check catches it through RECORD).
     """
+    first, keyboard, codes = _xi1_first_event(), _keyboard_device(), _keycodes(*keysyms)
+    _flood_after([*[(first + 1, code, keyboard) for code in codes],
+                  *[(first + 2, code, keyboard) for code in reversed(codes)]],
+                 (0, 0, 0), count=0)
+
+
+def _keyboard_device() -> int:
+    """The X server's own keyboard device (not an XTEST one)."""
     import xcffib
     import xcffib.xinput
+
+    conn = xcffib.connect()
+    try:
+        xinput = conn(xcffib.xinput.key)
+        xinput.XIQueryVersion(2, 2).reply()
+        return int(next(info.deviceid for info in xinput.XIQueryDevice(0).reply().infos
+                        if info.type == xcffib.xinput.DeviceType.SlaveKeyboard
+                        and "XTEST" not in info.name.to_string()))
+    finally:
+        conn.disconnect()
+
+
+def _keycodes(*keysyms: int) -> list[int]:
+    """The keycodes of `keysyms` in the server's keyboard mapping."""
+    import xcffib
+    import xcffib.xproto
+
+    conn = xcffib.connect()
+    try:
+        setup = conn.get_setup()
+        count = setup.max_keycode - setup.min_keycode + 1
+        mapping = conn.core.GetKeyboardMapping(setup.min_keycode, count).reply()
+        syms = list(mapping.keysyms)
+        return [setup.min_keycode + syms.index(sym) // mapping.keysyms_per_keycode
+                for sym in keysyms]
+    finally:
+        conn.disconnect()
+
+
+def _flood_after(first: list[tuple[int, int, int]], flood: tuple[int, int, int],
+                 count: int = 300) -> None:
+    """Send the FakeInput requests `first` (type, detail, device; a type below 64 is a
+    core event), then `count` times `flood`, in one go: Qt reads them in one batch."""
+    import xcffib
     import xcffib.xtest
 
     conn = xcffib.connect()
     try:
-        name = b"XInputExtension"
-        first_event = conn.core.QueryExtension(len(name), name).reply().first_event
-        xinput = conn(xcffib.xinput.key)
-        xinput.XIQueryVersion(2, 2).reply()
-        keyboard = next(info.deviceid for info in xinput.XIQueryDevice(0).reply().infos
-                        if info.type == xcffib.xinput.DeviceType.SlaveKeyboard
-                        and "XTEST" not in info.name.to_string())
-        setup = conn.get_setup()
-        count = setup.max_keycode - setup.min_keycode + 1
-        mapping = conn.core.GetKeyboardMapping(setup.min_keycode, count).reply()
-        per = mapping.keysyms_per_keycode
-        codes = [setup.min_keycode + list(mapping.keysyms).index(sym) // per
-                 for sym in keysyms]
         xtest = conn(xcffib.xtest.key)
-        for code in codes:
-            xtest.FakeInput(first_event + 1, code, 0, 0, 0, 0, keyboard,
-                            is_checked=True).check()
-        for code in reversed(codes):
-            xtest.FakeInput(first_event + 2, code, 0, 0, 0, 0, keyboard,
-                            is_checked=True).check()
+        for event_type, detail, device in [*first, *[flood] * count]:
+            xtest.FakeInput(event_type, detail, 0, 0, 0, 0, device)
+        conn.flush()
+        conn.core.GetInputFocus().reply()
+    finally:
+        conn.disconnect()
+
+
+def _xi1_first_event() -> int:
+    import xcffib
+    import xcffib.xproto
+
+    conn = xcffib.connect()
+    try:
+        name = b"XInputExtension"
+        return int(conn.core.QueryExtension(len(name), name).reply().first_event)
     finally:
         conn.disconnect()
 
@@ -115,13 +160,38 @@ def test_xdotool_space_on_a_focused_allow_button_does_not_allow(approval, qtbot)
     assert decisions == []
 
 
+def test_a_click_on_allow_followed_by_a_flood_of_clicks_is_still_refused(approval, qtbot):
+    """Hundreds of injected events right after the click push nothing out of what the
+    check keeps: it keeps events by time, not by count."""
+    dialog, decisions = approval
+    _point_at(dialog.ui.allowOnceButton)
+    button_press, button_release = 4, 5
+    _flood_after([(button_press, 1, 0), (button_release, 1, 0)], (button_press, 3, 0))
+    _refused(qtbot, dialog, REFUSED_CLICK)
+    _flood_after([], (button_release, 3, 0), count=1)
+    assert decisions == []
+
+
+def test_a_device_path_key_followed_by_a_flood_of_requests_is_still_refused(approval,
+                                                                            qtbot):
+    dialog, decisions = approval
+    first = _xi1_first_event()
+    press, release = first + 1, first + 2
+    keyboard = _keyboard_device()
+    control, enter = _keycodes(CONTROL_L, RETURN)
+    _flood_after([(press, control, keyboard), (press, enter, keyboard),
+                  (release, enter, keyboard), (release, control, keyboard)],
+                 (release, enter, keyboard))
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert decisions == []
+
+
 def test_events_sent_with_xsendevent_do_not_allow(approval, qtbot):
     """`xdotool … --window` sends the events to our window (XSendEvent): Qt acts on
     them, so they are refused too."""
     dialog, decisions = approval
     window = str(int(dialog.winId()))
-    centre = dialog.ui.allowOnceButton.mapToGlobal(dialog.ui.allowOnceButton.rect().center())
-    _xdotool("mousemove", "--sync", str(centre.x()), str(centre.y()))
+    _point_at(dialog.ui.allowOnceButton)
     _xdotool("click", "--window", window, "1")
     _refused(qtbot, dialog, REFUSED_CLICK)
     dialog.input_note.hide()

@@ -19,6 +19,7 @@ from qoder_desktop.ui.x11_input import (
     Origin,
     RawInput,
     RawInputWatch,
+    RecentByTime,
     X11InputUnavailable,
     classify,
     is_xtest_name,
@@ -98,6 +99,28 @@ def test_made_by_matches_kind_time_and_keycode():
     assert not made_by(fakes, KEY, time + MATCH_MS + 1, 36)
     assert not made_by(fakes, KEY, time, 37)
     assert not made_by(fakes, InputKind.KEY_RELEASE, time, 36)
+
+
+def test_recent_by_time_keeps_a_flood_and_drops_only_old_times():
+    kept: RecentByTime[int] = RecentByTime(window_ms=10_000)
+    kept.add(5000, -1)
+    for n in range(20_000):  # a flood within 3 ms of it
+        kept.add(5000 + n % 4, n)
+    assert -1 in kept.near(5000)
+    assert len(kept.near(5001, 1)) == 15_001  # (times 5000–5002: -1 and 3 × 5,000)
+    for t in range(6000, 16_000, 10):  # ten seconds later, past the window
+        kept.add(t, 0)
+    kept.add(16_001, 0)
+    assert kept.near(5000) == []
+    assert kept.near(16_001) == [0]
+
+
+def test_recent_by_time_starts_over_when_the_server_time_wraps():
+    kept: RecentByTime[str] = RecentByTime()
+    kept.add(2**32 - 5, "before")
+    kept.add(3, "after")
+    assert kept.near(3) == ["after"]
+    assert kept.near(2**32 - 5) == []
 
 
 def test_xtest_device_names():

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
-from collections import deque
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
@@ -46,7 +45,13 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QMouseEvent, QWindow
 from PySide6.QtWidgets import QLabel, QWidget
 
-from qoder_desktop.ui.x11_input import InputKind, Origin, RawInputWatch, X11InputUnavailable
+from qoder_desktop.ui.x11_input import (
+    InputKind,
+    Origin,
+    RawInputWatch,
+    RecentByTime,
+    X11InputUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +76,6 @@ _XI_TYPES = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
              4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
 """XInput2 device event types (XI_KeyPress … XI_ButtonRelease) to kinds."""
 _GENERIC_EVENT = 35
-_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -96,12 +100,13 @@ class Verdict:
 
 
 class _NativeRecorder(QAbstractNativeEventFilter):
-    """Records the key/button events Qt's X connection reads (time, detail, sent)."""
+    """Records the key/button events Qt's X connection reads: kind, time, whether sent
+    by a client (XSendEvent). Kept by time (`RecentByTime`): no flood pushes one out."""
 
     def __init__(self, xi_opcode: int) -> None:
         super().__init__()
         self.xi_opcode = xi_opcode
-        self.seen: deque[tuple[InputKind, int, int, bool]] = deque(maxlen=_KEPT)
+        self.seen: RecentByTime[tuple[InputKind, bool]] = RecentByTime()
 
     def nativeEventFilter(self, event_type: QByteArray | bytes | bytearray | memoryview,
                           message: int) -> object:
@@ -113,25 +118,22 @@ class _NativeRecorder(QAbstractNativeEventFilter):
         return False, 0
 
     def _note(self, address: int) -> None:
-        head = ctypes.string_at(address, 20)
+        head = ctypes.string_at(address, 16)
         code = head[0] & 0x7F
         if code in _CORE_TYPES:
-            time = int.from_bytes(head[4:8], "little")
-            self.seen.append((_CORE_TYPES[code], time, head[1], bool(head[0] & 0x80)))
+            self.seen.add(int.from_bytes(head[4:8], "little"),
+                          (_CORE_TYPES[code], bool(head[0] & 0x80)))
         elif code == _GENERIC_EVENT and head[1] == self.xi_opcode:
             kind = _XI_TYPES.get(int.from_bytes(head[8:10], "little"))
             if kind is not None:
-                time = int.from_bytes(head[12:16], "little")
-                self.seen.append((kind, time, int.from_bytes(head[16:20], "little"), False))
+                self.seen.add(int.from_bytes(head[12:16], "little"), (kind, False))
 
-    def find(self, stamp: Stamp) -> tuple[InputKind, int, int, bool] | None:
-        """The X event `stamp` was made from, if Qt's connection read one."""
-        for seen in reversed(self.seen):
-            kind, time, detail, _sent = seen
-            if kind is stamp.kind and time == stamp.time and (
-                    stamp.code is None or detail == stamp.code):
-                return seen
-        return None
+    def find(self, stamp: Stamp) -> bool | None:
+        """None when Qt's connection read no X event like `stamp`; else whether one
+        like it was sent by a client (XSendEvent)."""
+        sent = [was_sent for kind, was_sent in self.seen.near(stamp.time)
+                if kind is stamp.kind]
+        return any(sent) if sent else None
 
 
 class InputOrigin(QObject):
@@ -224,11 +226,11 @@ class InputOrigin(QObject):
                                                      reason="the check was starting"))
         if stamp is None:
             return Verdict(True)  # (no input event from the window: code in this process)
-        native = self._native.find(stamp) if self._native is not None else None
-        if native is None and not (stamp.kind.is_key and stamp.code):
+        sent = self._native.find(stamp) if self._native is not None else None
+        if sent is None and not (stamp.kind.is_key and stamp.code):
             return Verdict(True)  # never came through X: QTest, this process's own
         refused = REFUSED_KEY if stamp.kind.is_key else REFUSED_CLICK
-        if native is not None and native[3]:
+        if sent:
             log.warning("refused a %s sent by another X client (XSendEvent)", stamp.what())
             return Verdict(False, refused)
         if self._missing:
@@ -240,9 +242,9 @@ class InputOrigin(QObject):
                                      else "no connection to the X display")
         try:
             origin = self._watch.origin(stamp.kind, stamp.time, stamp.code)
-        except X11InputUnavailable as exc:
+        except Exception as exc:  # (X11InputUnavailable, or anything unforeseen)
             self._drop_watch()  # (set up again at the next try)
-            return self._unconfirmed(stamp, str(exc))
+            return self._unconfirmed(stamp, str(exc) or type(exc).__name__)
         if origin is Origin.DEVICE:
             return Verdict(True)
         if origin is Origin.UNKNOWN:
