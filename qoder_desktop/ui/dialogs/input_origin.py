@@ -1,28 +1,30 @@
 """Approving keys and clicks count only from a keyboard or mouse, never injected ones.
 
 On X11 any program of the person's user can press Ctrl+Return or click Allow in our
-dialog (XTEST, `xdotool`), and the arming delay does not stop a program that waits for
-it. `InputOrigin` tells, for the key or click that triggers an approving action, where it
-came from:
+dialog (XTEST, `xdotool`; or XSendEvent), and the arming delay does not stop a program
+that waits for it. `InputOrigin` tells, for the key or click that triggers an approving
+action, where it came from:
 
-- It watches, while a decision dialog is open, the input events Qt delivers (an
-  application event filter: the last key/mouse event's kind, server time and keycode —
-  the action runs inside that event's delivery) and the X events Qt's own connection
-  read (a native event filter: which of them came from the X server, and whether one was
-  sent by a client with XSendEvent).
-- An event that came from the X server is checked against XInput2's raw events
-  (`ui/x11_input.py`): allowed only when its device is a keyboard or mouse, not XTEST.
-- An event that never came through X (QTest in tests, code in this process) is not
+- While a decision dialog is open it watches the key and mouse events its window gets
+  from the platform (an event filter on the dialog's QWindow, which they reach before
+  any widget: kind, server time, keycode — the action runs inside that delivery), and
+  the X events Qt's own connection reads (a native event filter: which came from the X
+  server, and which a client sent with XSendEvent).
+- An event from the X server must match an XInput2 raw event from a keyboard or mouse,
+  not from XTEST's devices, and no XTEST request seen by RECORD (`ui/x11_input.py`,
+  `ui/x11_record.py`); an event sent with XSendEvent never counts.
+- An event that never came through X (QTest in tests, this process's own code) is not
   another program's: allowed. So is an action with no input event in flight.
 
 Platforms: only Qt's `xcb` platform is checked. On Wayland a client cannot inject input
 into another client; on macOS and Windows the check does not apply (see the README).
 
-When the X server has no XInput 2.1 (`missing`), approving keys still work — locking
-the person out of every approval would be worse — and every dialog says plainly that
-injected input cannot be told apart there. When the check was set up but fails later
-(the connection lost), approving input is refused (fail closed) and the check is set up
-again at the next try.
+When the X server lacks XInput 2.1 or the XCB binding cannot be loaded (`missing`),
+approving keys still work — locking the person out of every approval would be worse —
+and every dialog says plainly that injected input cannot be told apart there (a server
+without RECORD is only logged: `sourceid` still catches `xdotool` and its like). When the
+check was set up but fails later (its connection lost), approving input is refused (fail
+closed) and the check is set up again at the next try.
 """
 
 from __future__ import annotations
@@ -364,7 +366,6 @@ class InputOrigin(QObject):
         if self._watch is not None:
             self._watch.close()
             self._watch = None
-
 
 
 class InputNote(QLabel):
