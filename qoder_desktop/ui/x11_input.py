@@ -217,9 +217,12 @@ class RawInputWatch:
             raise X11InputUnavailable(f"the X server did not answer ({exc})") from exc
         return watch
 
-    def fileno(self) -> int:
-        """The connection's socket (readable when raw events arrived)."""
-        return int(self._conn.get_file_descriptor())
+    def filenos(self) -> list[int]:
+        """The sockets to watch: call `read()` when one is readable."""
+        sockets = [int(self._conn.get_file_descriptor())]
+        if self.recorder is not None:
+            sockets.append(self.recorder.fileno())
+        return sockets
 
     def devices(self) -> dict[int, Device]:
         """The input devices known now, by id."""
@@ -244,7 +247,7 @@ class RawInputWatch:
         self._events.clear()
 
     def read(self) -> None:
-        """Take the events that arrived into the record (kept 10 s past the newest)."""
+        """Take the events (and XTEST requests) that arrived; never blocks."""
         import xcffib.xinput
 
         raw_types = {
@@ -266,9 +269,11 @@ class RawInputWatch:
             kind = raw_types.get(type(event))
             if kind is not None and self._selected:
                 self._events.add(event.time, RawInput(kind, event.time, event.detail,
-                                             event.sourceid or event.deviceid))
+                                                      event.sourceid or event.deviceid))
         if self._conn.has_error():
             raise X11InputUnavailable("the X connection was lost")
+        if self.recorder is not None:
+            self.recorder.read()
 
     def origin(self, kind: InputKind, time: int, detail: int | None) -> Origin:
         """Where the event of `kind` at `time` came from (keys: `detail` is the keycode).

@@ -7,16 +7,19 @@ the raw event's source says nothing. RECORD sees every client's FakeInput reques
 itself, with the server time it arrived: a key or click whose time and keycode match
 one of them was injected, whichever device it is attributed to.
 
-`XTestRecorder` keeps a RECORD context on two connections of its own (one is blocked
-streaming the intercepted requests, read by a thread) while a decision dialog is open
-(`start`/`stop`). Only FakeInput requests (and our own marker, a NoOperation request)
+`XTestRecorder` keeps a RECORD context on two connections of its own, enabled while a
+decision dialog is open (`start`/`stop`); the intercepted requests stream in on one of
+them, read on the GUI thread when its socket is readable and at each check (no thread:
+a second Python thread waking up would take the GIL from the dialog's first frame).
+Only FakeInput requests (and our own marker, a NoOperation request)
 are recorded, and they are kept for 10 s (server time) past the newest.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+import select
+import time as clock
 from typing import Any
 
 from qoder_desktop.ui.x11_input import InputKind, RecentByTime, X11InputUnavailable
@@ -85,13 +88,13 @@ class XTestRecorder:
         self._context = context
         self._xtest = xtest_opcode
         self._xi_first_event = xi_first_event
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Condition()
+        self._sequence: int | None = None
+        """The EnableContext request whose replies stream in (None: not enabled)."""
         self._fakes: RecentByTime[Fake] = RecentByTime()
         """Kept by time, not count: no flood of requests pushes out the one looked for."""
         self._markers_sent = 0
         self._markers_seen = 0
-        self._failed = ""
+        self._marker_base = ctl.get_setup().resource_id_base
 
     @classmethod
     def open(cls, display: str | None = None) -> XTestRecorder:
@@ -133,38 +136,37 @@ class XTestRecorder:
         xinput = found[b"XInputExtension"]
         return cls(ctl, data, context, xtest, xinput.first_event if xinput.present else 0)
 
+    def fileno(self) -> int:
+        """The socket the intercepted requests arrive on (call `read` when readable)."""
+        return int(self._data.get_file_descriptor())
+
     def start(self) -> None:
-        """Record FakeInput requests from now on (the context enabled, read by a thread)."""
+        """Record FakeInput requests from now on (the context enabled)."""
         import xcffib.record
 
-        if self._thread is not None:
+        if self._sequence is not None:
             return
         try:
             cookie = self._data(xcffib.record.key).EnableContext(self._context)
             self._data.flush()
         except Exception as exc:
             raise X11InputUnavailable(f"could not start recording XTEST ({exc})") from exc
-        self._failed = ""
-        marker_base = self._ctl.get_setup().resource_id_base
-        self._thread = threading.Thread(target=self._read, args=(cookie, marker_base),
-                                        name="xtest-record", daemon=True)
-        self._thread.start()
+        self._sequence = cookie.sequence
 
     def stop(self) -> None:
         """Stop recording and forget what was recorded."""
-        thread, self._thread = self._thread, None
-        if thread is not None:
+        if self._sequence is not None:
             try:
                 import xcffib.record
 
                 self._ctl(xcffib.record.key).DisableContext(
                     self._context, is_checked=True).check()
+                self._wait(lambda: self._sequence is None)  # (until its end of data)
             except Exception:
                 log.debug("stopping the XTEST recording failed", exc_info=True)
-            thread.join(timeout=SYNC_TIMEOUT_S)
-        with self._lock:
-            self._fakes.clear()
-            self._markers_sent = self._markers_seen = 0
+            self._sequence = None
+        self._fakes.clear()
+        self._markers_sent = self._markers_seen = 0
 
     def close(self) -> None:
         """Stop, and close both connections."""
@@ -175,50 +177,69 @@ class XTestRecorder:
             except Exception:  # (already gone)
                 log.debug("closing a RECORD connection failed", exc_info=True)
 
+    def read(self) -> None:
+        """Take the intercepted requests that arrived (never blocks)."""
+        import xcffib
+        import xcffib.record
+
+        ffi, lib = xcffib.ffi, xcffib.lib
+        while self._sequence is not None:
+            reply_p = ffi.new("void **")
+            error_p = ffi.new("xcb_generic_error_t **")
+            if not lib.xcb_poll_for_reply(self._data._conn, self._sequence, reply_p,
+                                          error_p):
+                if self._data.has_error():
+                    raise X11InputUnavailable("the XTEST recording's connection was lost")
+                return
+            if error_p[0] != ffi.NULL:
+                xcffib.c_free(error_p[0])
+                raise X11InputUnavailable("the X server stopped recording XTEST")
+            if reply_p[0] == ffi.NULL:
+                return
+            data = ffi.gc(reply_p[0], xcffib.c_free)
+            length = 32 + ffi.cast("xcb_generic_reply_t *", data).length * 4
+            reply = xcffib.record.EnableContextReply(
+                xcffib.CffiUnpacker(data, known_max=length))
+            if reply.category == _END_OF_DATA:
+                self._sequence = None
+            elif reply.category == _FROM_CLIENT:
+                self._take(bytes(reply.data), reply.xid_base == self._marker_base)
+
     def injected(self, kind: InputKind, time: int, detail: int | None) -> bool:
         """Whether an XTEST request made the event of `kind` at `time` (keys: `detail`
         is the keycode). Waits until the server has passed on every request so far.
 
         Raises:
-            X11InputUnavailable: recording stopped or the server did not answer in time.
+            X11InputUnavailable: not recording, or the server did not answer in time.
         """
-        ctl = self._ctl
-        if self._thread is None or self._failed:
-            raise X11InputUnavailable(self._failed or "XTEST is not being recorded")
-        with self._lock:
-            self._markers_sent += 1
-            wanted = self._markers_sent
+        if self._sequence is None:
+            raise X11InputUnavailable("XTEST is not being recorded")
+        self._markers_sent += 1
+        wanted = self._markers_sent
         try:  # (the round trip after it makes the server flush what RECORD holds)
-            ctl.core.NoOperation()
-            ctl.core.GetInputFocus().reply()
+            self._ctl.core.NoOperation()
+            self._ctl.core.GetInputFocus().reply()
         except Exception as exc:
             raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
-        with self._lock:
-            if not self._lock.wait_for(lambda: self._markers_seen >= wanted or self._failed,
-                                       timeout=SYNC_TIMEOUT_S) or self._failed:
-                raise X11InputUnavailable(self._failed or "the X server did not pass on "
-                                          "the XTEST requests in time")
-            return made_by(self._fakes.near(time, MATCH_MS), kind, time, detail)
+        self._wait(lambda: self._markers_seen >= wanted)
+        return made_by(self._fakes.near(time, MATCH_MS), kind, time, detail)
 
-    # -- the reading thread ----------------------------------------------------------
-    def _read(self, cookie: Any, marker_base: int) -> None:
-        try:
-            while True:
-                reply = cookie.reply()
-                if reply.category == _END_OF_DATA:
-                    break
-                if reply.category == _FROM_CLIENT:
-                    self._take(bytes(reply.data), reply.xid_base == marker_base)
-        except Exception as exc:
-            with self._lock:
-                self._failed = f"the XTEST recording stopped ({exc})"
-                self._lock.notify_all()
+    def _wait(self, done: Any) -> None:
+        """Read until `done()`, waiting on the socket; `X11InputUnavailable` after
+        `SYNC_TIMEOUT_S`."""
+        deadline = clock.monotonic() + SYNC_TIMEOUT_S
+        self.read()
+        while not done():
+            left = deadline - clock.monotonic()
+            if left <= 0:
+                raise X11InputUnavailable("the X server did not pass on the XTEST "
+                                          "requests in time")
+            select.select([self.fileno()], [], [], left)
+            self.read()
 
     def _take(self, elements: bytes, ours: bool) -> None:
         fakes, no_ops = parse_elements(elements, self._xtest, self._xi_first_event)
-        with self._lock:
-            for fake in fakes:
-                self._fakes.add(fake[1], fake)
-            if ours:
-                self._markers_seen += no_ops
-            self._lock.notify_all()
+        for fake in fakes:
+            self._fakes.add(fake[1], fake)
+        if ours:
+            self._markers_seen += no_ops

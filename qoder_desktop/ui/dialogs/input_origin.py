@@ -153,7 +153,7 @@ class InputOrigin(QObject):
         self.active = QGuiApplication.platformName() == "xcb"
         """Whether this platform is checked at all (X11 through Qt's xcb platform)."""
         self._watch: RawInputWatch | None = None
-        self._notifier: QSocketNotifier | None = None
+        self._notifiers: list[QSocketNotifier] = []
         self._native: _NativeRecorder | None = None
         self._missing = ""
         self._attached: dict[int, QWindow] = {}
@@ -316,9 +316,10 @@ class InputOrigin(QObject):
             log.warning("could not start the X11 input check: %s", exc)
             self._drop_watch()
             return
-        notifier = QSocketNotifier(self._watch.fileno(), QSocketNotifier.Type.Read, self)
-        notifier.activated.connect(self._read)
-        self._notifier = notifier
+        for socket in self._watch.filenos():
+            notifier = QSocketNotifier(socket, QSocketNotifier.Type.Read, self)
+            notifier.activated.connect(self._read)
+            self._notifiers.append(notifier)
 
     def _stop_when_idle(self) -> None:
         if self._attached or not self._running:
@@ -329,10 +330,7 @@ class InputOrigin(QObject):
             app.removeNativeEventFilter(self._native)
             self._native.seen.clear()
         self._stamp = None
-        if self._notifier is not None:
-            self._notifier.setEnabled(False)
-            self._notifier.deleteLater()
-            self._notifier = None
+        self._drop_notifiers()
         if self._watch is not None:
             try:
                 self._watch.stop()
@@ -358,11 +356,14 @@ class InputOrigin(QObject):
             self._drop_watch()
             self._set_up(retry=True)  # (a check that fails later refuses; see `check`)
 
+    def _drop_notifiers(self) -> None:
+        for notifier in self._notifiers:
+            notifier.setEnabled(False)
+            notifier.deleteLater()
+        self._notifiers.clear()
+
     def _drop_watch(self) -> None:
-        if self._notifier is not None:
-            self._notifier.setEnabled(False)
-            self._notifier.deleteLater()
-            self._notifier = None
+        self._drop_notifiers()
         if self._watch is not None:
             self._watch.close()
             self._watch = None
