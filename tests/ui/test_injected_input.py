@@ -92,7 +92,7 @@ def _keycodes(*keysyms: int) -> list[int]:
 def _flood_after(first: list[tuple[int, int, int]], flood: tuple[int, int, int],
                  count: int = 300) -> None:
     """Send the FakeInput requests `first` (type, detail, device; a type below 64 is a
-    core event), then `count` times `flood`, in one go: Qt reads them in one batch."""
+    core event), then `count` times `flood`, all in one flush."""
     import xcffib
     import xcffib.xtest
 
