@@ -15,7 +15,7 @@ import sys
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QPushButton
+from PySide6.QtWidgets import QApplication, QWidget
 
 from qoder_desktop.domain.models import DecisionKind
 from qoder_desktop.ui import x11_input
@@ -31,13 +31,13 @@ def _xdotool(*args: str) -> None:
     subprocess.run(["xdotool", *args], check=True, timeout=30)
 
 
-def _point_at(button: QPushButton) -> None:
+def _point_at(button: QWidget) -> None:
     """Move the pointer onto `button` (from the corner: `--sync` waits for a move)."""
     centre = button.mapToGlobal(button.rect().center())
     _xdotool("mousemove", "0", "0", "mousemove", "--sync", str(centre.x()), str(centre.y()))
 
 
-def _click(button: QPushButton) -> None:
+def _click(button: QWidget) -> None:
     """A click on `button` through XTEST (the pointer moved there first)."""
     _point_at(button)
     _xdotool("click", "1")
@@ -199,6 +199,35 @@ def test_events_sent_with_xsendevent_do_not_allow(approval, qtbot):
     _xdotool("key", "--window", window, "space")
     _refused(qtbot, dialog, REFUSED_KEY)
     assert decisions == []
+
+
+def test_injected_typing_never_reaches_the_dialog(approval, qtbot):
+    """No program edits what the person then approves: injected keys and clicks are
+    kept from the dialog's widgets (the input, the deny reason, the focus)."""
+    dialog, decisions = approval
+    before = dialog.json_editor.value()
+    focused = QApplication.focusWidget()
+    _xdotool("key", "ctrl+e")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    _xdotool("type", "--delay", "0", "rm -rf ~")
+    dialog.input_note.hide()
+    _click(dialog.ui.denyReasonEdit)
+    _refused(qtbot, dialog, REFUSED_CLICK)
+    assert QApplication.focusWidget() is focused is dialog.ui.denyReasonEdit
+    assert dialog.ui.denyReasonEdit.text() == ""
+    assert dialog.json_editor.value() == before
+    assert decisions == []
+
+
+def test_injected_digits_do_not_pick_an_answer(open_dialog, make_request, qtbot):
+    question = make_request("AskUserQuestion", {"questions": [{
+        "question": "Which?", "header": "Pick", "multiSelect": False,
+        "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}],
+    }]})
+    dialog, _ = open_dialog(QuestionDialog(question))
+    _xdotool("key", "2")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert not dialog.boxes[0].is_answered()
 
 
 def test_xdotool_escape_still_denies(approval, qtbot):

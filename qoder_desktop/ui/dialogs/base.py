@@ -313,7 +313,7 @@ class BaseDecisionDialog(QDialog):
         super().showEvent(event)
         if not self._finished:
             self._place_held_note()
-            self.origin.attach(self)
+            self.origin.attach(self, self.input_note.tell)
             self.input_note.warn(self.origin.unchecked_note())
             self.gate.start()
             self.focus_safe_choice()

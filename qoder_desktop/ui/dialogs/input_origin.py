@@ -15,6 +15,9 @@ action, where it came from:
   `ui/x11_record.py`); an event sent with XSendEvent never counts.
 - An event that never came through X (QTest in tests, this process's own code) is not
   another program's: allowed. So is an action with no input event in flight.
+- A key or click injected for sure does not reach the dialog's widgets at all (Escape
+  excepted: it denies): no program types into the input a person then approves, picks
+  an answer, or moves the focus.
 
 Platforms: only Qt's `xcb` platform is checked. On Wayland a client cannot inject input
 into another client; on macOS and Windows the check does not apply (see the README).
@@ -30,30 +33,16 @@ closed) and the check is set up again at the next try.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import (
-    QAbstractNativeEventFilter,
-    QByteArray,
-    QCoreApplication,
-    QEvent,
-    QObject,
-    QSocketNotifier,
-    Qt,
-    QTimer,
-)
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QMouseEvent, QWindow
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSocketNotifier, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QWindow
 from PySide6.QtWidgets import QLabel, QWidget
 
-from qoder_desktop.ui.x11_input import (
-    InputKind,
-    Origin,
-    RawInputWatch,
-    RecentByTime,
-    X11InputUnavailable,
-)
+from qoder_desktop.ui.dialogs.input_events import NativeRecorder, Stamp, stamp_of
+from qoder_desktop.ui.x11_input import Origin, RawInputWatch, X11InputUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -64,33 +53,10 @@ UNCHECKED_NOTE = ("⚠ This X display cannot tell keys and clicks you make from 
                   "another program injects ({reason}); check that you chose what you mean.")
 BROKEN_NOTE = ("Ignored this {what}: could not confirm that it came from a keyboard or "
                "mouse ({reason}). Nothing was allowed; try again.")
-
-_KEY_TYPES = {QEvent.Type.KeyPress: InputKind.KEY_PRESS,
-              QEvent.Type.ShortcutOverride: InputKind.KEY_PRESS,
-              QEvent.Type.KeyRelease: InputKind.KEY_RELEASE}
-_MOUSE_TYPES = {QEvent.Type.MouseButtonPress: InputKind.BUTTON_PRESS,
-                QEvent.Type.MouseButtonDblClick: InputKind.BUTTON_PRESS,
-                QEvent.Type.MouseButtonRelease: InputKind.BUTTON_RELEASE}
-_CORE_TYPES = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
-               4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
-"""X core event codes (KeyPress … ButtonRelease) to kinds."""
-_XI_TYPES = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
-             4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
-"""XInput2 device event types (XI_KeyPress … XI_ButtonRelease) to kinds."""
-_GENERIC_EVENT = 35
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """A key or mouse event: its kind, server time and keycode (None for a button)."""
-
-    kind: InputKind
-    time: int
-    code: int | None
-
-    def what(self) -> str:
-        """ "key press" or "click", for the person."""
-        return "key press" if self.kind.is_key else "click"
+_BLOCKED_TYPES = (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress,
+                  QEvent.Type.KeyRelease, QEvent.Type.MouseButtonPress,
+                  QEvent.Type.MouseButtonRelease, QEvent.Type.MouseButtonDblClick)
+"""Events an injected key or click arrives as; none reaches the dialog's widgets."""
 
 
 @dataclass(frozen=True)
@@ -99,43 +65,11 @@ class Verdict:
 
     allowed: bool
     note: str = ""
+    injected: bool = False
+    """True when the input was injected for sure (not just unconfirmed)."""
 
 
-class _NativeRecorder(QAbstractNativeEventFilter):
-    """Records the key/button events Qt's X connection reads: kind, time, whether sent
-    by a client (XSendEvent). Kept by time (`RecentByTime`): no flood pushes one out."""
-
-    def __init__(self, xi_opcode: int) -> None:
-        super().__init__()
-        self.xi_opcode = xi_opcode
-        self.seen: RecentByTime[tuple[InputKind, bool]] = RecentByTime()
-
-    def nativeEventFilter(self, event_type: QByteArray | bytes | bytearray | memoryview,
-                          message: int) -> object:
-        """Note key and button events; never filters anything out."""
-        if isinstance(event_type, QByteArray):
-            event_type = event_type.data()
-        if bytes(event_type) == b"xcb_generic_event_t":
-            self._note(int(message))
-        return False, 0
-
-    def _note(self, address: int) -> None:
-        head = ctypes.string_at(address, 16)
-        code = head[0] & 0x7F
-        if code in _CORE_TYPES:
-            self.seen.add(int.from_bytes(head[4:8], "little"),
-                          (_CORE_TYPES[code], bool(head[0] & 0x80)))
-        elif code == _GENERIC_EVENT and head[1] == self.xi_opcode:
-            kind = _XI_TYPES.get(int.from_bytes(head[8:10], "little"))
-            if kind is not None:
-                self.seen.add(int.from_bytes(head[12:16], "little"), (kind, False))
-
-    def find(self, stamp: Stamp) -> bool | None:
-        """None when Qt's connection read no X event like `stamp`; else whether one
-        like it was sent by a client (XSendEvent)."""
-        sent = [was_sent for kind, was_sent in self.seen.near(stamp.time)
-                if kind is stamp.kind]
-        return any(sent) if sent else None
+ALLOWED = Verdict(True)
 
 
 class InputOrigin(QObject):
@@ -143,7 +77,9 @@ class InputOrigin(QObject):
 
     Dialogs `attach()` when shown and `detach()` when closed; the filters and the raw
     event watch run only while one is attached. `check()` answers for the approving
-    action being run now.
+    action being run now. Keys and clicks injected for sure never reach an attached
+    dialog's widgets at all (Escape excepted: it denies), so no program edits the input
+    a person then approves; the dialog is told (`attach`'s `tell`).
     """
 
     _instance: InputOrigin | None = None
@@ -154,28 +90,22 @@ class InputOrigin(QObject):
         """Whether this platform is checked at all (X11 through Qt's xcb platform)."""
         self._watch: RawInputWatch | None = None
         self._notifiers: list[QSocketNotifier] = []
-        self._native: _NativeRecorder | None = None
+        self._native: NativeRecorder | None = None
         self._missing = ""
-        self._attached: dict[int, QWindow] = {}
-        """The open dialogs (by id) and their windows, whose input events are watched."""
+        self._attached: dict[int, tuple[QWindow, Callable[[str], None]]] = {}
+        """The open dialogs (by id): their windows, whose input is watched, and how to
+        tell each that input was ignored."""
         self._running = False
         self._stamp: Stamp | None = None
-        self._clear = QTimer(self)
-        self._clear.setSingleShot(True)
-        self._clear.setInterval(0)
-        self._clear.timeout.connect(self._forget_stamp)
-        self._idle = QTimer(self)
-        self._idle.setSingleShot(True)
-        self._idle.setInterval(0)
-        self._idle.timeout.connect(self._stop_when_idle)
-        self._starter = QTimer(self)
-        self._starter.setSingleShot(True)
-        self._starter.setInterval(0)
-        self._starter.timeout.connect(self._start)
+        self._last: tuple[Stamp, Verdict] | None = None
+        """The last stamp checked and its verdict (a key arrives as up to three events)."""
+        self._clear = self._timer(self._forget_stamp)
+        self._idle = self._timer(self._stop_when_idle)
+        self._starter = self._timer(self._start)
         if self.active:
             self._set_up()
             if self._native is None:  # (XSendEvent is still caught without XInput2)
-                self._native = _NativeRecorder(0)
+                self._native = NativeRecorder(0)
 
     @classmethod
     def instance(cls) -> InputOrigin:
@@ -195,14 +125,15 @@ class InputOrigin(QObject):
         """The warning a dialog shows where input cannot be checked ("" otherwise)."""
         return UNCHECKED_NOTE.format(reason=self._missing) if self._missing else ""
 
-    def attach(self, dialog: QWidget) -> None:
+    def attach(self, dialog: QWidget, tell: Callable[[str], None]) -> None:
         """Watch the input `dialog`'s window gets while it is open (from `showEvent`:
-        the input events from the platform reach the window before its widgets)."""
+        the platform's input events reach the window before its widgets); `tell(note)`
+        when an injected key or click was kept from it."""
         key = id(dialog)
         window = dialog.windowHandle()
         if not self.active or key in self._attached or window is None:
             return
-        self._attached[key] = window
+        self._attached[key] = (window, tell)
         window.installEventFilter(self)
         dialog.destroyed.connect(lambda _=None: self._release(key))
         if not self._running:
@@ -216,8 +147,7 @@ class InputOrigin(QObject):
     def check(self, dialog: QWidget) -> Verdict:
         """Whether the key or click being delivered now to `dialog` may approve."""
         if not self.active:
-            return Verdict(True)
-        stamp = self._stamp
+            return ALLOWED
         if id(dialog) not in self._attached:  # (shown dialogs are: this is a bug)
             log.error("an approving action in a dialog whose input is not watched")
             return Verdict(False, BROKEN_NOTE.format(what="key press or click",
@@ -226,17 +156,57 @@ class InputOrigin(QObject):
             self._start()
             return Verdict(False, BROKEN_NOTE.format(what="key press or click",
                                                      reason="the check was starting"))
+        if self._stamp is None:
+            return ALLOWED  # (no input event from the window: code in this process)
+        return self._verdict(self._stamp)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Note the key or mouse event a watched window gets; keep it from the dialog
+        when it was injected for sure (Escape excepted)."""
+        stamp = stamp_of(event)
         if stamp is None:
-            return Verdict(True)  # (no input event from the window: code in this process)
+            return False
+        self._stamp = stamp
+        self._clear.start()  # (forgotten once this event's delivery is over)
+        if (not self._running or event.type() not in _BLOCKED_TYPES
+                or (isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape)):
+            return False
+        verdict = self._verdict(stamp)
+        if not verdict.injected:
+            return False
+        if event.type() == QEvent.Type.ShortcutOverride:
+            event.accept()  # (taken: no shortcut runs for it)
+        for window, tell in list(self._attached.values()):
+            if window is watched:
+                tell(verdict.note)
+        return True
+
+    # -- internals -------------------------------------------------------------------
+    def _timer(self, then: Callable[[], None]) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(0)
+        timer.timeout.connect(then)
+        return timer
+
+    def _verdict(self, stamp: Stamp) -> Verdict:
+        if self._last is not None and self._last[0] == stamp:
+            return self._last[1]
+        verdict = self._judge(stamp)
+        self._last = (stamp, verdict)
+        return verdict
+
+    def _judge(self, stamp: Stamp) -> Verdict:
+        """Where the event `stamp` came from, as a verdict for approving with it."""
         sent = self._native.find(stamp) if self._native is not None else None
         if sent is None and not (stamp.kind.is_key and stamp.code):
-            return Verdict(True)  # never came through X: QTest, this process's own
+            return ALLOWED  # never came through X: QTest, this process's own
         refused = REFUSED_KEY if stamp.kind.is_key else REFUSED_CLICK
         if sent:
-            log.warning("refused a %s sent by another X client (XSendEvent)", stamp.what())
-            return Verdict(False, refused)
+            log.warning("ignored a %s sent by another X client (XSendEvent)", stamp.what())
+            return Verdict(False, refused, injected=True)
         if self._missing:
-            return Verdict(True)
+            return ALLOWED
         if self._watch is None:
             self._set_up(retry=True)
             return self._unconfirmed(stamp, "the check was not running; it is now"
@@ -248,36 +218,19 @@ class InputOrigin(QObject):
             self._drop_watch()  # (set up again at the next try)
             return self._unconfirmed(stamp, str(exc) or type(exc).__name__)
         if origin is Origin.DEVICE:
-            return Verdict(True)
+            return ALLOWED
         if origin is Origin.UNKNOWN:
             return self._unconfirmed(stamp, "the X server reported no device for it")
-        log.warning("refused a %s that did not come from a keyboard or mouse (%s)",
-                    stamp.what(), origin.value)
-        return Verdict(False, refused)
+        log.warning("ignored a %s that did not come from a keyboard or mouse", stamp.what())
+        return Verdict(False, refused, injected=True)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Note the key or mouse event a watched window gets (kind, time and keycode)."""
-        kind_of = event.type()
-        if kind_of in _KEY_TYPES and isinstance(event, QKeyEvent):
-            self._set_stamp(Stamp(_KEY_TYPES[kind_of], event.timestamp(),
-                                  event.nativeScanCode()))
-        elif kind_of in _MOUSE_TYPES and isinstance(event, QMouseEvent):
-            self._set_stamp(Stamp(_MOUSE_TYPES[kind_of], event.timestamp(), None))
-        return False
-
-    # -- internals -------------------------------------------------------------------
     @staticmethod
     def _unconfirmed(stamp: Stamp, reason: str) -> Verdict:
-        log.warning("refused a %s: could not confirm where it came from (%s)",
-                    stamp.what(), reason)
+        log.warning("could not confirm where a %s came from (%s)", stamp.what(), reason)
         return Verdict(False, BROKEN_NOTE.format(what=stamp.what(), reason=reason))
 
-    def _set_stamp(self, stamp: Stamp) -> None:
-        self._stamp = stamp
-        self._clear.start()  # (forgotten once this event's delivery is over)
-
     def _forget_stamp(self) -> None:
-        self._stamp = None
+        self._stamp = self._last = None
 
     def _set_up(self, *, retry: bool = False) -> None:
         try:
@@ -293,7 +246,7 @@ class InputOrigin(QObject):
         self._watch = watch
         self._missing = ""
         if self._native is None:
-            self._native = _NativeRecorder(watch.xi_opcode)
+            self._native = NativeRecorder(watch.xi_opcode)
         self._native.xi_opcode = watch.xi_opcode
         if retry and self._running:
             self._start_watch()
@@ -329,7 +282,7 @@ class InputOrigin(QObject):
         if app is not None and self._native is not None:
             app.removeNativeEventFilter(self._native)
             self._native.seen.clear()
-        self._stamp = None
+        self._stamp = self._last = None
         self._drop_notifiers()
         if self._watch is not None:
             try:
@@ -338,11 +291,11 @@ class InputOrigin(QObject):
                 self._drop_watch()
 
     def _release(self, key: int) -> None:
-        window = self._attached.pop(key, None)
-        if window is None:
+        attached = self._attached.pop(key, None)
+        if attached is None:
             return
         with contextlib.suppress(RuntimeError):  # (the window may be gone already)
-            window.removeEventFilter(self)
+            attached[0].removeEventFilter(self)
         if not self._attached:
             self._idle.start()
 
@@ -383,9 +336,13 @@ class InputNote(QLabel):
     def allows(self, verdict: Verdict) -> bool:
         """Whether `verdict` lets the action go ahead; shows its note when not."""
         if not verdict.allowed:
-            self.setText(verdict.note)
-            self.show()
+            self.tell(verdict.note)
         return verdict.allowed
+
+    def tell(self, note: str) -> None:
+        """Show `note` (input kept from the dialog)."""
+        self.setText(note)
+        self.show()
 
     def warn(self, warning: str) -> None:
         """Show `warning` (the display cannot be checked) unless a note is shown already."""
