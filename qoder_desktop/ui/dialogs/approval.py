@@ -105,13 +105,16 @@ class ApprovalDialog(BaseDecisionDialog):
         ui.hiddenWarning.hide()
 
         # (the editor and the grants exist before the dialog is armed and asks them)
-        self.guard(ui.allowOnceButton, self.allow_once, lambda: self.json_editor.is_valid())
+        self.guard(ui.allowOnceButton, self.allow_once, lambda: self.json_editor.is_valid(),
+                   approves=True)
         self.guard(ui.allowSessionButton, self.allow_session,
-                   lambda: self.json_editor.is_valid() and self.grants.is_valid())
+                   lambda: self.json_editor.is_valid() and self.grants.is_valid(),
+                   approves=True)
         self.guard(ui.denyButton, self.deny)
         self.guard(ui.denyStopButton, self.deny_and_stop)
-        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once)
-        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.allow_once, approves=True)
+        self.add_shortcut(["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.allow_session,
+                          approves=True)
         self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
         ui.allowSessionButton.setToolTip("")
         self.build_later([self._build_editor, self._build_inspection, self._build_grants])

@@ -41,6 +41,7 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.arming import ArmingGate
 from qoder_desktop.ui.dialogs.chords import ChordKeeper
+from qoder_desktop.ui.dialogs.input_origin import InputNote, InputOrigin
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,8 @@ class BaseDecisionDialog(QDialog):
         self.held_note.setTextFormat(Qt.TextFormat.PlainText)
         self.held_note.hide()
         self.gate.waiting_for_release.connect(self._on_waiting_for_release)
+        self.origin = InputOrigin.instance()
+        self.input_note = InputNote(self)
         self.setModal(False)
         self.setSizeGripEnabled(True)
         # The look comes from the application stylesheet, scoped by this property: a
@@ -147,7 +150,7 @@ class BaseDecisionDialog(QDialog):
             del self._unbuilt[0]  # (a part that failed is tried again by `load`)
         if self._unbuilt:
             return True
-        # Built: the note takes its place now, so showing does not change the layout.
+        # Built: the notes take their place now, so showing does not change the layout.
         self._place_held_note()
         return False
 
@@ -227,17 +230,20 @@ class BaseDecisionDialog(QDialog):
         """Show what changed in a newer state of the request (subclasses override)."""
 
     def guard(self, button: QPushButton, slot: Callable[[], None],
-              condition: Callable[[], bool] | None = None) -> None:
-        """Make `button` a decision button: inert until armed (and `condition()`)."""
+              condition: Callable[[], bool] | None = None, *,
+              approves: bool = False) -> None:
+        """Make `button` a decision button: inert until armed (and `condition()`); an
+        `approves` one counts no injected click or key (see `input_origin`)."""
         button.setAutoDefault(False)
         button.setDefault(False)
         self._decision_buttons.append(button)
         self.gate.guard(button, condition)
-        button.clicked.connect(lambda: self.run_armed(slot))
+        button.clicked.connect(lambda: self.run_armed(slot, approves=approves))
 
     def add_shortcut(self, keys: Sequence[str], slot: Callable[[], None], *,
-                     armed: bool = True) -> list[QShortcut]:
-        """Bind key sequences to `slot`; with `armed`, they do nothing before arming."""
+                     armed: bool = True, approves: bool = False) -> list[QShortcut]:
+        """Bind key sequences to `slot`; with `armed`, they do nothing before arming;
+        `approves` keys count only from a keyboard (see `guard`)."""
         created = []
         for key in keys:
             shortcut = QShortcut(QKeySequence(key), self)
@@ -245,7 +251,7 @@ class BaseDecisionDialog(QDialog):
             shortcut.setAutoRepeat(False)
             self._chords.add(QKeySequence(key))
             if armed:
-                shortcut.activated.connect(lambda s=slot: self.run_armed(s))
+                shortcut.activated.connect(lambda s=slot: self.run_armed(s, approves=approves))
                 shortcut.setEnabled(False)
                 self._shortcuts.append(shortcut)
             else:
@@ -253,9 +259,11 @@ class BaseDecisionDialog(QDialog):
             created.append(shortcut)
         return created
 
-    def run_armed(self, slot: Callable[[], None]) -> None:
-        """Call `slot` only when armed and not finished."""
-        if self.gate.is_armed() and not self._finished:
+    def run_armed(self, slot: Callable[[], None], *, approves: bool = False) -> None:
+        """Call `slot` only when armed and not finished; when it `approves`, only for a
+        key or click from a keyboard or mouse (the dialog says why it ignored one)."""
+        if self.gate.is_armed() and not self._finished and (
+                not approves or self.input_note.allows(self.origin.check(self))):
             slot()
 
     @Slot()
@@ -320,6 +328,8 @@ class BaseDecisionDialog(QDialog):
         super().showEvent(event)
         if not self._finished:
             self._place_held_note()
+            self.origin.attach(self, self.input_note.tell)
+            self.input_note.warn(self.origin.unchecked_note())
             self.gate.start()
             self.focus_safe_choice()
             self._chords.follow_focus()
@@ -346,8 +356,9 @@ class BaseDecisionDialog(QDialog):
         super().keyPressEvent(event)
 
     def done(self, result: int) -> None:
-        """Stop watching the focus once closed."""
+        """Stop watching the focus (and the input's origin) once closed."""
         self._chords.stop()
+        self.origin.detach(self)
         super().done(result)
 
     def reject(self) -> None:
@@ -381,10 +392,11 @@ class BaseDecisionDialog(QDialog):
         self.emit_decision(self.escape_decision())
 
     def _place_held_note(self) -> None:
-        """Put the held-key note just above the button row (the layout's last item)."""
+        """Put the held-key and input notes above the button row (the layout's last item)."""
         layout = self.layout()
-        if isinstance(layout, QVBoxLayout) and layout.indexOf(self.held_note) < 0:
-            layout.insertWidget(max(layout.count() - 1, 0), self.held_note)
+        for note in (self.held_note, self.input_note):
+            if isinstance(layout, QVBoxLayout) and layout.indexOf(note) < 0:
+                layout.insertWidget(max(layout.count() - 1, 0), note)
 
     def _on_waiting_for_release(self, keys: str) -> None:
         if keys and not self._finished:

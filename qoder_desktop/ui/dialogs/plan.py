@@ -51,9 +51,9 @@ class PlanDialog(BaseDecisionDialog):
             ui.modeCombo.addItem(text, mode.value)
         ui.modeCombo.setCurrentIndex(0)
 
-        self.guard(ui.approveButton, self.approve)
+        self.guard(ui.approveButton, self.approve, approves=True)
         self.guard(ui.keepPlanningButton, self.keep_planning)
-        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.approve)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.approve, approves=True)
         if request is not None:
             self.load(request)
 

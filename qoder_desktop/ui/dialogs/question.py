@@ -85,9 +85,9 @@ class QuestionDialog(BaseDecisionDialog):
         self._shows_other = False
         self.current = 0
 
-        self.guard(ui.submitButton, self.submit, self.all_answered)
+        self.guard(ui.submitButton, self.submit, self.all_answered, approves=True)
         self.guard(ui.cancelButton, self.cancel)
-        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.submit)
+        self.add_shortcut(["Ctrl+Return", "Ctrl+Enter"], self.submit, approves=True)
         for number in range(1, 5):
             self.add_shortcut([str(number)], partial(self.choose, number))
         self.add_shortcut([OTHER_KEY], self.choose_other)
