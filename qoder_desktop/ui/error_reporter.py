@@ -38,6 +38,19 @@ class _Shown:
         self.more = 0  # other errors not shown in a box of their own
 
 
+def agent_already_gone(error: BaseException) -> bool:
+    """True for an agent SDK's failure to write to a CLI that has exited (a task the SDK
+    started for one control request, e.g. the answer to a permission request sent while
+    Ctrl+C ended the app and its CLI together): nothing a person can act on, and the
+    session already shows that its agent ended. Matched by name: views never import an SDK.
+    """
+    for link in (error, error.__context__):
+        if (link is not None and type(link).__name__ == "CLIConnectionError"
+                and "terminated process" in str(link)):
+            return True
+    return False
+
+
 class ErrorReporter:
     """Shows unexpected errors in non-blocking message boxes instead of dying.
 
@@ -60,6 +73,10 @@ class ErrorReporter:
     def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """The asyncio loop's exception handler."""
         error = context.get("exception")
+        if isinstance(error, BaseException) and agent_already_gone(error):
+            log.warning("an answer could not reach an agent's CLI: it had already exited (%s)",
+                        error)
+            return
         log.error("unexpected error in the event loop: %s", context.get("message"),
                   exc_info=error if isinstance(error, BaseException) else None)
         if isinstance(error, BaseException):

@@ -27,7 +27,7 @@ from typing import TypeVar
 import claude_agent_sdk
 import pytest
 from helpers.app_home import app_home
-from helpers.desktop import stop_group, wait_for, xvfb_display
+from helpers.desktop import person_keys, stop_group, wait_for, xvfb_display
 
 from qoder_desktop.gateway.contract import (
     GATEWAY_TOKEN_ENV,
@@ -46,8 +46,8 @@ ARMING = 1.0
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
-    pytest.mark.skipif(any(shutil.which(tool) is None for tool in ("Xvfb", "xdotool")),
-                       reason="needs Xvfb and xdotool (see .ci/run)"),
+    pytest.mark.skipif(any(shutil.which(tool) is None for tool in ("Xvfb", "Xephyr", "xdotool")),
+                       reason="needs Xvfb, Xephyr and xdotool (see .ci/run)"),
     pytest.mark.skipif(not BUNDLED_CLI.exists(), reason="bundled Claude Code CLI not installed"),
 ]
 
@@ -75,8 +75,7 @@ class App:
 
     def press(self, window: str, keys: str) -> None:
         """Focus `window` and press `keys` there, as a person would."""
-        subprocess.run(["xdotool", "windowfocus", "--sync", window], env=self.env, check=True)
-        subprocess.run(["xdotool", "key", "--clearmodifiers", keys], env=self.env, check=True)
+        person_keys(self.env, window, keys)
 
     def ledger(self) -> list[tuple[str, str | None, str | None]]:
         """(tool, outcome, decided_by) of every approval the app recorded, oldest first."""
@@ -91,8 +90,9 @@ class App:
 
 @pytest.fixture(scope="module")
 def display() -> Iterator[dict[str, str]]:
-    """A private Xvfb display (no window manager, no tray: the window shows the count)."""
-    with xvfb_display() as env:
+    """A private display (no window manager, no tray: the window shows the count) with a
+    keyboard whose keys reach the app as a person's (a nested Xephyr)."""
+    with xvfb_display(person=True) as env:
         yield env
 
 

@@ -2,7 +2,9 @@
 
 Runs `qoder-desktop --demo` (the real Claude Code CLI against the scripted model) on a
 virtual X display with a system tray, finds each dialog by its title and answers it with
-xdotool key presses, as a person would, checking what the CLI really did:
+key presses from the display's keyboard, as a person would (the app runs in a nested
+Xephyr and xdotool types on the outer display: keys injected on the app's own display
+never approve, see tests/ui/test_injected_input.py), checking what the CLI really did:
 
 1. Bash: Ctrl+Return allows it; the command ran.
 2. Write: Ctrl+E (focus starts in the deny reason, which on X11 would take Ctrl+E as
@@ -31,27 +33,28 @@ from pathlib import Path
 
 import pytest
 from helpers.app_home import app_home
-from helpers.desktop import stop_group, wait_for, windows, xvfb_display
+from helpers.desktop import (
+    person_keys,
+    person_type,
+    stop_group,
+    wait_for,
+    windows,
+    xvfb_display,
+)
 
-TOOLS = ("Xvfb", "trayer", "xdotool", "import")
+TOOLS = ("Xvfb", "Xephyr", "trayer", "xdotool", "import")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(any(shutil.which(tool) is None for tool in TOOLS),
-                       reason="needs Xvfb, trayer, xdotool and ImageMagick (see .ci/run)"),
+                       reason="needs Xvfb, Xephyr, trayer, xdotool and ImageMagick (see .ci/run)"),
 ]
 
 
 def _key(env: dict[str, str], window: str, *keys: str) -> None:
     """Focus `window` and press `keys` (xdotool names), after the dialog's arming delay."""
     time.sleep(0.8)  # the dialog arms 400 ms after it appears
-    subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True)
-    subprocess.run(["xdotool", "key", "--clearmodifiers", *keys], env=env, check=True)
-
-
-def _type(env: dict[str, str], text: str) -> None:
-    subprocess.run(["xdotool", "type", "--delay", "8", "--clearmodifiers", text], env=env,
-                   check=True)
+    person_keys(env, window, *keys)
 
 
 def _ledger(home: Path) -> list[tuple]:
@@ -71,8 +74,9 @@ def _screenshot(env: dict[str, str], name: str) -> Path:
 
 @pytest.fixture
 def display() -> Iterator[dict[str, str]]:
-    """A private Xvfb display with trayer running as the system tray."""
-    with xvfb_display(tray=True) as env:
+    """A private display with trayer running as the system tray, and a keyboard whose keys
+    reach the app as a person's (a nested Xephyr: see `xvfb_display`)."""
+    with xvfb_display(tray=True, person=True) as env:
         yield env
 
 
@@ -114,8 +118,8 @@ def test_demo_request_answered_by_real_key_presses(display: dict[str, str],
         original = json.loads(wait_for(lambda: _ledger(home)[1:2], 10, "the Write row")[0][3])
         edited = dict(original, content=original["content"] + "- Edited in the dialog.\n")
         _key(env, dialog, "ctrl+e")
-        subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+a"], env=env, check=True)
-        _type(env, json.dumps(edited))
+        person_type(env, "ctrl+a", command="key")
+        person_type(env, json.dumps(edited))
         _key(env, dialog, "ctrl+Return")
         wait_for(lambda: notes.exists() and notes.read_text() == edited["content"], 30,
                   "the edited Write to run")

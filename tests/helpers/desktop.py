@@ -69,26 +69,52 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-@contextmanager
-def xvfb_display(screen: str = "1600x1000x24", *, tray: bool = False,
-                 tray_args: tuple[str, ...] = ("--widthtype", "request"),
-                 session_bus: bool = True) -> Iterator[dict[str, str]]:
-    """A private Xvfb (its number found through -displayfd, no TCP), optionally with
-    trayer as the system tray; yields the environment for programs on it (xcb).
-
-    session_bus=False drops DBUS_SESSION_BUS_ADDRESS (Qt then shows its own balloon).
-    """
+def _start_server(command: list[str], env: dict[str, str] | None = None
+                  ) -> tuple[subprocess.Popen[bytes], str]:
+    """Start an X server that tells its display number through -displayfd."""
     read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", screen,
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([command[0], "-displayfd", str(write_fd), *command[1:]],
+                              pass_fds=(write_fd,), env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     os.close(write_fd)
     with os.fdopen(read_fd) as pipe:
         number = pipe.readline().strip()
+    return server, number
+
+
+KEYBOARD_DISPLAY = "QODER_TEST_KEYBOARD_DISPLAY"
+"""In a `xvfb_display(person=True)` environment: the outer display, whose keys reach the
+app's display as a keyboard's keys (see `person_keys`)."""
+
+
+@contextmanager
+def xvfb_display(screen: str = "1600x1000x24", *, tray: bool = False,
+                 tray_args: tuple[str, ...] = ("--widthtype", "request"),
+                 session_bus: bool = True, person: bool = False) -> Iterator[dict[str, str]]:
+    """A private Xvfb (its number found through -displayfd, no TCP), optionally with
+    trayer as the system tray; yields the environment for programs on it (xcb).
+
+    person=True puts a nested X server (Xephyr) in the Xvfb and yields the nested one:
+    keys sent to the outer display (`person_keys`) reach the app from Xephyr's own
+    keyboard device, as a person's keys do, where keys injected on the app's display
+    (XTEST, `xdotool key` there) never approve anything.
+
+    session_bus=False drops DBUS_SESSION_BUS_ADDRESS (Qt then shows its own balloon).
+    """
+    xvfb, number = _start_server(["Xvfb", "-screen", "0", screen, "-nolisten", "tcp"])
+    processes = [xvfb]
+    outer = number
+    if person:
+        width, height = screen.split("x")[:2]
+        nested, number = _start_server(
+            ["Xephyr", "-screen", f"{width}x{height}", "-no-host-grab", "-nolisten", "tcp"],
+            env=dict(os.environ, DISPLAY=f":{outer}"))
+        processes.insert(0, nested)
     env = dict(os.environ, DISPLAY=f":{number}", QT_QPA_PLATFORM="xcb")
+    if person:
+        env[KEYBOARD_DISPLAY] = f":{outer}"
     if not session_bus:
         env.pop("DBUS_SESSION_BUS_ADDRESS", None)
-    processes = [xvfb]
     if tray:
         processes.insert(0, subprocess.Popen(
             ["trayer", "--edge", "top", "--align", "right", "--height", "24", *tray_args],
@@ -100,3 +126,23 @@ def xvfb_display(screen: str = "1600x1000x24", *, tray: bool = False,
     finally:
         for process in processes:
             _stop(process)
+
+
+def person_keys(env: dict[str, str], window: str, *keys: str) -> None:
+    """Focus `window` (on the app's display) and press `keys` (xdotool names) on the
+    keyboard of an `xvfb_display(person=True)`: the nested server sees them come from its
+    keyboard device, not from XTEST."""
+    subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True)
+    person_type(env, *keys, command="key")
+
+
+def person_type(env: dict[str, str], *text: str, command: str = "type") -> None:
+    """Type `text` (or, with command="key", press keys) on the keyboard of an
+    `xvfb_display(person=True)`, into whatever has the focus on the app's display."""
+    outer = dict(env, DISPLAY=env[KEYBOARD_DISPLAY])
+    [nested] = subprocess.run(["xdotool", "search", "--class", "Xephyr"], env=outer,
+                              capture_output=True, text=True, check=True).stdout.split()[:1]
+    subprocess.run(["xdotool", "windowfocus", "--sync", nested], env=outer, check=True)
+    delay = ["--delay", "8"] if command == "type" else []
+    subprocess.run(["xdotool", command, *delay, "--clearmodifiers", *text], env=outer,
+                   check=True)

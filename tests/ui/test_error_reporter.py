@@ -85,3 +85,30 @@ async def test_a_closed_box_makes_room_for_the_next_error(
     reporter.show("OSError: 1")  # still open: counted there, no new box
     assert len(visible()) == MAX_OPEN_BOXES
     assert "This happened 2 times." in box_with("OSError: 1").text()
+
+
+async def test_an_answer_for_a_cli_that_already_exited_is_logged_not_boxed(
+        reporter: ErrorReporter, qtbot: QtBot, caplog: pytest.LogCaptureFixture) -> None:
+    """Ctrl+C ends the app and its CLI together: the SDK's task that sends a last answer
+    fails to write (as claude-agent-sdk raises it, chained); that is no error to show."""
+    from claude_agent_sdk._errors import CLIConnectionError
+
+    def sdk_write_after_exit() -> None:
+        try:
+            raise CLIConnectionError("Cannot write to terminated process (exit code: 143)")
+        except CLIConnectionError:
+            raise CLIConnectionError(
+                "Cannot write to terminated process (exit code: 143)") from None
+
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(reporter.loop_exception)
+    try:
+        loop.call_soon(sdk_write_after_exit)
+        loop.call_soon(lambda: (_ for _ in ()).throw(CLIConnectionError("Failed to start")))
+        await asyncio.sleep(0.05)
+    finally:
+        loop.set_exception_handler(previous)
+    qtbot.waitUntil(lambda: len(visible()) == 1)  # only the other connection error
+    assert "Failed to start" in visible()[0].text()
+    assert "it had already exited" in caplog.text
