@@ -44,11 +44,17 @@ def agent_already_gone(error: BaseException) -> bool:
     Ctrl+C ended the app and its CLI together): nothing a person can act on, and the
     session already shows that its agent ended. Matched by name: views never import an SDK.
     """
-    for link in (error, error.__context__):
+    for link in (error, error.__context__, error.__cause__):
         if (link is not None and type(link).__name__ == "CLIConnectionError"
-                and "terminated process" in str(link)):
+                and any(words in str(link) for words in _WRITE_AFTER_EXIT)):
             return True
     return False
+
+
+_WRITE_AFTER_EXIT = ("terminated process", "process that exited",
+                     "Failed to write to process stdin", "not ready for writing")
+"""How claude-agent-sdk (0.2.x) words a write to a CLI that has gone (its transport's
+`write`)."""
 
 
 class ErrorReporter:

@@ -100,11 +100,18 @@ async def test_an_answer_for_a_cli_that_already_exited_is_logged_not_boxed(
             raise CLIConnectionError(
                 "Cannot write to terminated process (exit code: 143)") from None
 
+    def sdk_write_while_it_exits() -> None:  # the stdin pipe broke first
+        try:
+            raise CLIConnectionError("Failed to write to process stdin: ")
+        except CLIConnectionError:
+            raise CLIConnectionError("ProcessTransport is not ready for writing") from None
+
     loop = asyncio.get_running_loop()
     previous = loop.get_exception_handler()
     loop.set_exception_handler(reporter.loop_exception)
     try:
         loop.call_soon(sdk_write_after_exit)
+        loop.call_soon(sdk_write_while_it_exits)
         loop.call_soon(lambda: (_ for _ in ()).throw(CLIConnectionError("Failed to start")))
         await asyncio.sleep(0.05)
     finally:
