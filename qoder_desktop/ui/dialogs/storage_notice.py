@@ -24,7 +24,6 @@ def show_storage_notice(dialog: QDialog, text: str | None) -> None:
         label.setObjectName(NOTICE_NAME)
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setWordWrap(True)
-        label.setStyleSheet("color: #b00020; font-weight: bold;")
         layout = dialog.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(0, label)
