@@ -160,8 +160,7 @@ def rotate_after_squatting(store: SecretStore, *, redactor: RedactSecrets | None
     """
     env = (os.environ if environ is None else environ).get(GATEWAY_TOKEN_ENV, "").strip()
     token = gateway_token(store, redactor=redactor, environ={}, replace=True)
-    again = ("Choose another gateway port in Settings, restart Qoder Desktop and set up "
-             "your agents again with the new token; find out what holds the port.")
+    again = "Restart Qoder Desktop and set up your agents again with the new token."
     if token.persistent:
         return TokenRotation(token, True, "The gateway token in the OS keyring was "
                              "replaced, so the old one is worthless. " + again)
@@ -170,9 +169,8 @@ def rotate_after_squatting(store: SecretStore, *, redactor: RedactSecrets | None
             f"The gateway token comes from {GATEWAY_TOKEN_ENV} (no usable keyring), so "
             "Qoder Desktop cannot replace it: the old token still works wherever that "
             "variable is set, and the next start reads it again. This run no longer "
-            f"accepts it. Set {GATEWAY_TOKEN_ENV} to a new secret value, choose another "
-            "gateway port in Settings, restart Qoder Desktop and set up your agents "
-            "again with the new token; find out what holds the port."))
+            f"accepts it. Set {GATEWAY_TOKEN_ENV} to a new secret value, restart Qoder "
+            "Desktop and set up your agents again with the new token."))
     return TokenRotation(token, True, (
         "The gateway token was held in memory for this run only (no usable keyring) and "
         "was replaced, so the old one is worthless. " + again))

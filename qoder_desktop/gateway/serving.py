@@ -37,7 +37,8 @@ class GatewayPortSquatted(GatewayPortInUse):
             self, f"Warning: something that is not Qoder Desktop listens on {host}:{port}, "
             "the approval gateway's port. Agents set up for the gateway would send it the "
             "gateway token, and whoever runs it could answer their permission prompts. "
-            "The gateway is not running.")
+            "The gateway is not running. Choose another gateway port in Settings and find "
+            "out what holds the port.")
         self.port = port
 
 

@@ -4,6 +4,7 @@ is kept in memory, and written once the disk takes writes again, without a resta
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from helpers.disk_faults import fill_disk, free_disk, make_read_only
@@ -82,7 +83,7 @@ async def test_a_full_disk_denies_the_allow_keeps_it_and_writes_it_when_room_is_
 
 async def test_a_read_only_database_recovers_on_its_own_without_another_request(
         broker: ApprovalBroker, ledger: Ledger, db: Database,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """With nothing else to write, the kept outcome is tried again every RETRY_S."""
     monkeypatch.setattr(unwritten, "RETRY_S", 0.05)
     events = _events(broker)
@@ -93,7 +94,9 @@ async def test_a_read_only_database_recovers_on_its_own_without_another_request(
     decision = await task
     assert decision.kind is DecisionKind.ERROR
     assert "read-only" in broker.unwritten()[0].reason
-    await asyncio.sleep(0.2)  # a few retries fail while it stays read-only
+    with caplog.at_level(logging.INFO, logger="qoder_desktop.approval.unwritten"):
+        while sum("still takes no writes" in r.getMessage() for r in caplog.records) < 2:
+            await asyncio.sleep(0.01)  # retries fail while it stays read-only
     assert len(broker.unwritten()) == 1
     make_read_only(db, False)
     while not any(event is BrokerEvent.RECORDED_LATE for event, _, _ in events):

@@ -76,9 +76,8 @@ class AgentServers:
             log.exception("could not replace the gateway token")
             warning += (f"\n\nThe gateway token could not be replaced "
                         f"({type(exc).__name__}): treat it as leaked. Remove it from the OS "
-                        "keyring (or set a new QODER_DESKTOP_GATEWAY_TOKEN), choose another "
-                        "gateway port in Settings, restart Qoder Desktop and set up your "
-                        "agents again with the new token.")
+                        "keyring (or set a new QODER_DESKTOP_GATEWAY_TOKEN), restart Qoder "
+                        "Desktop and set up your agents again with the new token.")
         else:
             self.gateway_token = rotation.token
             warning += "\n\n" + rotation.advice
