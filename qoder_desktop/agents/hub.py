@@ -39,7 +39,7 @@ from qoder_desktop.domain.models import (
 )
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
 from qoder_desktop.rules import matcher as rules
-from qoder_desktop.store.database import Database
+from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.store.ledger import Ledger, ToolEventPhase
 from qoder_desktop.store.removals import mark_delivered, removals_due
 
@@ -98,6 +98,8 @@ class SessionHub(SessionSink):
         self._factory = factory
         self._sessions: dict[str, AgentSession] = {}
         self._infos: dict[str, SessionInfo] = {}
+        self._unsaved: set[str] = set()
+        """Terminal sessions whose row the database refused (written with their next request)."""
         self._transcripts: dict[str, list[TranscriptEvent]] = {}
         self._subscribers: list[Callable[[HubEvent], None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -304,8 +306,10 @@ class SessionHub(SessionSink):
             if mode is not None and info.permission_mode is not mode:
                 info = info.model_copy(update={"permission_mode": mode})
                 self._infos[session_id] = info
-                self._db.upsert_session(info)
+                self._save_terminal(info)
                 self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
+            elif session_id in self._unsaved:
+                self._save_terminal(info)
             return info
         folder = os.path.basename(os.path.normpath(cwd)) if cwd else ""
         info = SessionInfo(session_id=session_id,
@@ -313,9 +317,21 @@ class SessionHub(SessionSink):
                            backend=Backend.TERMINAL, cwd=cwd, state=SessionState.RUNNING,
                            permission_mode=mode or PermissionMode.DEFAULT)
         self._infos[session_id] = info
-        self._db.upsert_session(info)
+        self._save_terminal(info)
         self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
         return info
+
+    def _save_terminal(self, info: SessionInfo) -> None:
+        """Write a terminal session's row. A storage fault does not drop its request:
+        the session lives in memory (the broker then denies the request it cannot
+        record, and the person is told), and its row is written with its next request."""
+        try:
+            self._db.upsert_session(info)
+        except StorageError as exc:
+            self._unsaved.add(info.session_id)
+            log.warning("could not save terminal session %s: %s", info.session_id, exc)
+        else:
+            self._unsaved.discard(info.session_id)
 
     def _running(self, session_id: str) -> AgentSession:
         try:

@@ -37,11 +37,18 @@ from qoder_desktop.approval.rule_decisions import (
     deliverable_grant,
     sibling_outcome,
 )
-from qoder_desktop.domain.models import ApprovalRequest, Decision, DecisionKind, SessionRule
+from qoder_desktop.approval.unwritten import Unwritten, UnwrittenDecisions
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    DecidedBy,
+    Decision,
+    DecisionKind,
+    SessionRule,
+)
 from qoder_desktop.rules import grants
 
 __all__ = ["AlreadyAnswered", "ApprovalBroker", "BrokerEvent", "Ledger", "RuleStore",
-           "Subscriber", "UpdateCheck"]
+           "Subscriber", "Unwritten", "UpdateCheck"]
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +60,14 @@ class BrokerEvent(StrEnum):
     UPDATED = "updated"
     ANSWERED = "answered"
     WITHDRAWN = "withdrawn"
+    UNRECORDED = "unrecorded"
+    RECORDED_LATE = "recorded_late"
 
 
 Subscriber = Callable[[BrokerEvent, ApprovalRequest, Decision | None], None]
 """Called synchronously with (event, request, decision); decision is None for ADDED and
-UPDATED (the request, still waiting, as it is now)."""
+UPDATED (the request, still waiting, as it is now). UNRECORDED and RECORDED_LATE carry
+the decision the agent got (see `ApprovalBroker.unwritten`)."""
 
 
 class Ledger(Protocol):
@@ -104,6 +114,10 @@ class ApprovalBroker:
         UPDATED: a waiting request changed (a new grant covers it), still waiting.
         ANSWERED: a request got its decision (by a person, a deny rule or an error).
         WITHDRAWN: the agent or the app took the request back before an answer.
+        UNRECORDED: the ledger could not write a request's outcome (the disk is full,
+            the database read-only): the call was denied, and the outcome is kept in
+            memory (`unwritten`). Comes before that request's ANSWERED.
+        RECORDED_LATE: a kept outcome is now written (the disk takes writes again).
     """
 
     def __init__(self, rule_store: RuleStore, ledger: Ledger) -> None:
@@ -115,6 +129,11 @@ class ApprovalBroker:
         as requests come and go, so `pending()` does not sort a long queue each time."""
         self._subscribers: list[Subscriber] = []
         self._presenter: Presenter | None = None
+        self._unwritten = UnwrittenDecisions(
+            lambda request, decision, latency, written: ledger.write_decision(
+                request, decision, latency, request_written=written),
+            lambda item: self._notify_quietly(BrokerEvent.RECORDED_LATE, item.request,
+                                              item.sent))
 
     # -- subscribers -------------------------------------------------------------------
 
@@ -173,6 +192,18 @@ class ApprovalBroker:
                 del order[index]
                 return
         self._order = None
+
+    def unwritten(self) -> list[Unwritten]:
+        """Outcomes the ledger could not write yet, oldest first (kept in memory)."""
+        return self._unwritten.items()
+
+    def unwritten_of(self, request_id: str) -> Unwritten | None:
+        """The kept outcome of `request_id` while it waits to be written."""
+        return self._unwritten.get(request_id)
+
+    def close(self) -> None:
+        """Stop trying to write kept outcomes (the app is quitting)."""
+        self._unwritten.close()
 
     def is_pending(self, request_id: str) -> bool:
         """True while `request_id` waits for an answer."""
@@ -280,7 +311,8 @@ class ApprovalBroker:
         """Persist the decision, then tell subscribers; a failed write turns allow into deny.
 
         A withdrawal is told first: no write can change it, and the withdrawals of a
-        stopping session then reach the views in the same loop turn.
+        stopping session then reach the views in the same loop turn. An outcome the
+        ledger cannot write is kept in memory and written once it can (UNRECORDED).
         """
         latency_ms = (time.monotonic() - started) * 1000.0
         withdrawn = decision.kind is DecisionKind.WITHDRAWN
@@ -296,9 +328,15 @@ class ApprovalBroker:
                                               request_written=written)
         except Exception as exc:
             log.exception("could not record the decision for %s", request.request_id)
+            by_person = decision.decided_by is DecidedBy.USER
             if not withdrawn:
                 decision = Decision.error(
                     f"Qoder Desktop could not record the decision, so it was denied: {exc}")
+            self._unwritten.keep(Unwritten(request, decision, by_person, str(exc), latency_ms))
+            if not withdrawn:
+                self._notify_quietly(BrokerEvent.UNRECORDED, request, decision)
+        else:
+            self._unwritten.retry_soon()
         if withdrawn:
             return decision
         if granted and decision.kind is DecisionKind.ALLOW_SESSION:

@@ -132,6 +132,50 @@ def _from_keyring(store: SecretStore, *, replace: bool) -> tuple[str | None, str
     return created, ""
 
 
+@dataclass(frozen=True)
+class TokenRotation:
+    """What replacing a leaked gateway token achieved (see `rotate_after_squatting`).
+
+    Attributes:
+        token: the token this run uses from now on.
+        rotated: True when the token the agents know is worthless now, also after a
+            restart (a new one in the keyring); False when a person must act (the
+            token comes from the environment and nothing here can change it).
+        advice: sentences for the person: what was done and what they must do.
+    """
+
+    token: GatewayToken
+    rotated: bool
+    advice: str
+
+
+def rotate_after_squatting(store: SecretStore, *, redactor: RedactSecrets | None = None,
+                           environ: Mapping[str, str] | None = None) -> TokenRotation:
+    """Replace the gateway token after a squatter held its port (it may have received it).
+
+    The keyring's token is replaced. A token from ``QODER_DESKTOP_GATEWAY_TOKEN`` cannot
+    be: this run drops it for a fresh one held in memory (nothing here accepts the old
+    one any more), and the advice says to set a new one in the environment, restart and
+    set the agents up again, because the next start reads the old one again.
+    """
+    env = (os.environ if environ is None else environ).get(GATEWAY_TOKEN_ENV, "").strip()
+    token = gateway_token(store, redactor=redactor, environ={}, replace=True)
+    again = "Restart Qoder Desktop and set up your agents again with the new token."
+    if token.persistent:
+        return TokenRotation(token, True, "The gateway token in the OS keyring was "
+                             "replaced, so the old one is worthless. " + again)
+    if env:
+        return TokenRotation(token, False, (
+            f"The gateway token comes from {GATEWAY_TOKEN_ENV} (no usable keyring), so "
+            "Qoder Desktop cannot replace it: the old token still works wherever that "
+            "variable is set, and the next start reads it again. This run no longer "
+            f"accepts it. Set {GATEWAY_TOKEN_ENV} to a new secret value, restart Qoder "
+            "Desktop and set up your agents again with the new token."))
+    return TokenRotation(token, True, (
+        "The gateway token was held in memory for this run only (no usable keyring) and "
+        "was replaced, so the old one is worthless. " + again))
+
+
 def gateway_token(store: SecretStore, *, redactor: RedactSecrets | None = None,
                   environ: Mapping[str, str] | None = None,
                   replace: bool = False) -> GatewayToken:

@@ -37,9 +37,8 @@ class GatewayPortSquatted(GatewayPortInUse):
             self, f"Warning: something that is not Qoder Desktop listens on {host}:{port}, "
             "the approval gateway's port. Agents set up for the gateway would send it the "
             "gateway token, and whoever runs it could answer their permission prompts. "
-            "The gateway is not running and its token was replaced, so the old one is "
-            "worthless. Choose another gateway port in Settings, restart Qoder Desktop and "
-            "set up your agents again with the new token; find out what holds the port.")
+            "The gateway is not running. Choose another gateway port in Settings and find "
+            "out what holds the port.")
         self.port = port
 
 

@@ -62,7 +62,7 @@ def grant_problem(update: PermissionSuggestion) -> str | None:
     Refused: a switch to a mode that stops the CLI from asking (`is_dangerous`), a rule
     update without a behaviour or without a usable rule, a `Tool(*)` rule (the CLI drops
     a session update holding one, and every other rule in it), a mode switch without a
-    mode and a directory update without directories.
+    mode and a directory update without directories (or only blank ones).
     """
     if is_dangerous(update):
         return "it would stop the agent from asking"
@@ -74,7 +74,8 @@ def grant_problem(update: PermissionSuggestion) -> str | None:
             return "a rule update without a usable rule"
         if any((rule.rule_content or "").strip() == "*" for rule in rules):
             return "the agent's CLI refuses Tool(*) rules; grant the whole tool instead"
-    if update.type == "addDirectories" and not update.directories:
+    if update.type in ("addDirectories", "removeDirectories") and not any(
+            (directory or "").strip() for directory in update.directories or ()):
         return "a directory update without directories"
     return None
 

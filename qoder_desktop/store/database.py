@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from qoder_desktop.domain.kinds import RuleBehavior
+from qoder_desktop.store.faults import plain_fault
 from qoder_desktop.store.writer import StoreWriter
 
 if TYPE_CHECKING:  # the app opens the store before its first paint, pydantic loads after
@@ -254,6 +255,8 @@ class Database:
         except sqlite3.IntegrityError as exc:
             raise StorageError(f"{what} refused by the database {self.path}: {exc}") from exc
         except sqlite3.Error as exc:
+            if (plain := plain_fault(exc)) is not None:
+                raise StorageError(f"{what} failed: {plain} ({self.path}: {exc})") from exc
             raise StorageError(
                 f"{what} failed on the database file {self.path}: {exc}. If the file is "
                 "damaged, quit Qoder Desktop and move it aside to start afresh.") from exc
@@ -279,7 +282,8 @@ class Database:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # (SQLite rolls back itself on a full disk)
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
+from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent, Unwritten
 from qoder_desktop.approval.row_write import Presenter
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 
@@ -103,6 +103,10 @@ class BrokerBridge(QObject):
             last one.
         views_pending_changed(list): the same list for the window and the tray, two
             turns after a change, once per burst.
+        unrecorded(Unwritten): the ledger could not write an outcome (disk full,
+            database read-only); the call was denied and the outcome waits in memory.
+        recorded_late(ApprovalRequest, int): a kept outcome is written now; how many
+            still wait.
     """
 
     request_added = Signal(object)
@@ -110,6 +114,8 @@ class BrokerBridge(QObject):
     request_finished = Signal(object)
     pending_changed = Signal(list)
     views_pending_changed = Signal(list)
+    unrecorded = Signal(object)
+    recorded_late = Signal(object, int)
 
     def __init__(self, broker: ApprovalBroker, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -122,6 +128,14 @@ class BrokerBridge(QObject):
 
     def _on_event(self, event: BrokerEvent, request: ApprovalRequest,
                   decision: Decision | None) -> None:
+        if event is BrokerEvent.UNRECORDED:
+            kept = self._broker.unwritten_of(request.request_id)
+            if kept is not None:
+                self.unrecorded.emit(kept)
+            return
+        if event is BrokerEvent.RECORDED_LATE:
+            self.recorded_late.emit(request, len(self._broker.unwritten()))
+            return
         if event is BrokerEvent.ADDED:
             self.request_added.emit(request)
         elif event is BrokerEvent.UPDATED:
@@ -139,6 +153,10 @@ class BrokerBridge(QObject):
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a person, oldest first."""
         return self._broker.pending()
+
+    def unwritten(self) -> list[Unwritten]:
+        """Outcomes the ledger could not write yet (kept in memory), oldest first."""
+        return self._broker.unwritten()
 
     def is_pending(self, request_id: str) -> bool:
         """True while `request_id` waits for an answer."""

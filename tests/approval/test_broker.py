@@ -303,8 +303,10 @@ async def test_a_request_that_cannot_be_recorded_is_denied_without_waiting_for_a
     assert decision.kind is DecisionKind.ERROR
     assert "could not record" in decision.message
     assert [event for event, _, _ in recorder.events] == [BrokerEvent.ADDED,
+                                                          BrokerEvent.UNRECORDED,
                                                           BrokerEvent.ANSWERED]
     assert not broker.pending()
+    assert [kept.sent for kept in broker.unwritten()] == [decision]  # kept in memory
 
 
 

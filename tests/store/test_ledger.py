@@ -281,8 +281,10 @@ def test_export_cli_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert ledger_export_main(["--format", "csv", "--session", "s1"]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("entry_type,entry_id,")
-    assert ledger_export_main(["--format", "csv", "--session", "nobody"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 1  # only the header
+    assert ledger_export_main(["--format", "csv", "--session", "nobody"]) == 2
+    unknown = capsys.readouterr()
+    assert unknown.out == ""  # no bare header that looks like an empty session
+    assert "no session 'nobody' in the ledger" in unknown.err
 
 
 def test_export_on_a_fresh_install_is_empty_and_succeeds(tmp_path: Path) -> None:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
+from qoder_desktop.approval.broker import Unwritten
 from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.dialog_queue import DialogQueue
+from qoder_desktop.ui.dialogs import BaseDecisionDialog
+from qoder_desktop.ui.dialogs.storage_notice import show_storage_notice
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.main_window import MainWindow
@@ -29,6 +33,8 @@ class ApprovalController:
         self._current = current
         self.tray_available = tray_available
         """Whether the system tray shows balloons (the desktop's, told at start)."""
+        self._storage_notice: str | None = None
+        """The last "could not record" message, shown in each dialog while outcomes wait."""
 
     def show_pending(self, pending: list[ApprovalRequest]) -> None:
         """The window's queue and the tray follow the dialog (see `ui/bridge.py`)."""
@@ -64,6 +70,35 @@ class ApprovalController:
         """A dialog's answer; a late one (answered or withdrawn meanwhile) is only said."""
         if not self._bridge.answer(request_id, decision):
             self._window.show_status("That request was already answered or withdrawn.")
+
+    def unrecorded(self, kept: Unwritten) -> None:
+        """The ledger could not write an outcome: the person is told in the status bar
+        and in every decision dialog still open (the call was denied)."""
+        what = "your answer" if kept.by_person else "the request"
+        text = f"Could not record {what} — the call was denied: {kept.reason}"
+        self._storage_notice = text
+        self._window.show_status(text)
+        for dialog in self._dialogs.open_dialogs():
+            show_storage_notice(dialog, text)
+
+    def dialog_opened(self, dialog: BaseDecisionDialog) -> None:
+        """A dialog opened while outcomes wait to be written: it says so too."""
+        if self._storage_notice is not None and self._bridge.unwritten():
+            show_storage_notice(dialog, self._storage_notice)
+
+    def recorded_late(self, request: ApprovalRequest, still_waiting: int) -> None:
+        """A kept outcome reached the ledger (the disk takes writes again)."""
+        if still_waiting:
+            tool = make_visible(request.tool_name)
+            self._window.show_status(
+                f"The ledger takes writes again: recorded the outcome of {tool}; "
+                f"{still_waiting} more wait to be written.")
+            return
+        self._storage_notice = None
+        self._window.show_status(
+            "The ledger takes writes again: every outcome kept in memory is recorded.")
+        for dialog in self._dialogs.open_dialogs():
+            show_storage_notice(dialog, None)
 
     def build_failed(self, request_id: str, message: str) -> None:
         """A request whose dialog could not be built is denied with the reason (fail closed)."""

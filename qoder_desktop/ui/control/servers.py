@@ -65,15 +65,22 @@ class AgentServers:
         self._tasks.spawn(start(), "starting the approval gateway")
 
     async def _after_squatting(self, warning: str) -> None:
-        """Someone else holds the gateway's port: replace the token, warn loudly."""
-        from qoder_desktop.gateway.contract import gateway_token
+        """Someone else holds the gateway's port: replace the token where it can be,
+        say exactly what the person must do where it cannot, warn loudly."""
+        from qoder_desktop.gateway.contract import rotate_after_squatting
 
         try:
-            self.gateway_token = await asyncio.to_thread(
-                gateway_token, self._secrets, redactor=self._secrets.redactor, replace=True)
+            rotation = await asyncio.to_thread(
+                rotate_after_squatting, self._secrets, redactor=self._secrets.redactor)
         except Exception as exc:  # the warning matters more than the rotation's failure
             log.exception("could not replace the gateway token")
-            warning += f"\n\nThe token could not be replaced ({type(exc).__name__})."
+            warning += (f"\n\nThe gateway token could not be replaced "
+                        f"({type(exc).__name__}): treat it as leaked. Remove it from the OS "
+                        "keyring (or set a new QODER_DESKTOP_GATEWAY_TOKEN), restart Qoder "
+                        "Desktop and set up your agents again with the new token.")
+        else:
+            self.gateway_token = rotation.token
+            warning += "\n\n" + rotation.advice
         self.gateway_status = warning
         self._window.show_status(warning.split(". ", 1)[0] + ".")
         box = QMessageBox(QMessageBox.Icon.Warning, "Qoder Desktop — gateway port taken",

@@ -7,7 +7,7 @@ import functools
 import os
 from pathlib import Path
 
-from qoder_desktop.config.keyring_calls import keyring_call
+from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.config.settings import Settings, save_settings
 from qoder_desktop.ui.control.tasks import Tasks
@@ -59,12 +59,20 @@ class SettingsController:
         return dialog
 
     async def _refresh_keyring(self, dialog: SettingsDialog) -> None:
-        status = await keyring_call(self.secrets.check_backend, "check the keyring")
-        dialog.set_keyring_status(status)
-        for name in SecretName:
-            stored = await keyring_call(functools.partial(self.secrets.get, name),
-                                        f"read the {name.label}")
-            dialog.set_secret_stored(name, stored is not None)
+        """Tell the dialog what the keyring holds; a slow keyring is shown as waiting,
+        one that does not answer as not known (never as "Not set")."""
+        try:
+            status = await keyring_call(self.secrets.check_backend, "check the keyring",
+                                        on_slow=dialog.set_secrets_waiting)
+            dialog.set_keyring_status(status)
+            for name in SecretName:
+                stored = await keyring_call(functools.partial(self.secrets.get, name),
+                                            f"read the {name.label}",
+                                            on_slow=dialog.set_secrets_waiting)
+                dialog.set_secret_stored(name, stored is not None)
+        except KeyringTimeout as exc:
+            dialog.set_secrets_waiting("Not known: the keyring did not answer")
+            self._window.show_status(str(exc))
 
     def store_secret(self, name: str, value: str) -> None:
         """Save a secret the person typed in the keyring (in the background)."""

@@ -8,8 +8,10 @@ line edit the user may *narrow*; an edit that is not narrower by the matcher's m
 understand this allows more than the agent asked for". The other suggestions (mode
 switches, directories, settings-file rules, whole-tool rules such as plain `Bash`) are
 separate, unticked check boxes; dangerous ones (a switch to a mode that stops asking)
-only a refused note; and an unticked "save to the project" box turns the granted
-rules' destination into `localSettings`.
+only a refused note; malformed ones (a directory update without directories, a rule
+update without a behaviour or a usable rule: `grants.grant_problem`) are listed as not
+offered, each with its reason, never as a box that would do nothing; and an unticked
+"save to the project" box turns the granted rules' destination into `localSettings`.
 
 A command (or a suggested rule) longer than `large_text.ANALYSIS_LIMIT` gets no rule
 at all (not even the CLI's): the section says it is too large to analyse, and only
@@ -29,6 +31,7 @@ from qoder_desktop.domain.models import (
     RuleBehavior,
     RuleValue,
 )
+from qoder_desktop.rules.grants import grant_problem
 from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_suggestions
 from qoder_desktop.rules.narrowing import is_narrower
 from qoder_desktop.text.visible import make_visible
@@ -79,6 +82,8 @@ class SessionGrants(QWidget):
         self.rule_edits: list[tuple[int, RuleValue, QLineEdit]] = []
         self.kept_aside: list[tuple[PermissionSuggestion, QCheckBox]] = []
         self.refused: list[PermissionSuggestion] = []
+        self.malformed: list[tuple[PermissionSuggestion, str]] = []
+        """Suggestions not offered because the CLI sent them malformed, with the reason."""
         self._valid = False
 
         layout = QVBoxLayout(self)
@@ -109,6 +114,10 @@ class SessionGrants(QWidget):
         self.refused_note.setObjectName("refusedNote")
         self.refused_note.hide()
         layout.addWidget(self.refused_note)
+        self.malformed_note = plain_label()
+        self.malformed_note.setObjectName("malformedNote")
+        self.malformed_note.hide()
+        layout.addWidget(self.malformed_note)
         self.save_to_project = QCheckBox(self)
         self.save_to_project.setObjectName("saveToProjectCheck")
         self.save_to_project.setChecked(False)
@@ -151,9 +160,15 @@ class SessionGrants(QWidget):
                 self.rule_edits.append((index, rule, edit))
                 caption.setText(f"Rule {len(self.rule_edits)}:")
         at = self._layout.indexOf(self.refused_note)
+        self.malformed = [(update, "a rule update without a usable rule")
+                          for update in split.dropped]
         for update in split.kept_aside:
             if is_dangerous(update):
                 self.refused.append(update)
+                continue
+            problem = grant_problem(update)
+            if problem is not None:
+                self.malformed.append((update, problem))
                 continue
             box = QCheckBox(button_text("Also: " + update.describe()), self)
             box.setChecked(False)
@@ -165,6 +180,12 @@ class SessionGrants(QWidget):
             self.refused_note.setText(f"Not offered (it would stop Qoder Desktop from asking "
                                       f"before tools run): {names}.")
         self.refused_note.setVisible(bool(self.refused))
+        if self.malformed:
+            names = "; ".join(f"{make_visible(update.describe())}: {problem}"
+                              for update, problem in self.malformed)
+            self.malformed_note.setText(
+                f"Not offered (the agent's CLI suggested it malformed): {names}.")
+        self.malformed_note.setVisible(bool(self.malformed))
         # Offered only where it takes effect: the session loads the backend's own file.
         project_file = request.project_settings_file
         shown_file = (os.path.relpath(project_file, request.cwd)

@@ -1,8 +1,10 @@
 """The settings dialog: edits a copy of `Settings`; secrets go out as signals only.
 
 The dialog never sees a stored secret's value: it is told which secrets exist and shows
-"Stored in keyring" or "Not set". A newly typed secret is handed to the app with
-`secret_entered`, which stores it in the keyring off the GUI thread.
+"Stored in keyring" or "Not set" — until told, neither (a slow keyring shows "Waiting for
+the keyring…", never "Not set" for a secret that may be stored). A newly typed secret is
+handed to the app with `secret_entered`, which stores it in the keyring off the GUI
+thread.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ TERMINAL_AGENTS = (("claude", "Claude Code"), ("qoder", "Qoder CLI"))
 """The terminal agents whose hook the dialog can install: (agent value, label)."""
 STORED_TEXT = "Stored in keyring"
 NOT_SET_TEXT = "Not set"
+WAITING_TEXT = "Waiting for the keyring…"
+"""Shown for a secret while a slow keyring has not said whether it is stored."""
 
 
 W = TypeVar("W", bound=QWidget)
@@ -88,6 +92,9 @@ class SettingsDialog(QDialog):
         self._settings = settings.model_copy(deep=True)
         self._stored = {SecretName(name) for name in stored_secrets}
         self._removing: set[SecretName] = set()
+        self._unknown: dict[SecretName, str] = {} if keyring_status is not None else {
+            name: "" for name in SecretName}
+        """Secrets not yet known to be stored or not, with what their row says meanwhile."""
         self._keyring_usable = True
         self._rows: dict[SecretName, tuple[QLineEdit, QLabel, QPushButton]] = {
             SecretName.QODER_TOKEN: (ui.qoderTokenEdit, ui.qoderTokenStatus,
@@ -227,7 +234,15 @@ class SettingsDialog(QDialog):
         else:
             self._stored.discard(secret)
         self._removing.discard(secret)
+        self._unknown.pop(secret, None)
         self._update_secret_row(secret)
+
+    def set_secrets_waiting(self, note: str = WAITING_TEXT) -> None:
+        """The keyring is slow (or did not answer): every secret not known yet says
+        `note` instead of a guess."""
+        for name in self._unknown:
+            self._unknown[name] = note
+            self._update_secret_row(name)
 
     def secret_status(self, name: SecretName | str) -> str:
         """The status text shown for a secret."""
@@ -248,6 +263,8 @@ class SettingsDialog(QDialog):
             status.setText("Will be stored in the keyring when you save")
         elif name in self._removing:
             status.setText("Will be removed from the keyring when you save")
+        elif name in self._unknown:
+            status.setText(self._unknown[name])
         else:
             status.setText(STORED_TEXT if name in self._stored else NOT_SET_TEXT)
 
