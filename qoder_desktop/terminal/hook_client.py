@@ -106,7 +106,7 @@ def ask_app(agent: str, event: dict[str, Any],
         if sealer is None:
             return None
         hook_proof = protocol.hook_proof(token, sealer.server_nonce, sealer.hook_nonce)
-        sock.sendall(sealer.seal({"proof": hook_proof, "agent": agent, "event": event}))
+        sock.sendall(sealer.seal(protocol.request_message(hook_proof, agent, event)))
         sock.settimeout(ACK_TIMEOUT)
         message = sealer.open(reader.readline(protocol.MAX_LINE))
         if message.get("type") == protocol.WAITING:
