@@ -177,22 +177,21 @@ async def test_idle_connections_beyond_the_descriptor_limit_never_lock_a_hook_ou
     async with attacker() as flood:
         with descriptor_limit(HEADROOM) as limit:
             await app.server.start()
-            assert app.server.listener is not None
-            cap = app.server.listener.max_connections
-            assert cap <= limit // 4
             opened = (await flood.ask(f"idle {2 * limit}"))["connected"]
             assert opened == 2 * limit  # more than the app could ever hold open
             hook = await run_hook()
             await app.answer_next(Decision.allow_once(dict(EVENT["tool_input"])))
             assert behavior(await printed(hook)) == "allow"
+            assert app.reporter.reported == 0 and error_boxes() == []
             # The idle ones went oldest first: the closed ones are the first opened.
-            await settle(lambda: app.server.listener is not None
-                         and app.server.listener.evicted >= opened - cap, WAIT)
+            listener = app.server.listener
+            assert listener is not None and listener.max_connections <= limit // 4
+            cap = listener.max_connections
+            await settle(lambda: listener.evicted >= opened - cap, WAIT)
             closed = (await flood.ask("status"))["closed"]
             assert closed == list(range(len(closed)))
             assert opened - cap <= len(closed) < opened
-    assert app.server.listener.accept_errors == 0
-    assert app.reporter.reported == 0 and error_boxes() == []
+    assert listener.accept_errors == 0
 
 
 async def test_out_of_descriptors_a_waiting_hook_is_answered_and_no_box_opens(

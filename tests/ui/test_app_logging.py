@@ -30,6 +30,7 @@ def test_the_log_file_rotates_at_its_size_and_keeps_a_few(
         root.removeFilter(redactor)
         root.setLevel(level)
     log_file = app_paths.log_file
+    assert log_file.with_name(f"{log_file.name}.1").exists()  # rotated
     kept = [log_file, *(log_file.with_name(f"{log_file.name}.{n}")
                         for n in range(1, app_module.LOG_BACKUPS + 1))]
     assert all(path.exists() and path.stat().st_size <= size for path in kept)
