@@ -6,7 +6,8 @@ Until the hook has proved itself, the app reads the raw socket in small pieces: 
 holds the hook's proof), all within one deadline (`HANDSHAKE_TIMEOUT`). A connection that
 sends more, something else, or is slower is dropped; what an unproven connection can
 make the app hold is bounded by that limit. Only a proven hook gets a stream that takes
-its request line of up to `protocol.MAX_LINE` bytes (`read_request`).
+its request line of up to `protocol.MAX_LINE` bytes (`read_request`). `accept_hook`
+runs both.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qoder_desktop.terminal import protocol
+from qoder_desktop.terminal.listener import HookConnection
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,36 @@ REQUEST_TIMEOUT = 5.0
 
 class Refused(Exception):
     """The connection is not a hook of this app (or not of this protocol version)."""
+
+
+class TooSlow(Refused):
+    """The connection did not prove it is a hook within the handshake deadline."""
+
+
+async def accept_hook(connection: HookConnection, token: str,
+                      timeout: float = HANDSHAKE_TIMEOUT
+                      ) -> tuple[protocol.Sealer, asyncio.StreamReader, asyncio.StreamWriter,
+                                 dict[str, Any]]:
+    """The connection's sealer, streams and request (``agent``, ``event``), once both
+    sides proved they hold `token` (`prove`, then `read_request`).
+
+    Raises:
+        Refused: not a hook of this app, or too slow (`TooSlow`) (logged).
+        ConnectionError: the connection broke.
+    """
+    try:
+        proven = await prove(connection.sock, token, timeout)
+    except TimeoutError:
+        log.info("terminal hooks: dropped a connection that did not prove it is a hook "
+                 "within %g s", timeout)
+        raise TooSlow("no proof in time") from None
+    connection.proven()
+    reader, writer = await connection.streams(proven.read, protocol.MAX_LINE)
+    try:
+        return proven.sealer, reader, writer, await read_request(reader, proven)
+    except TimeoutError:
+        log.info("terminal hooks: a hook took too long to send its request")
+        raise Refused("no request in time") from None
 
 
 @dataclass

@@ -23,7 +23,7 @@ listener at the socket's path learns nothing and cannot answer for the app.
    proof can never stand in for the hook's, nor the other way round). ``proof`` is the
    line's first key, so the line starts with `proof_head` (`PROOF_HEAD_LENGTH` bytes):
    the app checks the proof there before it takes in the rest, up to `MAX_LINE` bytes
-   (an unproven connection never makes the app hold more than `HELLO_LIMIT` bytes);
+   (an unproven connection makes the app hold `HELLO_LIMIT` bytes at most, and the head);
 5. app → hook (sealed): ``{"type": "waiting", "wait_seconds": N}`` — a person is being
    asked; then ``{"type": "answer", "output": <what the hook prints>}`` or ``{"type":
    "pass", "reason": "..."}`` (print nothing: the CLI asks in the terminal);

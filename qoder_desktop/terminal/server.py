@@ -46,7 +46,7 @@ from qoder_desktop.domain.models import (
     RuleValue,
 )
 from qoder_desktop.terminal import protocol
-from qoder_desktop.terminal.challenge import HANDSHAKE_TIMEOUT, Refused, prove, read_request
+from qoder_desktop.terminal.challenge import HANDSHAKE_TIMEOUT, Refused, TooSlow, accept_hook
 from qoder_desktop.terminal.listener import (
     MAX_CONNECTIONS,
     HookConnection,
@@ -259,24 +259,12 @@ class TerminalHookServer:
         if not self._token:
             return
         try:
-            proven = await prove(connection.sock, self._token, self._handshake_timeout)
-        except Refused:
+            sealer, reader, writer, message = await accept_hook(
+                connection, self._token, self._handshake_timeout)
+        except Refused as exc:
             self.refused += 1
+            self.timed_out += isinstance(exc, TooSlow)
             return
-        except TimeoutError:
-            self.refused += 1
-            self.timed_out += 1
-            log.info("terminal hooks: dropped a connection that did not prove it is a hook "
-                     "within %g s", self._handshake_timeout)
-            return
-        connection.proven()
-        reader, writer = await connection.streams(proven.read, protocol.MAX_LINE)
-        try:
-            message = await read_request(reader, proven)
-        except (Refused, TimeoutError):
-            self.refused += 1
-            return
-        sealer = proven.sealer
         try:
             agent, event = parse_hook_event(message)
         except ValueError as exc:
