@@ -50,7 +50,7 @@ async def accept_hook(connection: HookConnection, token: str,
         ConnectionError: the connection broke.
     """
     try:
-        proven = await prove(connection.sock, token, timeout)
+        proven = await prove(connection, token, timeout)
     except TimeoutError:
         log.info("terminal hooks: dropped a connection that did not prove it is a hook "
                  "within %g s", timeout)
@@ -82,10 +82,10 @@ class Proven:
         return f"Proven(read={len(self.read)} bytes)"
 
 
-async def prove(sock: socket.socket, token: str,
+async def prove(connection: HookConnection, token: str,
                 timeout: float = HANDSHAKE_TIMEOUT) -> Proven:
-    """Run the challenge on the raw, non-blocking `sock` (at most `protocol.HELLO_LIMIT`
-    bytes read, all within `timeout` seconds).
+    """Run the challenge on the connection's raw, non-blocking socket (at most
+    `protocol.HELLO_LIMIT` bytes read, all within `timeout` seconds).
 
     Raises:
         Refused: no valid hello, another protocol version, or no valid proof (logged).
@@ -93,6 +93,7 @@ async def prove(sock: socket.socket, token: str,
         ConnectionError: the connection broke.
     """
     loop = asyncio.get_running_loop()
+    sock = connection.sock
     async with asyncio.timeout(timeout):
         line, extra = await _read_hello(loop, sock)
         hook_nonce = _check_hello(line)
@@ -101,6 +102,7 @@ async def prove(sock: socket.socket, token: str,
                 "type": protocol.PASS, "version": protocol.VERSION,
                 "reason": "another protocol version"}))
             raise Refused("another protocol version")
+        connection.greeted()
         server_nonce = protocol.new_nonce()
         await loop.sock_sendall(sock, protocol.encode({
             "type": protocol.CHALLENGE, "version": protocol.VERSION, "nonce": server_nonce,

@@ -13,7 +13,8 @@ too). Here:
   accepting for `ACCEPT_PAUSE` seconds; proven hooks go on being served meanwhile.
 - It keeps at most `max_connections` open (`MAX_CONNECTIONS`, or a quarter of the
   descriptor limit if less). At the cap a new connection pushes out the oldest one that
-  has not proved itself yet; when every open one is a proven hook, the new one is closed.
+  has not proved itself yet (first those that have not even said hello: a real hook says
+  it at once); when every open one is a proven hook, the new one is closed.
 - Each connection runs the server's handler in a task of its own; until the handler
   calls `HookConnection.proven`, the connection may be evicted (its task cancelled).
 - `terminal_log_limit` rate-limits the loggers a flood would fill (`FLOOD_LOGGERS`).
@@ -38,8 +39,9 @@ MAX_CONNECTIONS = 64
 """Open hook connections at most (one per permission prompt waiting for a person)."""
 ACCEPT_BATCH = 16
 """Connections accepted per wake-up of the loop."""
-LISTEN_BACKLOG = 64
-"""Connections the kernel queues for accepting."""
+LISTEN_BACKLOG = 128
+"""Connections the kernel queues for accepting (a hook whose connect finds the queue
+full tries again for a while, `hook_client.CONNECT_TIMEOUT`)."""
 ACCEPT_PAUSE = 0.25
 """Seconds accepting pauses after ``accept()`` found no file descriptor free."""
 OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -58,12 +60,17 @@ class HookConnection:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.said_hello = False
         self.is_proven = False
         self.task: asyncio.Task[None] | None = None
         self._writer: asyncio.StreamWriter | None = None
 
     def __repr__(self) -> str:
         return f"HookConnection(fd={self.sock.fileno()}, proven={self.is_proven})"
+
+    def greeted(self) -> None:
+        """The connection sent a hello: the cap pushes out silent ones before it."""
+        self.said_hello = True
 
     def proven(self) -> None:
         """The hook proved it holds the token: the cap never pushes it out now."""
@@ -219,7 +226,10 @@ class HookListener:
         connection.task.add_done_callback(lambda _task: self._finished(connection))
 
     def _oldest_unproven(self) -> HookConnection | None:
-        return next((c for c in self._open if not c.is_proven), None)
+        """The connection the cap pushes out: the oldest silent one, else the oldest
+        unproven one."""
+        return next((c for c in self._open if not c.said_hello),
+                    next((c for c in self._open if not c.is_proven), None))
 
     def _drop(self, connection: HookConnection) -> None:
         """Forget `connection` and end its task (which closes it)."""

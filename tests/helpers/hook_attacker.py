@@ -11,6 +11,9 @@ JSON line on stdout:
 - ``junk N SIZE``: N connections that each send a valid hello and then up to SIZE bytes
   that are not a proof (no newline), as far as the app takes them; ``{"closed": k}`` once
   each was closed by the app or took all SIZE bytes (``{"swallowed": m}`` of them).
+- ``storm``: from now on, connect again and again (in a thread), holding the newest
+  connections, for at most `DEADLINE` seconds; ``{"storming": true}`` after the first.
+- ``calm``: stop the storm; ``{"connected": k}`` (how many connects it made).
 - ``quit``.
 
 Everything is bounded: connects and sends give up after `DEADLINE` seconds.
@@ -25,6 +28,7 @@ import resource
 import select
 import socket
 import sys
+import threading
 import time
 
 DEADLINE = 30.0
@@ -100,6 +104,49 @@ def _junk(path: str, count: int, size: int) -> dict[str, int]:
     return {"closed": closed, "swallowed": swallowed, "pending": len(pending)}
 
 
+class Storm:
+    """Connections opened as fast as the app takes them (idle, the newest held)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.connected = 0
+        self.started = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        held: list[socket.socket] = []
+        until = time.monotonic() + DEADLINE
+        while not self._stop.is_set() and time.monotonic() < until:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            try:
+                sock.connect(self.path)
+            except (BlockingIOError, InterruptedError):
+                sock.close()
+                time.sleep(0.001)
+                continue
+            except OSError:
+                sock.close()
+                break
+            held.append(sock)
+            self.connected += 1
+            self.started.set()
+            if len(held) >= 1000:
+                for old in held[:500]:
+                    old.close()
+                del held[:500]
+        self.started.set()
+        for sock in held:
+            sock.close()
+
+    def calm(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.connected
+
+
 def main(path: str) -> None:
     """Serve commands until ``quit``."""
     _raise_limit()
@@ -131,6 +178,12 @@ def main(path: str) -> None:
                         raise
                 sock.close()
             answer = {"sent": sent}
+        elif command == "storm":
+            storm = Storm(path)
+            storm.started.wait(DEADLINE)
+            answer = {"storming": storm.connected > 0}
+        elif command == "calm":
+            answer = {"connected": storm.calm()}
         elif command == "junk":
             answer = dict(_junk(path, int(args[0]), int(args[1])))
         else:

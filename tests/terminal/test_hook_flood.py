@@ -194,6 +194,23 @@ async def test_idle_connections_beyond_the_descriptor_limit_never_lock_a_hook_ou
     assert listener.accept_errors == 0
 
 
+async def test_hooks_are_answered_while_a_flood_of_connections_goes_on(app: App) -> None:
+    """Another process connects again and again, keeping the app's queue of connections
+    full: each real hook still gets in (it tries again while the queue is full), proves
+    itself, and the person's answer reaches the CLI."""
+    await app.server.start()
+    async with attacker() as flood:
+        assert (await flood.ask("storm"))["storming"]
+        for _ in range(3):
+            hook = await run_hook()
+            await app.answer_next(Decision.allow_once(dict(EVENT["tool_input"])))
+            assert behavior(await printed(hook)) == "allow"
+        connected = (await flood.ask("calm"))["connected"]
+    assert app.server.listener is not None
+    assert connected > 4 * app.server.listener.max_connections  # it was a flood
+    assert app.reporter.reported == 0 and error_boxes() == []
+
+
 async def test_out_of_descriptors_a_waiting_hook_is_answered_and_no_box_opens(
         app: App, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "qoder_desktop.terminal")
