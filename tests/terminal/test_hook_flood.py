@@ -260,6 +260,25 @@ async def test_junk_after_the_hello_is_not_taken_in(app: App) -> None:
     assert app.server.refused == count
 
 
+async def test_a_proven_hook_still_sends_a_request_of_megabytes(app: App) -> None:
+    """Only the handshake is small: a Write of a big file still reaches the person."""
+    await app.server.start()
+    content = "x" * (3 * 1024 * 1024)
+    event = {**EVENT, "tool_name": "Write",
+             "tool_input": {"file_path": "/work/project/big.txt", "content": content}}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
+        "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(event).encode())
+    process.stdin.close()
+    request = await asyncio.wait_for(app.added.get(), WAIT)
+    assert request.tool_input["content"] == content
+    app.broker.answer(request.request_id, Decision.deny("Too big."))
+    assert behavior(await printed(process)) == "deny"
+
+
 async def test_a_slow_handshake_is_dropped_at_its_deadline(
         app: App, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "qoder_desktop.terminal")
