@@ -11,18 +11,23 @@ each failed ``accept()`` (tens of MB in seconds). Here:
 - A connection that has not sent a complete request head within `HEADER_TIMEOUT`
   seconds (on arrival, or after it started the next request on a kept-alive
   connection) is closed; uvicorn's keep-alive timeout closes idle kept-alive ones.
-- `RateLimitedLog` lets a burst of like log records through, then one summary line per
-  window ("… N more like this"), on the loggers a flood would fill.
+- `RateLimitedLog` (shared with the terminal hook socket, `diagnostics.flood`) lets a
+  burst of like log records through, then one summary line per window ("… N more like
+  this"), on `FLOOD_LOGGERS`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from qoder_desktop.diagnostics.flood import RateLimitedLog, descriptor_budget
+
+__all__ = ["FLOOD_LOGGERS", "ConnectionGuard", "GuardedH11Protocol", "RateLimitedLog",
+           "descriptor_budget", "gateway_log_limit"]
 
 log = logging.getLogger(__name__)
 
@@ -42,63 +47,9 @@ FLOOD_LOGGERS = ("uvicorn.error", "asyncio", "qasync", "qasync._QEventLoop",
 """Loggers that log once per bad connection or failed accept."""
 
 
-def descriptor_budget() -> int:
-    """A quarter of this process's file-descriptor limit (the app needs the rest)."""
-    try:
-        import resource
-    except ImportError:  # not on Windows
-        return MAX_CONNECTIONS
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return MAX_CONNECTIONS
-    return max(8, soft // 4)
-
-
-class RateLimitedLog(logging.Filter):
-    """Lets `burst` records of one kind through per `window` seconds, then summarises.
-
-    Records are alike when they come from the same logger with the same message
-    template; the first record after a quiet window says how many were dropped.
-    """
-
-    def __init__(self, burst: int = 10, window: float = 10.0) -> None:
-        super().__init__()
-        self.burst = burst
-        self.window = window
-        self._seen: dict[tuple[str, str], list[float]] = {}
-        """(logger, template) → [window start, count in window, dropped]."""
-        self.dropped = 0
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """True to log `record`; False drops it (counted)."""
-        key = (record.name, str(record.msg))
-        now = time.monotonic()
-        state = self._seen.get(key)
-        if state is None or now - state[0] >= self.window:
-            dropped = int(state[2]) if state is not None else 0
-            self._seen[key] = [now, 1, 0]
-            if len(self._seen) > 1000:  # forget old kinds; a flood has few
-                self._seen = {k: v for k, v in self._seen.items() if now - v[0] < self.window}
-            if dropped:
-                record.msg = f"{record.msg} [{dropped} more like this in the last " \
-                             f"{self.window:.0f} s were not logged]"
-            return True
-        state[1] += 1
-        if state[1] <= self.burst:
-            return True
-        state[2] += 1
-        self.dropped += 1
-        return False
-
-    def install(self) -> None:
-        """Attach to every logger in `FLOOD_LOGGERS`."""
-        for name in FLOOD_LOGGERS:
-            logging.getLogger(name).addFilter(self)
-
-    def remove(self) -> None:
-        """Detach again."""
-        for name in FLOOD_LOGGERS:
-            logging.getLogger(name).removeFilter(self)
+def gateway_log_limit() -> RateLimitedLog:
+    """The rate limit for the gateway's `FLOOD_LOGGERS` (install it while serving)."""
+    return RateLimitedLog(loggers=FLOOD_LOGGERS)
 
 
 class ConnectionGuard:
@@ -112,7 +63,7 @@ class ConnectionGuard:
 
     def __init__(self, max_connections: int = MAX_CONNECTIONS,
                  header_timeout: float = HEADER_TIMEOUT) -> None:
-        self.max_connections = min(max_connections, descriptor_budget())
+        self.max_connections = min(max_connections, descriptor_budget(MAX_CONNECTIONS))
         self.header_timeout = header_timeout
         self._open: dict[GuardedH11Protocol, None] = {}  # insertion order: oldest first
         self.evicted = 0

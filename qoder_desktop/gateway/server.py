@@ -75,7 +75,7 @@ from qoder_desktop.gateway.limits import (
     LISTEN_BACKLOG,
     MAX_CONNECTIONS,
     ConnectionGuard,
-    RateLimitedLog,
+    gateway_log_limit,
 )
 from qoder_desktop.gateway.serving import (
     GatewayError as GatewayError,
@@ -138,7 +138,7 @@ class ApprovalGateway:
         self._port: int | None = None
         self._max_connections = max_connections
         self._header_timeout = header_timeout
-        self._log_limit = RateLimitedLog()
+        self._log_limit = gateway_log_limit()
         self.guard = ConnectionGuard(max_connections, header_timeout)
         """The connection cap and header deadline (renewed at each start)."""
         self._server: QuietServer | None = None

@@ -28,6 +28,7 @@ import select
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
@@ -35,6 +36,8 @@ from qoder_desktop.terminal import protocol
 
 CONNECT_TIMEOUT = 2.0
 """How long the app may take to accept the connection."""
+CONNECT_RETRY = 0.01
+"""Seconds between tries while the app's queue of connections is full."""
 CHALLENGE_TIMEOUT = 2.0
 """How long the app may take to prove it holds the token."""
 ACK_TIMEOUT = 10.0
@@ -99,14 +102,13 @@ def ask_app(agent: str, event: dict[str, Any],
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sealer: _Session | None = None
     try:
-        sock.settimeout(CONNECT_TIMEOUT)
-        sock.connect(str(protocol.socket_path(environ)))
+        _connect(sock, str(protocol.socket_path(environ)))
         reader = sock.makefile("rb")
         sealer = _handshake(sock, reader, token)
         if sealer is None:
             return None
         hook_proof = protocol.hook_proof(token, sealer.server_nonce, sealer.hook_nonce)
-        sock.sendall(sealer.seal({"proof": hook_proof, "agent": agent, "event": event}))
+        sock.sendall(sealer.seal(protocol.request_message(hook_proof, agent, event)))
         sock.settimeout(ACK_TIMEOUT)
         message = sealer.open(reader.readline(protocol.MAX_LINE))
         if message.get("type") == protocol.WAITING:
@@ -136,6 +138,26 @@ def ask_app(agent: str, event: dict[str, Any],
         return None  # refused, closed, timed out or garbled: the terminal asks
     finally:
         sock.close()
+
+
+def _connect(sock: socket.socket, path: str) -> None:
+    """Connect within `CONNECT_TIMEOUT`. A Unix socket with a timeout fails at once when
+    the app's queue of connections is full (another process may be flooding it while the
+    app clears it), so that is tried again until the timeout.
+
+    Raises:
+        OSError: no connection (the app is not running, or stayed full).
+    """
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    sock.settimeout(CONNECT_TIMEOUT)
+    while True:
+        try:
+            sock.connect(path)
+            return
+        except BlockingIOError:
+            if time.monotonic() + CONNECT_RETRY > deadline:
+                raise
+            time.sleep(CONNECT_RETRY)
 
 
 def _handshake(sock: socket.socket, reader: IO[bytes], token: str) -> _Session | None:

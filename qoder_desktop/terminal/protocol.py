@@ -20,7 +20,10 @@ listener at the socket's path learns nothing and cannot answer for the app.
    neither change nor replay a line;
 4. hook → app (sealed): ``{"proof": Ph, "agent": "claude", "event": <hook stdin>}`` where
    ``Ph = HMAC-SHA256(token, HOOK_LABEL + Ns + ":" + Nh)`` (another label, so the app's
-   proof can never stand in for the hook's, nor the other way round);
+   proof can never stand in for the hook's, nor the other way round). ``proof`` is the
+   line's first key, so the line starts with `proof_head` (`PROOF_HEAD_LENGTH` bytes):
+   the app checks the proof there before it takes in the rest, up to `MAX_LINE` bytes
+   (an unproven connection makes the app hold `HELLO_LIMIT` bytes at most, and the head);
 5. app → hook (sealed): ``{"type": "waiting", "wait_seconds": N}`` — a person is being
    asked; then ``{"type": "answer", "output": <what the hook prints>}`` or ``{"type":
    "pass", "reason": "..."}`` (print nothing: the CLI asks in the terminal);
@@ -49,6 +52,13 @@ SOCKET_NAME = "hooks.sock"
 TOKEN_NAME = "hooks.token"
 MAX_LINE = 4 * 1024 * 1024
 """The longest line either side accepts (a Write of a big file is a big tool input)."""
+HELLO_LIMIT = 1024
+"""The longest hello, and the most the app reads from a connection before its proof."""
+TAG_LENGTH = 64
+"""The length of a seal's MAC and of a proof (hex SHA-256)."""
+_PROOF_KEY = b'{"proof":"'
+PROOF_HEAD_LENGTH = TAG_LENGTH + 1 + len(_PROOF_KEY) + TAG_LENGTH + 1
+"""The bytes of the request line that hold the hook's proof (see `proof_head`)."""
 
 VERSION = 2
 """The protocol version; version 1 sent the token itself as the first line."""
@@ -140,6 +150,25 @@ def hook_proof(token: str, server_nonce: str, hook_nonce: str) -> str:
 def proof_matches(claimed: object, expected: str) -> bool:
     """Compare a claimed proof in constant time."""
     return isinstance(claimed, str) and hmac.compare_digest(claimed.encode(), expected.encode())
+
+
+def request_message(proof: str, agent: str, event: Mapping[str, Any]) -> dict[str, Any]:
+    """The hook's request (step 4), its proof first so the line starts with `proof_head`."""
+    return {"proof": proof, "agent": agent, "event": event}
+
+
+def proof_head(head: bytes) -> str | None:
+    """The proof in the first `PROOF_HEAD_LENGTH` bytes of a sealed request line
+    (``<mac> {"proof":"<proof>"``), or None when they are not in that form."""
+    if len(head) != PROOF_HEAD_LENGTH or head[TAG_LENGTH:TAG_LENGTH + 1] != b" ":
+        return None
+    start = TAG_LENGTH + 1 + len(_PROOF_KEY)
+    if head[TAG_LENGTH + 1:start] != _PROOF_KEY or head[-1:] != b'"':
+        return None
+    try:
+        return head[start:-1].decode("ascii")
+    except UnicodeDecodeError:
+        return None
 
 
 class Sealer:

@@ -15,6 +15,10 @@ Nothing is ever allowed by a timeout.
 Only the user can reach the socket: it lives in a 0700 folder, is itself 0600, and on
 every connection the app and the hook each prove they hold the token the app wrote to a
 0600 file at start (`challenge`); neither sends it, and every later line is sealed.
+
+Any process of the user may still connect: `listener` caps the connections and owns
+``accept()``, and `challenge` reads little from a connection, briefly, until it proved
+itself, so a flood of connections can neither freeze the app nor fill its log.
 """
 
 from __future__ import annotations
@@ -42,7 +46,13 @@ from qoder_desktop.domain.models import (
     RuleValue,
 )
 from qoder_desktop.terminal import protocol
-from qoder_desktop.terminal.challenge import Refused, accept_hook
+from qoder_desktop.terminal.challenge import HANDSHAKE_TIMEOUT, Refused, TooSlow, accept_hook
+from qoder_desktop.terminal.listener import (
+    MAX_CONNECTIONS,
+    HookConnection,
+    HookListener,
+    terminal_log_limit,
+)
 from qoder_desktop.terminal.transcript import TranscriptFollower
 
 log = logging.getLogger(__name__)
@@ -125,24 +135,33 @@ class TerminalHookServer:
         wait_seconds: how long a person may take (a function is read per request).
         environ: where to find the runtime folder (``os.environ`` when None).
         follow_transcripts: read each session's transcript file.
+        max_connections: open hook connections at most (see `listener`).
+        handshake_timeout: seconds a connection may take to prove it is a hook.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, *,
                  wait_seconds: float | Callable[[], float] = 180.0,
                  environ: Mapping[str, str] | None = None,
-                 follow_transcripts: bool = True) -> None:
+                 follow_transcripts: bool = True, max_connections: int = MAX_CONNECTIONS,
+                 handshake_timeout: float = HANDSHAKE_TIMEOUT) -> None:
         self._broker = broker
         self._hub = hub
         self._wait = wait_seconds
         self._environ = environ
         self._follow = follow_transcripts
-        self._server: asyncio.AbstractServer | None = None
+        self._max_connections = max_connections
+        self._handshake_timeout = handshake_timeout
+        self._log_limit = terminal_log_limit()
+        self.listener: HookListener | None = None
+        """Accepts connections under the cap (renewed at each start)."""
         self._token = ""
         self._open: dict[str, _Open] = {}
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
         self.refused = 0
-        """Connections refused for want of the right token."""
+        """Connections refused for want of the right token (or too slow to prove it)."""
+        self.timed_out = 0
+        """Connections dropped for not proving themselves within the handshake deadline."""
 
     @property
     def socket_path(self) -> Path:
@@ -152,7 +171,7 @@ class TerminalHookServer:
     @property
     def running(self) -> bool:
         """True between `start()` and `stop()`."""
-        return self._server is not None
+        return self.listener is not None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -172,7 +191,7 @@ class TerminalHookServer:
         Raises:
             TerminalServerError: the folder, token or socket could not be set up.
         """
-        if self._server is not None:
+        if self.listener is not None:
             raise TerminalServerError("the terminal hook server is already running")
         try:
             folder = self._prepare_folder()
@@ -183,24 +202,21 @@ class TerminalHookServer:
                 path.unlink()
             self._token = secrets.token_urlsafe(32)
             _write_private(protocol.token_path(self._environ), self._token + "\n")
-            old_umask = os.umask(0o177)
-            try:
-                self._server = await asyncio.start_unix_server(
-                    self._on_connection, path=str(path), limit=protocol.MAX_LINE)
-            finally:
-                os.umask(old_umask)
-            os.chmod(path, 0o600)
+            listener = HookListener(self._on_connection, max_connections=self._max_connections)
+            listener.listen(path)
         except OSError as exc:
             raise TerminalServerError(f"Terminal prompts are not taken: {exc}") from exc
+        self.listener = listener
+        self._log_limit.install()
         log.info("terminal hooks: listening on %s", path)
         del folder
 
     async def stop(self) -> None:
         """Stop listening; open requests are withdrawn (the terminals ask instead)."""
-        server, self._server = self._server, None
-        if server is None:
+        listener, self.listener = self.listener, None
+        if listener is None:
             return
-        server.close()
+        listener.close()
         for entry in list(self._open.values()):
             entry.withdraw(APP_QUIT)
         if self._handlers:
@@ -210,12 +226,11 @@ class TerminalHookServer:
         for follower in list(self._followers.values()):
             await follower.stop()
         self._followers.clear()
-        with contextlib.suppress(OSError):
-            await asyncio.wait_for(server.wait_closed(), 2)
         for path in (self.socket_path, protocol.token_path(self._environ)):
             with contextlib.suppress(OSError):
                 path.unlink()
         log.info("terminal hooks: stopped")
+        self._log_limit.remove()
 
     async def __aenter__(self) -> TerminalHookServer:
         await self.start()
@@ -226,13 +241,12 @@ class TerminalHookServer:
 
     # -- one hook call -------------------------------------------------------------------
 
-    async def _on_connection(self, reader: asyncio.StreamReader,
-                             writer: asyncio.StreamWriter) -> None:
+    async def _on_connection(self, connection: HookConnection) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
         try:
-            await self._serve(reader, writer)
+            await self._serve(connection)
         except (ConnectionError, asyncio.IncompleteReadError):
             log.info("terminal hooks: a hook hung up")
         except Exception:
@@ -240,17 +254,16 @@ class TerminalHookServer:
         finally:
             if task is not None:
                 self._handlers.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, connection: HookConnection) -> None:
         if not self._token:
             return
         try:
-            sealer, message = await accept_hook(reader, writer, self._token)
-        except (Refused, TimeoutError):
+            sealer, reader, writer, message = await accept_hook(
+                connection, self._token, self._handshake_timeout)
+        except Refused as exc:
             self.refused += 1
+            self.timed_out += isinstance(exc, TooSlow)
             return
         try:
             agent, event = parse_hook_event(message)

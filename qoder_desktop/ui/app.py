@@ -17,6 +17,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable
+from logging.handlers import RotatingFileHandler
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
@@ -56,8 +57,17 @@ if TYPE_CHECKING:  # the core (and pydantic with its models) loads after the fir
 log = logging.getLogger(__name__)
 
 
+LOG_MAX_BYTES = 5 * 1024 * 1024
+"""The log file's size at which it is rotated (``qoder-desktop.log`` → ``….log.1``)."""
+LOG_BACKUPS = 3
+"""Rotated log files kept: with the current one at most 20 MiB of log in all."""
+
+
 def _setup_logging(paths: AppPaths) -> RedactSecrets:
-    handler = logging.FileHandler(paths.log_file, encoding="utf-8")
+    """Log to the app's log file (rotated at `LOG_MAX_BYTES`, `LOG_BACKUPS` kept) and
+    warnings to stderr, secrets masked."""
+    handler = RotatingFileHandler(paths.log_file, maxBytes=LOG_MAX_BYTES,
+                                  backupCount=LOG_BACKUPS, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.WARNING)

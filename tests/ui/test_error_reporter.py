@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.ui.error_reporter import MAX_OPEN_BOXES, TITLE, ErrorReporter
+from qoder_desktop.ui.error_reporter import MAX_OPEN_BOXES, REOPEN_QUIET, TITLE, ErrorReporter
 
 pytestmark = pytest.mark.asyncio
 
@@ -119,3 +120,42 @@ async def test_an_answer_for_a_cli_that_already_exited_is_logged_not_boxed(
     qtbot.waitUntil(lambda: len(visible()) == 1)  # only the other connection error
     assert "Failed to start" in visible()[0].text()
     assert "it had already exited" in caplog.text
+
+
+async def test_running_out_of_descriptors_is_logged_a_few_times_and_never_boxed(
+        reporter: ErrorReporter, qtbot: QtBot, caplog: pytest.LogCaptureFixture) -> None:
+    """A box needs descriptors from the display server too: opened while none were
+    free, it hung the app for good."""
+    loop = asyncio.get_running_loop()
+    error = OSError(errno.EMFILE, "Too many open files")
+    for _ in range(500):
+        reporter.loop_exception(loop, {"message": "socket.accept() out of system resource",
+                                       "exception": error})
+    assert reporter.reported == 500
+    assert visible() == []
+    logged = [record for record in caplog.records
+              if "out of system resource" in record.getMessage()]
+    assert 1 <= len(logged) <= 10  # the rest are counted in the next line of that kind
+
+
+async def test_a_closed_box_stays_closed_while_its_error_repeats(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    now = [1000.0]
+    reporter = ErrorReporter(tmp_path / "qoder-desktop.log", clock=lambda: now[0])
+    try:
+        reporter.show("ValueError: bad row")
+        qtbot.waitUntil(lambda: len(visible()) == 1)
+        box_with("bad row").done(0)
+        qtbot.waitUntil(lambda: visible() == [])
+        for _ in range(100):  # the same error in a loop: no box after box
+            reporter.show("ValueError: bad row")
+            now[0] += 1.0
+        assert visible() == []
+        reporter.show("KeyError: another")  # another error still shows
+        qtbot.waitUntil(lambda: len(visible()) == 1)
+        now[0] += REOPEN_QUIET
+        reporter.show("ValueError: bad row")  # long after: shown again
+        qtbot.waitUntil(lambda: len(visible()) == 2)
+    finally:
+        for box in visible():
+            box.done(0)
