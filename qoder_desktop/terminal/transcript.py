@@ -8,8 +8,9 @@ answered in the terminal, so our dialog is stale.
 Any process of the user can append to the file, so reading it must never hold up the
 app's loop: each loop turn reads at most `SLICE` bytes; when the file grows faster than
 a person can read (more than `BACKLOG_LIMIT` unread), the follower skips ahead to the
-last `TAIL` bytes, only counting the lines it skips (and still noting the results among
-them), and says so in the transcript ("… N lines skipped"). A line longer than
+last `TAIL_LINES` lines (within the last `TAIL` bytes), only counting the lines it
+skips (and still noting the results among them), and says so in the transcript
+("… N lines skipped"). A line longer than
 `MAX_LINE` is never held whole: only its head is kept, to find a tool result's id.
 The file is opened without following a symlink and without blocking, and read only
 while it is a regular file of this user. Qt-free.
@@ -23,6 +24,7 @@ import logging
 import os
 import re
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,10 +41,12 @@ SKIP_SLICE = 1024 * 1024
 """Bytes counted (not parsed) per loop turn while skipping ahead."""
 SLICE_PAUSE = 0.01
 """Seconds between slices while behind: reading never takes the whole loop."""
-BACKLOG_LIMIT = 2 * 1024 * 1024
+BACKLOG_LIMIT = 256 * 1024
 """More unread bytes than this (a long history, or a file growing faster than anyone
 reads) are skipped, all but the last `TAIL` bytes."""
 TAIL = 1024 * 1024
+TAIL_LINES = 1_000
+"""At most this many lines of the tail are shown after a skip (a person reads them)."""
 MAX_LINE = 1024 * 1024
 """A longer line is not parsed (a note says how long it was)."""
 HEAD = 4096
@@ -90,6 +94,8 @@ class TranscriptFollower:
         """Slices read so far (each within one loop turn)."""
         self.skipped = 0
         """Lines skipped so far (counted, never parsed)."""
+        self.longest_poll = 0.0
+        """The longest a poll of the follower's own took (seconds, wall clock)."""
         self._identity: tuple[int, int] | None = None
         self._skip_to: int | None = None
         self._skipping = 0
@@ -127,7 +133,8 @@ class TranscriptFollower:
             self._check_identity((info.st_dev, info.st_ino), info.st_size)
             self.size = info.st_size
             if self._skip_to is None and self.size - self.offset > BACKLOG_LIMIT:
-                self._skip_to = self.size - TAIL
+                start = self._tail_start(fd)
+                self._skip_to = start if start > self.offset else None
             if self._skip_to is not None:
                 self._skip_to = min(self._skip_to, self.size)
                 data = os.pread(fd, min(SKIP_SLICE, self._skip_to - self.offset), self.offset)
@@ -146,6 +153,17 @@ class TranscriptFollower:
             return 0
         finally:
             os.close(fd)
+
+    def _tail_start(self, fd: int) -> int:
+        """Where the last `TAIL_LINES` lines start, within the last `TAIL` bytes."""
+        start = self.size - TAIL
+        window = os.pread(fd, TAIL, start)
+        end = len(window) - 1  # the file's own last newline ends the last line
+        for _ in range(TAIL_LINES):
+            end = window.rfind(b"\n", 0, end)
+            if end < 0:
+                return start
+        return start + end + 1
 
     def _check_identity(self, identity: tuple[int, int], size: int) -> None:
         """Start over when the file was replaced or truncated."""
@@ -295,7 +313,9 @@ class TranscriptFollower:
 
     async def _follow(self, interval: float) -> None:
         while True:
+            began = time.perf_counter()
             self.poll()
+            self.longest_poll = max(self.longest_poll, time.perf_counter() - began)
             # Behind: the next slice soon, on a later loop turn, so the loop keeps turning.
             await asyncio.sleep(SLICE_PAUSE if self.behind or self._skip_to is not None
                                 else interval)
