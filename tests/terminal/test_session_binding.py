@@ -158,9 +158,9 @@ async def test_a_transcript_that_is_not_the_clis_own_file_is_not_followed(
     process = await _hook(_claim(session_id, rig.workspace, path))
     request = await rig.next_request()
     try:
-        assert rig.server.transcript_follower(request.session_id) is None
+        assert rig.hub.transcript(request.session_id) == []  # nothing was read
+        assert rig.server.transcript_follower(request.session_id) is None  # nor will be
         assert rig.broker.is_pending(request.request_id)
-        assert rig.hub.transcript(request.session_id) == []
     finally:
         rig.broker.answer(request.request_id, Decision.deny("Checked."))
         await asyncio.wait_for(process.wait(), TIMEOUT)
