@@ -9,8 +9,8 @@ session id, folder and transcript. So a session is never bound to a claim made f
   ``$QODER_CONFIG_DIR/projects`` or ``~/.qoder/projects``), the slug folder a real folder
   and the file a regular file of this user, neither of them a symlink.
 - On Linux the kernel names the process on the other end of the socket (``SO_PEERCRED``):
-  the agent CLI is the first process above our hook command that is not a shell (the CLI
-  runs hooks under ``sh -c``). A session is bound to that process (pid and start time):
+  the agent CLI is the parent of our hook command, past the one ``sh -c`` the CLI runs
+  hooks under. A session is bound to that process (pid and start time):
   a request from another process that names the same session id is not merged into it
   but shown as a session of its own, so it can neither withdraw the other's requests
   nor add lines to its transcript. When the bound process has ended (the person resumed
@@ -19,6 +19,11 @@ session id, folder and transcript. So a session is never bound to a claim made f
   and its working folder (``/proc/<pid>/cwd``) is one the transcript may be named for.
 - Elsewhere (no ``/proc``), requests are merged only when they name the same checked
   transcript (or both none).
+
+What this cannot do: the process tree does not tell the CLI's hook from a command the
+CLI's own agent runs (both are its children), so such a request lands in that session,
+where it does come from; and any process of the user can still write into the real
+transcript file itself. Binding keeps a claim from choosing *which* session and file.
 
 Qt-free, stdlib only.
 """
@@ -126,10 +131,8 @@ def peer_cli(sock: Any) -> CliProcess | None:
     if found is not None and _is_hook_command(pid):
         pid = found[1]
         found = _proc_stat(pid)
-        for _ in range(3):
-            if found is None or found[0] not in SHELLS or found[1] <= 1:
-                break
-            pid = found[1]
+        if found is not None and found[0] in SHELLS and found[1] > 1:
+            pid = found[1]  # the one ``sh -c`` the CLI runs its hooks under
             found = _proc_stat(pid)
     if found is None or pid <= 1:
         return None
@@ -188,15 +191,17 @@ def projects_dirs(agent: str, *environs: Mapping[str, str]) -> list[str]:
 def checked_transcript(agent: str, session_id: str, cwd: str, path: str,
                        cli: CliProcess | None,
                        environ: Mapping[str, str] | None = None) -> Path | None:
-    """`path` when it is the transcript the CLI itself writes for this session, else None
-    (with a log line saying why)."""
+    """`path` (its projects folder resolved) when it is the transcript the CLI itself
+    writes for this session, else None (with a log line saying why)."""
     reason = _transcript_problem(agent, session_id, cwd, path, cli,
                                  os.environ if environ is None else environ)
     if reason:
         log.warning("terminal hooks: not following the transcript %r of session %r: %s",
                     path, session_id, reason)
         return None
-    return Path(path)
+    folder, name = os.path.split(path)
+    projects, slug_name = os.path.split(folder)
+    return Path(os.path.realpath(projects)) / slug_name / name
 
 
 def _transcript_problem(agent: str, session_id: str, cwd: str, path: str,
