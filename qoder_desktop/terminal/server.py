@@ -1,8 +1,9 @@
 """The app side of terminal hooks: a per-user Unix socket on the app's asyncio loop.
 
 Each connection is one ``PermissionRequest`` hook call (see `protocol`). It becomes an
-`ApprovalRequest` of the terminal session (by the CLI's ``session_id``) and goes through
-the same broker as in-app sessions: dialogs, queue, tray, ledger. The answer goes back
+`ApprovalRequest` of the terminal session its hook proves it belongs to (the CLI's
+``session_id``, held to the CLI process and its own transcript file: see `binding`) and
+goes through the same broker as in-app sessions: dialogs, queue, tray, ledger. The answer goes back
 as the hook's output (`permission_result` with the session grant forwarded, so the CLI
 holds it and stays the authority).
 

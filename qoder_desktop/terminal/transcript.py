@@ -51,8 +51,10 @@ MAX_LINE = 1024 * 1024
 """A longer line is not parsed (a note says how long it was)."""
 HEAD = 4096
 """Bytes kept of a skipped or over-long line to find a tool result's id."""
-CALLS_LIMIT = 1_000
-"""Open tool calls remembered (to match their results)."""
+CALLS_LIMIT = 200
+CALLS_BYTES = 8 * 1024 * 1024
+"""Open tool calls remembered to match their results: at most this many, and inputs of
+about this many bytes (the oldest are forgotten first)."""
 TEXT_LIMIT = 20_000
 """Characters of one transcript line passed on."""
 
@@ -103,7 +105,9 @@ class TranscriptFollower:
         self._dropping: bytes | None = None  # the head of an over-long line
         self._dropped = 0
         self._cut = False  # the rest of a line a skip ended in is dropped
-        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._calls: dict[str, tuple[str, dict[str, Any], int]] = {}
+        self._calls_bytes = 0
+        self._line_size = 0
         self._pairing = ToolCallPairing()
         self._task: asyncio.Task[None] | None = None
 
@@ -241,13 +245,16 @@ class TranscriptFollower:
 
     def _result_of(self, tool_use_id: str) -> None:
         call = self._calls.pop(tool_use_id, None)
+        if call is not None:
+            self._calls_bytes -= call[2]
         if call is not None and self._on_result is not None:
             try:
-                self._on_result(*call)
+                self._on_result(call[0], call[1])
             except Exception:
                 log.exception("a transcript result handler failed")
 
     def _line(self, raw: bytes) -> None:
+        self._line_size = len(raw)
         try:
             entry = json.loads(raw)
         except ValueError:
@@ -288,11 +295,19 @@ class TranscriptFollower:
             tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
             tool_use_id = str(block.get("id", ""))
             if tool_use_id:
-                self._calls[tool_use_id] = (name, tool_input)
-                if len(self._calls) > CALLS_LIMIT:
-                    del self._calls[next(iter(self._calls))]
+                self._remember(tool_use_id, name, tool_input)
             self._emit(TranscriptKind.TOOL_CALL, summarize_input(tool_input), tool_name=name,
                        tool_use_id=tool_use_id or None)
+
+    def _remember(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        """Keep a call to match its result, within `CALLS_LIMIT` and `CALLS_BYTES`."""
+        old = self._calls.pop(tool_use_id, None)
+        self._calls_bytes -= old[2] if old else 0
+        self._calls[tool_use_id] = (name, tool_input, self._line_size)
+        self._calls_bytes += self._line_size
+        while len(self._calls) > CALLS_LIMIT or self._calls_bytes > CALLS_BYTES:
+            _name, _input, size = self._calls.pop(next(iter(self._calls)))
+            self._calls_bytes -= size
 
     def _emit(self, kind: TranscriptKind, text: str, **fields: Any) -> None:
         if len(text) > TEXT_LIMIT:
