@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.25
 SLICE = 64 * 1024
 """Bytes read and parsed per loop turn."""
+LINES_PER_POLL = 200
+"""Lines parsed and passed on per loop turn (short lines cost per line, not per byte)."""
 SKIP_SLICE = 1024 * 1024
 """Bytes counted (not parsed) per loop turn while skipping ahead."""
 SLICE_PAUSE = 0.01
@@ -207,6 +209,11 @@ class TranscriptFollower:
                 self._long_line(line[:HEAD], len(line))
             elif line.strip():
                 self._line(line)
+            if count >= LINES_PER_POLL and buffer.find(b"\n", start) >= 0:
+                # Enough for this turn: the rest (all of it in `data`) is read again.
+                self.offset -= len(buffer) - start
+                self._partial = bytearray()
+                return count
         rest = buffer[start:]
         if self._cut:
             rest = bytearray()

@@ -41,10 +41,10 @@ def _call(tool_use_id: str) -> bytes:
         {"type": "tool_use", "id": tool_use_id, "name": "Bash", "input": CALL}]}})
 
 
-def _flood(size: int, tag: str) -> bytes:
-    """About `size` bytes of ordinary assistant lines."""
-    one = len(_text(f"{tag} 000000 " + "x" * 120))
-    return b"".join(_text(f"{tag} {n:06d} " + "x" * 120) for n in range(size // one))
+def _flood(size: int, tag: str, width: int = 120) -> bytes:
+    """About `size` bytes of ordinary assistant lines (`width` characters of text)."""
+    one = len(_text(f"{tag} 0000000 " + "x" * width))
+    return b"".join(_text(f"{tag} {n:07d} " + "x" * width) for n in range(size // one))
 
 
 class Ticker:
@@ -158,17 +158,18 @@ async def _answered_in_terminal(rig: TerminalRig, followed: Followed) -> None:
     assert decision is not None and decision.message == "Answered in the terminal."
 
 
+@pytest.mark.parametrize("width", [120, 1], ids=["lines", "tiny-lines"])
 @pytest.mark.asyncio
 async def test_four_mib_appended_at_once_is_read_in_slices_and_skipped(
-        rig: TerminalRig, followed: Followed) -> None:
-    data = _flood(4 * MIB, "burst") + _text("the last line")
+        rig: TerminalRig, followed: Followed, width: int) -> None:
+    data = _flood(4 * MIB, "burst", width) + _text("the last line")
     with Ticker(rig.hub, followed.request.session_id) as ticker:
         await asyncio.to_thread(lambda: followed.path.open("ab").write(data))
         await _shown(rig, followed.request.session_id, "the last line")
     # Read over many loop turns, the loop turning in between, never all in one turn.
     assert len(ticker.turns_with_lines) >= 3
     assert len(_notes(rig, followed.request.session_id)) == 1
-    _report("4 MiB at once", ticker, followed.follower)
+    _report(f"4 MiB at once ({width}-character lines)", ticker, followed.follower)
     assert followed.follower.skipped > 10_000  # most of it was counted, not parsed
     assert rig.broker.is_pending(followed.request.request_id)
     await _answered_in_terminal(rig, followed)
