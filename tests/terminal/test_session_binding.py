@@ -212,3 +212,32 @@ async def test_a_transcript_swapped_for_a_symlink_later_is_not_read(
     finally:
         rig.broker.answer(request.request_id, Decision.deny("Checked."))
         await asyncio.wait_for(process.wait(), TIMEOUT)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peer credentials: Linux")
+@pytest.mark.asyncio
+async def test_the_same_claims_from_another_process_are_not_merged(rig: TerminalRig) -> None:
+    """Even a client that repeats the session's id, folder and transcript word for word is
+    told apart by the process that ran it (the kernel's peer credentials)."""
+    session_id = str(uuid.uuid4())
+    cli = await rig.start_cli("bash", "--session-id", session_id)
+    attacker: asyncio.subprocess.Process | None = None
+    claim: ApprovalRequest | None = None
+    try:
+        victim = await rig.next_request()
+        transcript = rig.config_dir / "projects" / _slug(rig.workspace) / f"{session_id}.jsonl"
+        assert transcript.is_file()  # the CLI's own file, as its hook named it
+        attacker = await _hook(_claim(session_id, rig.workspace, transcript, BASH_INPUT))
+        claim = await rig.next_request()
+        assert claim.session_id != victim.session_id
+        assert victim.session_id == session_id  # the CLI's own id stays with the CLI
+        rig.broker.answer(victim.request_id, Decision.allow_once(dict(victim.tool_input)))
+    finally:
+        code, _result, err = await rig.finish(cli)
+        if claim is not None:
+            rig.broker.answer(claim.request_id, Decision.deny("Not yours."))
+        if attacker is not None:
+            await asyncio.wait_for(attacker.wait(), TIMEOUT)
+    assert code == 0, err
+    assert (rig.workspace / "hello.txt").read_text() == "hello\n"
