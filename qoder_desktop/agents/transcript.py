@@ -20,6 +20,9 @@ from qoder_desktop.text.subject import tool_subject
 SUMMARY_LIMIT = 2_000
 """Characters of a tool call's input summary kept in the transcript."""
 
+PAIRING_LIMIT = 1_000
+"""Calls waiting for their results that a pairing remembers (the oldest go first)."""
+
 RESULT_LABEL = "↳ "
 """How the line that names a result's call starts."""
 LABEL_LIMIT = 120
@@ -87,6 +90,8 @@ class ToolCallPairing:
         if line.kind is TranscriptKind.TOOL_CALL:
             if line.tool_use_id:
                 self._calls[line.tool_use_id] = (line.tool_name or "Tool", line.text)
+                if len(self._calls) > PAIRING_LIMIT:  # calls whose results never came
+                    del self._calls[next(iter(self._calls))]
             self._last_call = line.tool_use_id
             self._result_since_call = False
             return line

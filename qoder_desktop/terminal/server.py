@@ -1,8 +1,9 @@
 """The app side of terminal hooks: a per-user Unix socket on the app's asyncio loop.
 
 Each connection is one ``PermissionRequest`` hook call (see `protocol`). It becomes an
-`ApprovalRequest` of the terminal session (by the CLI's ``session_id``) and goes through
-the same broker as in-app sessions: dialogs, queue, tray, ledger. The answer goes back
+`ApprovalRequest` of the terminal session its hook proves it belongs to (the CLI's
+``session_id``, held to the CLI process and its own transcript file: see `binding`) and
+goes through the same broker as in-app sessions: dialogs, queue, tray, ledger. The answer goes back
 as the hook's output (`permission_result` with the session grant forwarded, so the CLI
 holds it and stays the authority).
 
@@ -46,6 +47,13 @@ from qoder_desktop.domain.models import (
     RuleValue,
 )
 from qoder_desktop.terminal import protocol
+from qoder_desktop.terminal.binding import (
+    Binding,
+    CliProcess,
+    SessionBindings,
+    checked_transcript,
+    peer_cli,
+)
 from qoder_desktop.terminal.challenge import HANDSHAKE_TIMEOUT, Refused, TooSlow, accept_hook
 from qoder_desktop.terminal.listener import (
     MAX_CONNECTIONS,
@@ -158,6 +166,7 @@ class TerminalHookServer:
         self._open: dict[str, _Open] = {}
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
+        self._bindings = SessionBindings()
         self.refused = 0
         """Connections refused for want of the right token (or too slow to prove it)."""
         self.timed_out = 0
@@ -271,7 +280,7 @@ class TerminalHookServer:
             log.warning("terminal hooks: refused a malformed request: %s", exc)
             await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
-        request = self._request_for(agent, event)
+        request = self._request_for(agent, event, peer_cli(writer.get_extra_info("socket")))
         wait = self._wait_seconds()
         await _send(writer, sealer, {"type": protocol.WAITING, "wait_seconds": wait})
         decision = await self._decide(request, reader, sealer, wait)
@@ -287,22 +296,30 @@ class TerminalHookServer:
     def _wait_seconds(self) -> float:
         return float(self._wait() if callable(self._wait) else self._wait)
 
-    def _request_for(self, agent: str, event: dict[str, Any]) -> ApprovalRequest:
+    def _request_for(self, agent: str, event: dict[str, Any],
+                     cli: CliProcess | None = None) -> ApprovalRequest:
+        """The request, in the app's session its hook proves it belongs to (`binding`)."""
         cwd = str(event.get("cwd") or "")
-        info = self._hub.terminal_session(event["session_id"], AGENT_LABELS[agent], cwd,
+        path = event.get("transcript_path")
+        transcript = checked_transcript(agent, event["session_id"], cwd, path, cli) if (
+            path) else None
+        app_id = self._bindings.resolve(event["session_id"], Binding(agent, transcript, cli))
+        info = self._hub.terminal_session(app_id, AGENT_LABELS[agent], cwd,
                                           event.get("permission_mode"))
-        transcript = event.get("transcript_path")
-        if self._follow and transcript and info.session_id not in self._followers:
+        if self._follow and transcript is not None and info.session_id not in self._followers:
             self._follow_transcript(info.session_id, transcript)
         return ApprovalRequest(
             session_id=info.session_id, session_name=info.name, backend=Backend.TERMINAL,
             tool_name=event["tool_name"], tool_input=event["tool_input"],
             suggestions=_suggestions(event.get("permission_suggestions")), cwd=cwd or None)
 
-    def _follow_transcript(self, session_id: str, path: str) -> None:
-        if not path.endswith(".jsonl") or not os.path.isabs(path):
-            log.info("terminal hooks: not following transcript %r", path)
-            return
+    def transcript_follower(self, session_id: str) -> TranscriptFollower | None:
+        """The follower of the app's session `session_id`'s transcript, if one is followed."""
+        return self._followers.get(session_id)
+
+    def _follow_transcript(self, session_id: str, path: Path) -> None:
+        """Follow the checked transcript `path`; its results withdraw requests of
+        `session_id` only (the app's session it is bound to)."""
 
         def result_seen(tool_name: str, tool_input: dict[str, Any]) -> None:
             for entry in self._open.values():

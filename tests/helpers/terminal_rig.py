@@ -77,10 +77,11 @@ class TerminalRig:
         return {**os.environ, **build_cli_env(self.model.base_url, self.config_dir,
                                               scenario=scenario)}
 
-    async def start_cli(self, scenario: str = "bash") -> asyncio.subprocess.Process:
-        """``claude -p`` as a person types it: no permission flags at all."""
+    async def start_cli(self, scenario: str = "bash", *args: str) -> asyncio.subprocess.Process:
+        """``claude -p`` as a person types it: no permission flags at all (`args` added,
+        e.g. ``--session-id``)."""
         return await asyncio.create_subprocess_exec(
-            str(BUNDLED_CLI), "-p", "Go ahead.", "--output-format", "json",
+            str(BUNDLED_CLI), "-p", "Go ahead.", "--output-format", "json", *args,
             cwd=self.workspace, env=self.cli_env(scenario), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True)
