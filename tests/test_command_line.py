@@ -1,0 +1,56 @@
+"""`qoder-desktop --help` and each command's help, as a new user meets them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.entry_point import run_cli, scratch_env
+
+from qoder_desktop.cli import scenario_names
+from qoder_desktop.scripted_model.scenario import builtin_scenario_names
+from qoder_desktop.subcommands import SUBCOMMANDS
+
+
+def test_the_help_lists_every_command_and_every_scenario(tmp_path: Path) -> None:
+    run = run_cli(scratch_env(tmp_path), "--help")
+    assert run.returncode == 0, run.stderr
+    for command in SUBCOMMANDS:
+        assert f"qoder-desktop {command.usage}\n      {command.summary}\n" in run.stdout
+    assert {"ledger", "rules", "hooks", "hook"} <= {command.name for command in SUBCOMMANDS}
+    names = builtin_scenario_names()
+    assert scenario_names() == names and "demo" in names and len(names) > 3
+    flat = " ".join(run.stdout.split())
+    assert "one of: " + ", ".join(names) in flat
+
+
+@pytest.mark.parametrize("name", [command.name for command in SUBCOMMANDS])
+def test_each_command_has_a_real_help(tmp_path: Path, name: str) -> None:
+    run = run_cli(scratch_env(tmp_path), name, "--help")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(f"usage: qoder-desktop {name} ")
+    assert len(run.stdout.splitlines()) >= 6  # a description, not just the usage line
+    assert run.stderr == ""
+    assert not (tmp_path / "qd").exists()  # help starts nothing
+
+
+@pytest.mark.parametrize("name", ["ledger", "rules", "hooks"])
+def test_a_command_without_its_verb_says_what_it_takes_and_exits_2(tmp_path: Path,
+                                                                  name: str) -> None:
+    run = run_cli(scratch_env(tmp_path), name)
+    assert run.returncode == 2
+    assert f"qoder-desktop {name}" in run.stderr and run.stdout == ""
+
+
+def test_an_unknown_scenario_is_refused_with_the_list_before_anything_opens(
+        tmp_path: Path) -> None:
+    run = run_cli(scratch_env(tmp_path), "--demo", "--scenario", "no_such_thing")
+    assert run.returncode == 2
+    assert "unknown scenario 'no_such_thing'" in run.stderr
+    assert ", ".join(builtin_scenario_names()) in run.stderr
+    assert not (tmp_path / "qd").exists()  # no window, no session, no data folder
+
+
+def test_a_known_scenario_gets_past_the_arguments(tmp_path: Path) -> None:
+    run = run_cli(scratch_env(tmp_path), "--demo", "--scenario", "bash")
+    assert "no display found" in run.stderr  # it went on to open the window
