@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 from helpers.entry_point import run_cli, scratch_env
 
+import qoder_desktop
 from qoder_desktop.cli import scenario_names
 from qoder_desktop.scripted_model.scenario import builtin_scenario_names
 from qoder_desktop.subcommands import SUBCOMMANDS
@@ -54,3 +59,43 @@ def test_an_unknown_scenario_is_refused_with_the_list_before_anything_opens(
 def test_a_known_scenario_gets_past_the_arguments(tmp_path: Path) -> None:
     run = run_cli(scratch_env(tmp_path), "--demo", "--scenario", "bash")
     assert "no display found" in run.stderr  # it went on to open the window
+
+
+def test_the_self_check_says_where_the_package_is(tmp_path: Path) -> None:
+    env = scratch_env(tmp_path, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    run = run_cli(env, "--self-check")
+    [app_line] = [line for line in run.stdout.splitlines() if line.split()[1:2] == ["app"]]
+    package = Path(qoder_desktop.__file__).parent
+    assert app_line.endswith(f", package {package}")
+    assert (package / "__main__.py").is_file()  # the package, not one of its folders
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_building_the_package_gives_no_license_deprecation_and_ships_the_license(
+        tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    (source / "qoder_desktop").mkdir(parents=True)
+    for name in ("pyproject.toml", "LICENSE", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copy(ROOT / "qoder_desktop" / "__init__.py", source / "qoder_desktop")
+    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v",
+                          "-w", str(tmp_path / "wheels"), str(source)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    if run.returncode != 0 and "setuptools" in run.stderr and "No matching" in run.stderr:
+        pytest.skip("no setuptools>=77 in the configured package index")
+    assert run.returncode == 0, run.stderr[-2000:]
+    output = run.stdout + run.stderr
+    assert "SetuptoolsDeprecationWarning" not in output
+    assert "project.license" not in output
+    [wheel] = (tmp_path / "wheels").glob("qoder_desktop-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+        [license_file] = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert archive.read(license_file) == (ROOT / "LICENSE").read_bytes()
+    assert "License-Expression: MIT" in text.splitlines()
+    assert "License-File: LICENSE" in text.splitlines()
