@@ -44,22 +44,11 @@ def missing_display(env: Mapping[str, str] | None = None,
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] == ["ledger"]:
-        from qoder_desktop.store.ledger_export import ledger_main
+    from qoder_desktop.subcommands import find
 
-        return ledger_main(args_list[1:])
-    if args_list[:1] == ["hook"]:  # runs for every terminal prompt: stdlib only
-        from qoder_desktop.terminal.hook_client import hook_main
-
-        return hook_main(args_list[1:])
-    if args_list[:1] == ["hooks"]:
-        from qoder_desktop.terminal.commands import hooks_main
-
-        return hooks_main(args_list[1:])
-    if args_list[:1] == ["rules"]:
-        from qoder_desktop.rules.check import rules_main
-
-        return rules_main(args_list[1:])
+    command = find(args_list[0]) if args_list else None
+    if command is not None:
+        return command.run(args_list[1:])
     from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
 
     pause_collection()  # until the window's first paint (run_gui), see pause_collection

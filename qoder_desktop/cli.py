@@ -5,27 +5,39 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from qoder_desktop import __version__
-from qoder_desktop.domain.kinds import Backend, PermissionMode
+from qoder_desktop.domain.kinds import DEMO_SCENARIO, Backend, PermissionMode
+from qoder_desktop.subcommands import help_epilog
 
 if TYPE_CHECKING:  # pydantic and the models load after the window's first paint
     from qoder_desktop.domain.session_options import SessionOptions
+
+
+def scenario_names() -> list[str]:
+    """The shipped demo scenarios (read from the package, without loading pydantic)."""
+    folder = resources.files("qoder_desktop.scripted_model").joinpath("scenarios")
+    return sorted(entry.name.removesuffix(".json") for entry in folder.iterdir()
+                  if entry.name.endswith(".json"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser for the app itself (the GUI and its session options)."""
     parser = argparse.ArgumentParser(
         prog="qoder-desktop",
-        description="Desktop approval companion for local AI agents. "
-        "Run `qoder-desktop ledger export --help` for the decision ledger export.",
+        description="Desktop approval companion for local AI agents: it asks you before an\n"
+        "agent runs a tool. Without a command it opens the window (and its tray icon).",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"qoder-desktop {__version__}")
     parser.add_argument("--demo", action="store_true",
                         help="run a scripted agent on loopback (no account, no network needed)")
-    parser.add_argument("--scenario", default=None,
-                        help="with --demo: which scripted scenario to play (default: demo)")
+    parser.add_argument("--scenario", default=None, metavar="NAME",
+                        help="with --demo: which scripted scenario to play (default: "
+                        f"{DEMO_SCENARIO}); one of: {', '.join(scenario_names())}")
     parser.add_argument("--self-check", action="store_true",
                         help="check keyring, tray, CLIs and data folders, then exit")
     session = parser.add_argument_group("start a session")
@@ -54,6 +66,8 @@ def parse_app_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--backend needs --prompt: the first thing to ask the agent")
     if args.scenario and not args.demo:
         parser.error("--scenario only works with --demo")
+    if args.scenario is not None and args.scenario not in (names := scenario_names()):
+        parser.error(f"unknown scenario {args.scenario!r}; choose one of: {', '.join(names)}")
     return args
 
 

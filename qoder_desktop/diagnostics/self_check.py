@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import qoder_desktop
 from qoder_desktop import __version__
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
 from qoder_desktop.config.secrets import SecretName, SecretStore
@@ -52,10 +53,14 @@ _QT_LIBS_ADVICE = ("install Qt's system libraries (Debian/Ubuntu: sudo apt insta
 
 
 def check_app() -> CheckResult:
-    """The app's version, Python, the platform, and where it runs from."""
+    """The app's version, Python, the platform, and where it runs from.
+
+    Where: the bundle's folder when frozen, else the `qoder_desktop` package's folder
+    (the checkout's for an editable install), not this module's.
+    """
     bundle = bundle_root()
     where = (f"bundle {Path(sys.executable).parent}" if bundle is not None
-             else f"package {Path(__file__).parent}")
+             else f"package {Path(qoder_desktop.__file__).parent}")
     return CheckResult("app", Status.OK,
                        f"qoder-desktop {__version__}, Python {platform.python_version()}, "
                        f"{platform.system()} {platform.machine()}, {where}")

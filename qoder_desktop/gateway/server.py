@@ -34,7 +34,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -67,7 +69,8 @@ from qoder_desktop.gateway.contract import (
     permission_result,
     reveal_token,
 )
-from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, port_holder
+from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, identify
+from qoder_desktop.gateway.instances import InstanceRegistry
 from qoder_desktop.gateway.limits import (
     ACCEPT_BATCH,
     HEADER_TIMEOUT,
@@ -81,6 +84,7 @@ from qoder_desktop.gateway.serving import (
     GatewayError as GatewayError,
 )
 from qoder_desktop.gateway.serving import (
+    GatewayPortHeldByCopy,
     GatewayPortInUse,
     GatewayPortSquatted,
     QuietServer,
@@ -116,6 +120,10 @@ class ApprovalGateway:
         max_connections: open connections at most; at the cap the oldest idle one goes
             (`gateway.limits`).
         header_timeout: seconds a connection may take to send a complete request head.
+        data_folder: this copy's data folder (`instances.copy_folder`); with `registry`,
+            the port is recorded there while serving, so another copy that finds the
+            port taken can say which copy holds it.
+        registry: this user's gateway records (`InstanceRegistry.default()`), or None.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, token: TokenSource, *,
@@ -123,7 +131,9 @@ class ApprovalGateway:
                  keepalive_seconds: float = KEEPALIVE_SECONDS,
                  session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
                  max_connections: int = MAX_CONNECTIONS,
-                 header_timeout: float = HEADER_TIMEOUT) -> None:
+                 header_timeout: float = HEADER_TIMEOUT,
+                 data_folder: Path | None = None,
+                 registry: InstanceRegistry | None = None) -> None:
         if host != LOOPBACK:
             raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
         if not 0 <= port <= 65535:
@@ -139,6 +149,11 @@ class ApprovalGateway:
         self._max_connections = max_connections
         self._header_timeout = header_timeout
         self._log_limit = gateway_log_limit()
+        self._data_folder = data_folder
+        self._registry = registry
+        self._instance_key = secrets.token_hex(32)
+        """This run's record key: the identity answer proves it (`identity`)."""
+        self._registered: int | None = None
         self.guard = ConnectionGuard(max_connections, header_timeout)
         """The connection cap and header deadline (renewed at each start)."""
         self._server: QuietServer | None = None
@@ -181,12 +196,17 @@ class ApprovalGateway:
         try:
             sock = bind_loopback(self._host, self._requested_port)
         except GatewayPortInUse as exc:
-            holder = await port_holder(self._host, self._requested_port,
-                                       reveal_token(self._token))
-            if holder is PortHolder.OTHER:
+            owner = await identify(self._host, self._requested_port,
+                                   reveal_token(self._token), self._registry)
+            if owner.holder is PortHolder.OTHER:
                 log.error("approval gateway: port %d is held by something that is not us",
                           self._requested_port)
                 raise GatewayPortSquatted(self._requested_port, self._host) from exc
+            if owner.data_folder is not None:
+                log.warning("approval gateway: port %d is served by another Qoder Desktop "
+                            "(data folder %s)", self._requested_port, owner.data_folder)
+                raise GatewayPortHeldByCopy(self._requested_port, owner.data_folder,
+                                            self._host) from exc
             raise
         self._port = sock.getsockname()[1]
         self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
@@ -211,12 +231,19 @@ class ApprovalGateway:
             await self.stop()
             sock.close()
             raise
+        if (self._registry is not None and self._data_folder is not None
+                and await asyncio.to_thread(self._registry.register, self.port,
+                                            self._data_folder, self._instance_key)):
+            self._registered = self.port
         log.info("approval gateway listening on %s", self.url)
 
     async def stop(self) -> None:
         """Stop serving; pending external requests are withdrawn."""
         server, task = self._server, self._task
         self._server, self._task = None, None
+        if self._registry is not None and self._registered is not None:
+            self._registry.unregister(self._registered, self._instance_key)
+            self._registered = None
         if server is None or task is None:
             return
         self._log_limit.remove()
@@ -276,7 +303,7 @@ class ApprovalGateway:
 
         app = Starlette(routes=[Route(MCP_PATH, endpoint=mcp_endpoint(manager))], lifespan=lifespan)
         return IdentityRoute(BearerAuth(app, self._token, on_refused=self._count_refusal),
-                             self._token)
+                             self._token, instance_key=self._instance_key)
 
     def _count_refusal(self) -> None:
         self.refused += 1

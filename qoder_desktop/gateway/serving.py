@@ -29,6 +29,18 @@ class GatewayPortInUse(GatewayError):
         self.port = port
 
 
+class GatewayPortHeldByCopy(GatewayPortInUse):
+    """Another Qoder Desktop of this user (another data folder) serves on the port."""
+
+    def __init__(self, port: int, data_folder: str, host: str = LOOPBACK) -> None:
+        GatewayError.__init__(
+            self, f"Another Qoder Desktop, with data folder {data_folder}, is serving the "
+            f"approval gateway on {host}:{port}, so this one could not start. Choose "
+            "another gateway port in Settings (or quit the other copy).")
+        self.port = port
+        self.data_folder = data_folder
+
+
 class GatewayPortSquatted(GatewayPortInUse):
     """The gateway's port is held by something that is not a Qoder Desktop gateway."""
 

@@ -7,12 +7,12 @@
 Prints `allow: <reason>`, `ask: <reason>` or `deny: <reason>` (exit 0; exit 2 on bad
 arguments, invalid JSON or an invalid rule). `--batch` reads one JSON object per line
 (`{"cwd", "add_dirs", "rules", "deny_rules", "tool", "input"}`) and writes one
-`{"verdict", "reason"}` line per case, in order; a malformed line gives an `ask` with
-the error and processing continues. The verdict is what the Claude Code CLI would decide
-(`cli_model.predict`, measured against the bundled CLI by tests/differential); a reason
-starting with "unsure:" marks a guess. It explains, it never grants: nothing answers a
-request on its word (the app's own deny rules use `matcher.evaluate`, and only a person or
-the CLI allows). Qt-free and SDK-free, so it starts fast.
+`{"verdict", "reason"}` line per input line, in order; a blank or malformed line gives
+an `ask` with an ``error`` key and processing continues. The verdict is what the Claude
+Code CLI would decide (`cli_model.predict`, measured against the bundled CLI by
+tests/differential); a reason starting with "unsure:" marks a guess. It explains, it
+never grants: nothing answers a request on its word (the app's own deny rules use
+`matcher.evaluate`, and only a person or the CLI allows). Qt-free and SDK-free, so it starts fast.
 """
 
 from __future__ import annotations
@@ -75,7 +75,14 @@ def check(cwd: object, add_dirs: object, allow_rules: object, deny_rules: object
     return predict(rules, tool, tool_input, _folder(cwd, "cwd"), folders)
 
 
+def _error(message: str) -> dict[str, str]:
+    """The answer to a line that is not a usable case: an `ask` carrying the error."""
+    return {"verdict": "ask", "reason": f"malformed case: {message}", "error": message}
+
+
 def _batch_line(line: str) -> dict[str, str]:
+    if not line.strip():
+        return _error("the line is blank (each line must be one JSON object)")
     try:
         case = json.loads(line)
         if not isinstance(case, dict):
@@ -84,17 +91,19 @@ def _batch_line(line: str) -> dict[str, str]:
                                 case.get("rules", []), case.get("deny_rules", []),
                                 case.get("tool"), case.get("input"))
     except (CheckError, ValueError) as exc:
-        return {"verdict": "ask", "reason": f"malformed case: {exc}"}
+        return _error(str(exc))
     except Exception as exc:
-        return {"verdict": "ask", "reason": f"error: {type(exc).__name__}: {exc}"}
+        return _error(f"{type(exc).__name__}: {exc}")
     return {"verdict": verdict, "reason": reason}
 
 
 def run_batch(lines: TextIO, out: TextIO) -> None:
-    """Answer one JSON case per non-blank input line, in order."""
+    """Answer every input line with exactly one output line, in order.
+
+    A blank or malformed line gets an error object (an `ask` with an ``error`` key), so
+    output line N always answers input line N.
+    """
     for line in lines:
-        if not line.strip():
-            continue
         out.write(json.dumps(_batch_line(line)) + "\n")
         out.flush()
 
@@ -102,27 +111,56 @@ def run_batch(lines: TextIO, out: TextIO) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="qoder-desktop rules check",
-        description="Show what Qoder Desktop itself decides about a tool call under the "
-                    "given session rules (where it decides without the agent's CLI).")
-    parser.add_argument("--cwd", help="the session folder (absolute)")
+        description="Show what a tool call gets under the given session rules: "
+                    "`allow: why`, `ask: why` or `deny: why` (what the agent's CLI would "
+                    "decide; a reason starting with 'unsure:' is a guess). Exit 0, or 2 on "
+                    "bad arguments. With --batch, each stdin line is one JSON object "
+                    '{"cwd", "add_dirs", "rules", "deny_rules", "tool", "input"} and each '
+                    'gets exactly one {"verdict", "reason"} line back, in order (a blank or '
+                    "malformed line gets an error object).")
+    parser.add_argument("--cwd", metavar="DIR", help="the session folder (absolute)")
     parser.add_argument("--add-dir", action="append", default=[], dest="add_dirs",
+                        metavar="DIR",
                         help="an added directory of the session (repeatable)")
-    parser.add_argument("--rule", action="append", default=[], dest="rules",
+    parser.add_argument("--rule", action="append", default=[], dest="rules", metavar="RULE",
                         help="an allow rule, e.g. 'Bash(npm test:*)' (repeatable)")
     parser.add_argument("--deny-rule", action="append", default=[], dest="deny_rules",
+                        metavar="RULE",
                         help="a deny rule (repeatable)")
     parser.add_argument("--batch", action="store_true",
                         help="read one JSON case per line on stdin, write one verdict "
                              "per line")
-    parser.add_argument("tool", nargs="?", help="the tool name, e.g. Bash")
-    parser.add_argument("input", nargs="?", help="the tool input as a JSON object")
+    parser.add_argument("tool", nargs="?", metavar="TOOL", help="the tool name, e.g. Bash")
+    parser.add_argument("input", nargs="?", metavar="INPUT_JSON",
+                        help="the tool input as a JSON object")
     return parser
+
+
+_RULES_HELP = """\
+usage: qoder-desktop rules check [--cwd DIR] [--add-dir DIR]... [--rule RULE]...
+                                 [--deny-rule RULE]... TOOL INPUT_JSON
+       qoder-desktop rules check --batch < cases.jsonl
+
+Show what a tool call gets under given permission rules: allow, ask or deny, and why.
+It explains what the agent's CLI would decide; it never answers a request itself.
+
+commands:
+  check    one case from the arguments, or one JSON case per line with --batch
+           (`qoder-desktop rules check --help` for its options)
+
+example:
+  qoder-desktop rules check --cwd "$PWD" --rule 'Bash(npm test:*)' Bash '{"command": "npm test"}'
+"""
 
 
 def rules_main(argv: Sequence[str]) -> int:
     """Run `rules ...`; returns the exit code."""
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(_RULES_HELP)
+        return 0
     if not argv or argv[0] != "check":
-        print("usage: qoder-desktop rules check [--help]", file=sys.stderr)
+        what = f"unknown rules command {argv[0]!r}" if argv else "missing rules command"
+        print(f"qoder-desktop rules: {what}.\n\n{_RULES_HELP}", file=sys.stderr, end="")
         return 2
     parser = _parser()
     try:

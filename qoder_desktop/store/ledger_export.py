@@ -198,8 +198,17 @@ def _export_empty(fmt: ExportFormat, output: str | None) -> int:
     return 0
 
 
-_LEDGER_USAGE = ("usage: qoder-desktop ledger export --format csv|jsonl [--session ID] "
+_LEDGER_USAGE = ("usage: qoder-desktop ledger export [--format csv|jsonl] [--session ID] "
                  "[--output FILE]")
+_LEDGER_HELP = f"""{_LEDGER_USAGE}
+
+The decision ledger: every permission request and who answered it how (you, a rule of
+yours, the agent's CLI, a timeout), kept in Qoder Desktop's data folder.
+
+commands:
+  export    write the ledger as CSV (the default) or JSON Lines, to stdout or --output
+            (`qoder-desktop ledger export --help` for its options)
+"""
 
 
 def ledger_main(argv: Sequence[str]) -> int:
@@ -215,8 +224,8 @@ def ledger_main(argv: Sequence[str]) -> int:
     if args[:1] == ["export"]:
         return ledger_export_main(args[1:])
     if args[:1] in (["-h"], ["--help"]):
-        print(_LEDGER_USAGE)
+        sys.stdout.write(_LEDGER_HELP)
         return 0
     what = f"unknown ledger command {args[0]!r}" if args else "missing ledger command"
-    print(f"qoder-desktop: {what}.\n{_LEDGER_USAGE}", file=sys.stderr)
+    print(f"qoder-desktop: {what}.\n\n{_LEDGER_HELP}", file=sys.stderr, end="")
     return 2

@@ -228,11 +228,25 @@ def run(agent: str, *, stdin_fd: int = 0, stdout: IO[str] | None = None,
     return 0
 
 
+_HOOK_HELP = """\
+usage: qoder-desktop hook permission-request [--agent claude|qoder]
+
+The PermissionRequest hook itself. Claude Code or qodercli runs it right before it
+would show its own permission prompt, with the request as JSON on stdin; it asks the
+running Qoder Desktop and prints the person's answer for the CLI. When the app is not
+running, or anything goes wrong, it prints nothing and the CLI asks in the terminal
+as usual. People do not run it: `qoder-desktop hooks install` puts it in the agents'
+settings.
+"""
+
+
 def hook_main(argv: list[str]) -> int:
     """``qoder-desktop hook permission-request --agent claude|qoder``."""
+    if any(word in ("-h", "--help") for word in argv):
+        sys.stdout.write(_HOOK_HELP)
+        return 0
     if argv[:1] != ["permission-request"]:
-        print("usage: qoder-desktop hook permission-request --agent claude|qoder",
-              file=sys.stderr)
+        sys.stderr.write(_HOOK_HELP)
         return 0  # a hook that fails must not block the CLI's own prompt
     agent = "claude"
     if "--agent" in argv[1:]:

@@ -232,6 +232,7 @@ class StartUp:
         leaves it stopped, and the person is told why."""
         from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
         from qoder_desktop.gateway.contract import gateway_token
+        from qoder_desktop.gateway.instances import InstanceRegistry, copy_folder
         from qoder_desktop.gateway.server import ApprovalGateway
 
         waiting_text = "Waiting for the keyring (the approval gateway's token)…"
@@ -251,7 +252,9 @@ class StartUp:
             return
         desktop.window.clear_status(waiting_text)  # the wait is over
         desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
-                                              port=desktop.settings.gateway_port), token)
+                                              port=desktop.settings.gateway_port,
+                                              data_folder=copy_folder(),
+                                              registry=InstanceRegistry.default()), token)
 
     def quit(self) -> None:
         """Quit cleanly; before the core is loaded, just stop the loop."""

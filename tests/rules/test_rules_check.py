@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.entry_point import run_cli, scratch_env
 
 from qoder_desktop.__main__ import main
 from qoder_desktop.rules.check import run_batch
@@ -68,6 +69,26 @@ def test_batch_answers_every_line_in_order_and_never_allows_a_bad_one(tmp_path: 
     assert [a["verdict"] for a in answers] == ["allow", "ask", "ask", "ask", "ask", "ask"]
     assert answers[3]["reason"].endswith("sensitive file .claude/settings.local.json")
     assert all(a["reason"].startswith("malformed case") for a in answers[1:3] + answers[4:])
+
+
+def test_batch_output_line_n_answers_input_line_n_blank_lines_too(tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    good = json.dumps({"cwd": cwd, "rules": ["Bash(ls:*)"], "tool": "Bash",
+                       "input": {"command": "ls"}})
+    denied = json.dumps({"cwd": cwd, "rules": ["Bash"], "deny_rules": ["Bash(rm:*)"],
+                         "tool": "Bash", "input": {"command": "rm x"}})
+    lines = [good, "", "   ", "{not json", denied, "", "[1]", good]
+    run = run_cli(scratch_env(tmp_path), "rules", "check", "--batch",
+                  stdin="\n".join(lines) + "\n")
+    assert run.returncode == 0, run.stderr
+    answers = [json.loads(line) for line in run.stdout.split("\n")[:-1]]
+    assert len(answers) == len(lines)
+    assert [a["verdict"] for a in answers] == [
+        "allow", "ask", "ask", "ask", "deny", "ask", "ask", "allow"]
+    assert [bool(a.get("error")) for a in answers] == [
+        False, True, True, True, False, True, True, False]
+    assert "blank" in answers[1]["error"] and "blank" in answers[5]["error"]
+    assert answers[4]["reason"] == "denied by the rule Bash(rm:*)"
 
 
 def test_runs_without_qt_or_the_sdks(tmp_path: Path) -> None:
