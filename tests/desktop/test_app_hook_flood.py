@@ -11,6 +11,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,7 +49,9 @@ def _lower_limit() -> None:
 def app_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The running app's environment (a private display and home); the app is stopped
     afterwards and must not have printed a traceback."""
-    home = tmp_path / "qoder-desktop"
+    # A short home: the socket's path must stay under the 104 bytes a Unix socket takes,
+    # also in pytest-xdist's longer temporary folders.
+    home = Path(tempfile.mkdtemp(prefix="qd-", dir="/tmp")) / "qoder-desktop"
     user_home = tmp_path / "home"
     user_home.mkdir()
     app_home(home)
@@ -62,15 +65,22 @@ def app_env(tmp_path: Path) -> Iterator[dict[str, str]]:
                                stdout=output, stderr=subprocess.STDOUT,
                                start_new_session=True, preexec_fn=_lower_limit)
         try:
-            wait_for(lambda: app.poll() is not None or (log_file.exists() and
-                     "terminal hooks: listening" in log_file.read_text(encoding="utf-8")),
-                     TIMEOUT, "the app's hook socket")
+            try:
+                wait_for(lambda: app.poll() is not None or (log_file.exists() and
+                         "terminal hooks: listening" in log_file.read_text(encoding="utf-8")),
+                         TIMEOUT, "the app's hook socket")
+            except AssertionError as exc:
+                log = log_file.read_text(errors="replace") if log_file.exists() else "(no log)"
+                raise AssertionError(f"{exc}\napp output:\n"
+                                     f"{(tmp_path / 'app-output.txt').read_text()}\nlog:\n"
+                                     f"{log}") from None
             assert app.poll() is None, (tmp_path / "app-output.txt").read_text()
             yield env
             assert app.poll() is None, "the app died"
         finally:
             stop_group(app, timeout=15)
             output.close()
+        shutil.rmtree(home.parent, ignore_errors=True)
         text = (tmp_path / "app-output.txt").read_text(errors="replace")
         assert "Traceback" not in text, text
 

@@ -100,6 +100,7 @@ class AgentServers:
             try:
                 await server.start()
             except TerminalServerError as exc:
+                log.warning("terminal hooks: not started: %s", exc)
                 self._window.show_status(str(exc))
 
         self._tasks.spawn(start(), "taking terminal prompts")
