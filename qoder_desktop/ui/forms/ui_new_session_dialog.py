@@ -311,7 +311,7 @@ class Ui_NewSessionDialog(object):
         self.modeLabel.setText(QCoreApplication.translate("NewSessionDialog", u"Permission &mode:", None))
         self.modelLabel.setText(QCoreApplication.translate("NewSessionDialog", u"M&odel:", None))
         self.modelEdit.setPlaceholderText(QCoreApplication.translate("NewSessionDialog", u"The CLI's default model", None))
-        self.scenarioLabel.setText(QCoreApplication.translate("NewSessionDialog", u"&Scenario:", None))
+        self.scenarioLabel.setText(QCoreApplication.translate("NewSessionDialog", u"Sc&enario:", None))
         self.tabs.setTabText(self.tabs.indexOf(self.generalTab), QCoreApplication.translate("NewSessionDialog", u"&General", None))
         self.limitToolsCheck.setText(QCoreApplication.translate("NewSessionDialog", u"&Limit the built-in tools to:", None))
         self.toolsLabel.setText(QCoreApplication.translate("NewSessionDialog", u"Tools:", None))
