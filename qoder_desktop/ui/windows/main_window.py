@@ -36,6 +36,7 @@ from qoder_desktop.ui.widgets.session_list import (
     session_details,
     setup_sessions_view,
 )
+from qoder_desktop.ui.windows.help_dialogs import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
 from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self._quit_box: QMessageBox | None = None
         self._current: str | None = None
         self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
+        self.help = HelpMenu(self, self.ui.shortcutsAction, self.ui.aboutAction)
         self._setup_views()
         self._setup_toolbar()
         self._connect()
