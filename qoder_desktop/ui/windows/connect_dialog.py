@@ -69,6 +69,9 @@ class ConnectAgentDialog(QDialog):
                 row.addStretch(1)
                 copy = QPushButton("Copy")
                 copy.setObjectName(f"copy_{key}")
+                copy.setAccessibleName(f"Copy the {title} {caption.lower()}")
+                copy.setAccessibleDescription("Puts it on the clipboard with your private "
+                                              "gateway token in it")
                 copy.clicked.connect(lambda _checked=False, k=key: self.copy(k))
                 row.addWidget(copy)
                 page_layout.addLayout(row)
@@ -76,12 +79,18 @@ class ConnectAgentDialog(QDialog):
                 view.setReadOnly(True)
                 view.setFont(QFont("monospace"))
                 view.setMaximumHeight(140)
+                view.setAccessibleName(f"{title} {caption.lower()}")
+                view.setAccessibleDescription("What to paste (the token shows as a "
+                                              "placeholder; Copy inserts it)")
                 page_layout.addWidget(view)
                 self.snippet_views[key] = view
-            tabs.addTab(page, title)
+            tabs.setTabToolTip(tabs.addTab(page, title),
+                               f"The command and the MCP config for {title}")
         layout.addWidget(tabs)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
+        buttons.button(QDialogButtonBox.StandardButton.Close).setAccessibleDescription(
+            "Close these instructions")
         layout.addWidget(buttons)
         self.resize(720, 460)
 

@@ -86,6 +86,9 @@ class NewSessionDialog(QDialog):
             lambda row: ui.removeDirButton.setEnabled(row >= 0))
         ui.limitToolsCheck.toggled.connect(ui.toolsEdit.setEnabled)
         ok.setToolTip("Start the session (Ctrl+Return)")
+        ok.setAccessibleDescription("Start the session with these options (Ctrl+Return)")
+        ui.buttonBox.button(QDialogButtonBox.StandardButton.Cancel).setAccessibleDescription(
+            "Close the form without starting a session")
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, self.submit,
                       context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
