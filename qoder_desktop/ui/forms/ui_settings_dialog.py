@@ -185,6 +185,7 @@ class Ui_SettingsDialog(object):
         self.qoderTokenStatus = QLabel(self.accountsTab)
         self.qoderTokenStatus.setObjectName(u"qoderTokenStatus")
         self.qoderTokenStatus.setTextFormat(Qt.TextFormat.PlainText)
+        self.qoderTokenStatus.setWordWrap(True)
 
         self.accountsForm.setWidget(2, QFormLayout.ItemRole.FieldRole, self.qoderTokenStatus)
 
@@ -212,6 +213,7 @@ class Ui_SettingsDialog(object):
         self.anthropicKeyStatus = QLabel(self.accountsTab)
         self.anthropicKeyStatus.setObjectName(u"anthropicKeyStatus")
         self.anthropicKeyStatus.setTextFormat(Qt.TextFormat.PlainText)
+        self.anthropicKeyStatus.setWordWrap(True)
 
         self.accountsForm.setWidget(4, QFormLayout.ItemRole.FieldRole, self.anthropicKeyStatus)
 

@@ -176,7 +176,9 @@ class SettingsDialog(QDialog):
         status, install, uninstall = self._hook_rows[agent]
         status.setText(text)
         status.setProperty("warning", False)
-        install.setText("Reinstall" if installed else "Install")
+        verb = "Reinstall" if installed else "Install"
+        install.setText(verb)
+        install.setAccessibleName(f"{verb} the {dict(TERMINAL_AGENTS)[agent]} hook")
         uninstall.setEnabled(installed)
 
     def set_hook_error(self, agent: str, message: str) -> None:
