@@ -103,6 +103,7 @@ def test_sessions_list_fits_its_pane_and_tells_sessions_of_one_scenario_apart(qt
     if window.screen().availableGeometry().width() >= 1366:  # on xcb under Xvfb
         assert total <= view.viewport().width()  # every column shows
         assert not view.horizontalScrollBar().isVisible()
+        assert header.sectionSize(COL_NAME) >= 140  # a name of ~18 characters, whole
     else:  # offscreen (800 px): the pane is narrower, but the columns keep their widths
         assert header.sectionSize(COL_CWD) >= FOLDER_WIDTH_MIN
     shown = [model.index(r, COL_CWD).data() for r in range(2)]
@@ -110,7 +111,9 @@ def test_sessions_list_fits_its_pane_and_tells_sessions_of_one_scenario_apart(qt
     metrics = view.fontMetrics()
     for text in shown:  # whole, not elided
         assert metrics.horizontalAdvance(text) < header.sectionSize(COL_CWD) - 6
-    assert metrics.horizontalAdvance(str(COLUMNS[COL_CWD])) < header.sectionSize(COL_CWD)
+    header_metrics = header.fontMetrics()
+    for column, title in enumerate(COLUMNS):  # every header whole (not "olde")
+        assert header_metrics.horizontalAdvance(title) + 8 <= header.sectionSize(column), title
     assert header.sectionSize(COL_NAME) >= 100
     tip = model.index(0, COL_CWD).data(Qt.ItemDataRole.ToolTipRole)
     assert root + "-a81f" in tip

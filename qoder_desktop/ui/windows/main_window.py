@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # pydantic, the models and the form load after the first pain
 
 MAX_EVENTS_PER_SESSION = 5000
 STATUS_TIMEOUT_MS = 10_000
-SESSIONS_PANE_WIDTH = 560
+SESSIONS_PANE_WIDTH = 580
 
 _LIVE = (SessionState.STARTING, SessionState.RUNNING, SessionState.WAITING, SessionState.IDLE)
 _BUSY = (SessionState.RUNNING, SessionState.WAITING)
@@ -130,9 +130,9 @@ class MainWindow(QMainWindow):
                   context=Qt.ShortcutContext.WidgetShortcut)
 
     def _share_width(self) -> None:
-        """Give the sessions side about two fifths of the (fitted) window, at most
+        """Give the sessions side about 43 % of the (fitted) window, at most
         `SESSIONS_PANE_WIDTH`: every column of the sessions list shows at 1366 px."""
-        left = min(SESSIONS_PANE_WIDTH, round(self.width() * 0.41))
+        left = min(SESSIONS_PANE_WIDTH, round(self.width() * 0.43))
         self.ui.mainSplitter.setSizes([left, max(1, self.width() - left)])
 
     def _setup_toolbar(self) -> None:
