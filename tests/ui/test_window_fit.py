@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication, QWidget
 
 from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
@@ -111,9 +112,11 @@ def test_sessions_list_fits_its_pane_and_tells_sessions_of_one_scenario_apart(qt
     metrics = view.fontMetrics()
     for text in shown:  # whole, not elided
         assert metrics.horizontalAdvance(text) < header.sectionSize(COL_CWD) - 6
-    header_metrics = header.fontMetrics()
-    for column, title in enumerate(COLUMNS):  # every header whole (not "olde")
-        assert header_metrics.horizontalAdvance(title) + 8 <= header.sectionSize(column), title
+    heading = QFont(header.font())
+    heading.setWeight(QFont.Weight.DemiBold)  # as the stylesheet draws the headers
+    header_metrics = QFontMetrics(heading)
+    for column, title in enumerate(COLUMNS):  # every header whole (not "olde"), padded
+        assert header_metrics.horizontalAdvance(title) + 12 <= header.sectionSize(column), title
     assert header.sectionSize(COL_NAME) >= 100
     tip = model.index(0, COL_CWD).data(Qt.ItemDataRole.ToolTipRole)
     assert root + "-a81f" in tip

@@ -27,10 +27,10 @@ NAME_WIDTH_MIN = 120
 """The name column takes the width the other columns leave, at least this; longer names
 are elided in the middle (both ends stay readable) and shown whole in the tooltip."""
 FOLDER_WIDTH_MIN = 80
-FOLDER_WIDTH_MAX = 130
+FOLDER_WIDTH_MAX = 120
 """The folder column (the folder's last part) grows with the widest one within these;
 a longer one is elided in the middle, and the cell's tooltip has the full path."""
-FIXED_WIDTHS = {COL_BACKEND: 66, COL_MODE: 92, COL_STATE: 76, COL_PENDING: 62}
+FIXED_WIDTHS = {COL_BACKEND: 74, COL_MODE: 88, COL_STATE: 76, COL_PENDING: 72}
 
 BACKEND_LABELS = {Backend.CLAUDE: "Claude", Backend.QODER: "Qoder", Backend.EXTERNAL: "External",
                   Backend.TERMINAL: "Terminal"}
