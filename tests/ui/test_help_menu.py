@@ -87,3 +87,13 @@ def test_about_shows_versions_folders_and_opens_the_log(qtbot, tmp_path: Path) -
     dialog.log_link.linkActivated.emit(dialog.log_url.toString())
     assert opened == [QUrl.fromLocalFile(str(paths.log_file))]
     assert str(paths.log_file) in dialog.log_link.text()
+
+
+def test_about_shows_every_row_without_scrolling(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = _window(qtbot)
+    window.help.about_source = lambda: about_info(AppPaths.under(tmp_path))
+    dialog = window.help.open_about()
+    qtbot.waitExposed(dialog)
+    QApplication.processEvents()
+    assert dialog.details.verticalScrollBar().maximum() == 0
+    assert dialog.height() <= 768 - 40

@@ -129,6 +129,9 @@ class AboutDialog(QDialog):
         details.setHorizontalHeaderLabels(["", ""])
         details.horizontalHeader().hide()
         details.verticalHeader().hide()
+        row_height = details.fontMetrics().height() + 10
+        details.verticalHeader().setDefaultSectionSize(row_height)
+        details.setMinimumHeight(len(rows) * row_height + 2 * details.frameWidth() + 2)
         details.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         details.setWordWrap(False)
         for row, (name, value) in enumerate(rows):
@@ -159,7 +162,7 @@ class AboutDialog(QDialog):
         close = buttons.button(QDialogButtonBox.StandardButton.Close)
         close.setAccessibleDescription("Close About")
         layout.addWidget(buttons)
-        self.resize(620, 400)
+        self.resize(640, self.sizeHint().height())
         close.setFocus()
 
     def open_log(self) -> None:
