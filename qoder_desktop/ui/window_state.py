@@ -110,7 +110,8 @@ def restore_window_state(path: Path, window: QMainWindow,
 
 
 def fitted_rect(wanted: QRect, available: QRect) -> QRect:
-    """`wanted` shrunk to fit `available` (less the frame allowance) and moved inside it.
+    """`wanted` (the frame's top-left, the client area's size) shrunk so it and the frame
+    allowance fit `available`, and moved inside it.
 
     A rectangle whose top-left lies off the screen is centred instead.
     """
@@ -119,8 +120,8 @@ def fitted_rect(wanted: QRect, available: QRect) -> QRect:
     rect = QRect(wanted.x(), wanted.y(), max(1, width), max(1, height))
     if not available.contains(wanted.topLeft()):
         rect.moveCenter(available.center())
-    right = available.right() - FRAME_ALLOWANCE[0] // 2
-    bottom = available.bottom() - FRAME_ALLOWANCE[1] + FRAME_ALLOWANCE[0] // 2
+    right = available.right() - FRAME_ALLOWANCE[0]
+    bottom = available.bottom() - FRAME_ALLOWANCE[1]
     if rect.right() > right:
         rect.moveRight(right)
     if rect.bottom() > bottom:

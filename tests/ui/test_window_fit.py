@@ -34,7 +34,7 @@ def _assert_fits(window: MainWindow) -> None:
     for pane in (window.ui.rulesView, window.ui.queueView, window.ui.promptEdit,
                  window.ui.sendButton, window.ui.statusBar):
         assert inside.contains(_on_screen(window, pane)), pane.objectName()
-        assert pane.height() > 0 and pane.width() > 0, pane.objectName()
+        assert pane.isVisible() and pane.height() > 0 and pane.width() > 0, pane.objectName()
 
 
 def test_a_new_window_fits_the_screen_with_rules_and_status_bar_showing(qtbot) -> None:  # type: ignore[no-untyped-def]
