@@ -17,6 +17,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from logging.handlers import RotatingFileHandler
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,7 @@ from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:  # the core (and pydantic with its models) loads after the first paint
     from qoder_desktop.agents.factory import DemoModel
+    from qoder_desktop.diagnostics.about import AboutInfo
     from qoder_desktop.domain.session_options import SessionOptions
     from qoder_desktop.ui.wiring import DesktopApp
 
@@ -200,6 +202,7 @@ def _run_gui(args: argparse.Namespace) -> int:
         scenarios = builtin_scenario_names()
     window = MainWindow(scenarios=scenarios)
     window.restore_state(paths.window_state_file)
+    window.help.about_source = partial(_about, paths)
     start_up = StartUp(args, paths, db, None, redactor, window, name, scenarios)
     window.show()
     wake_up = _quit_on_signals(start_up.quit)
@@ -219,6 +222,13 @@ def _run_gui(args: argparse.Namespace) -> int:
         db.close()
         instance_lock.release()
     return 0
+
+
+def _about(paths: AppPaths) -> AboutInfo:
+    """What Help › About shows (loaded when first asked for)."""
+    from qoder_desktop.diagnostics.about import about_info
+
+    return about_info(paths)
 
 
 def _quit_on_signals(quit_app: Callable[[], None]) -> QTimer:

@@ -16,12 +16,17 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray
-from PySide6.QtWidgets import QMainWindow, QSplitter
+from PySide6.QtCore import QByteArray, QRect, Qt
+from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+
+FRAME_ALLOWANCE = (16, 40)
+"""Room left for the window manager's frame and title bar (width, height), in pixels:
+before the first show Qt does not know the frame, and `geometry()` excludes it."""
 
 
 def _encode(blob: QByteArray) -> str:
@@ -102,3 +107,53 @@ def restore_window_state(path: Path, window: QMainWindow,
         log.warning("ignoring window state %s: not a JSON object", path)
         return False
     return apply(data, window, splitters)
+
+
+def fitted_rect(wanted: QRect, available: QRect) -> QRect:
+    """`wanted` (the frame's top-left, the client area's size) shrunk so it and the frame
+    allowance fit `available`, and moved inside it.
+
+    A rectangle whose top-left lies off the screen is centred instead.
+    """
+    width = min(wanted.width(), available.width() - FRAME_ALLOWANCE[0])
+    height = min(wanted.height(), available.height() - FRAME_ALLOWANCE[1])
+    rect = QRect(wanted.x(), wanted.y(), max(1, width), max(1, height))
+    if not available.contains(wanted.topLeft()):
+        rect.moveCenter(available.center())
+    right = available.right() - FRAME_ALLOWANCE[0]
+    bottom = available.bottom() - FRAME_ALLOWANCE[1]
+    if rect.right() > right:
+        rect.moveRight(right)
+    if rect.bottom() > bottom:
+        rect.moveBottom(bottom)
+    rect.moveLeft(max(rect.left(), available.left()))
+    rect.moveTop(max(rect.top(), available.top()))
+    return rect
+
+
+def screen_of(window: QWidget) -> QScreen | None:
+    """The screen the window is on (or will open on): its own, else the primary one."""
+    return window.screen() or QGuiApplication.primaryScreen()
+
+
+def fit_to_screen(window: QWidget, screen: QScreen | None = None, *,
+                  center: bool = False) -> None:
+    """Shrink and move `window` so all of it (frame included) lies on the screen's
+    available area (the part no panel or tray takes); `center` centres it there."""
+    screen = screen or screen_of(window)
+    if screen is None or window.windowState() & (Qt.WindowState.WindowMaximized
+                                                  | Qt.WindowState.WindowFullScreen):
+        return  # the window manager fits those
+    available = screen.availableGeometry()
+    wanted = QRect(window.pos(), window.size())
+    fitted = fitted_rect(wanted, available)
+    if center:
+        fitted.moveCenter(available.center())
+        fitted.moveTop(max(available.top(), fitted.top() - FRAME_ALLOWANCE[1] // 2))
+    minimum = window.minimumSizeHint().expandedTo(window.minimumSize())
+    if fitted.width() < minimum.width() or fitted.height() < minimum.height():
+        log.info("the screen (%dx%d) is smaller than the window's minimum (%dx%d)",
+                 available.width(), available.height(), minimum.width(), minimum.height())
+    if fitted != wanted:
+        window.resize(fitted.size())
+        window.move(fitted.topLeft())

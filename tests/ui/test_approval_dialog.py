@@ -100,9 +100,17 @@ def test_a_ctrl_key_held_from_before_keeps_the_dialog_unarmed_until_released(
                         staticmethod(lambda: "Ctrl" if held[0] else ""))
     dialog, decisions = open_dialog(ApprovalDialog(bash()), arm=False)
     assert not dialog.held_note.isVisible()  # nothing to say during the delay itself
+    buttons_at = dialog.ui.allowOnceButton.mapTo(dialog, QPoint(0, 0))
+    height = dialog.height()
+    content = [(w, w.geometry()) for w in (dialog.ui.detailTabs, dialog.ui.headerScroll)]
     qtbot.wait(700)
     assert not dialog.is_armed()
     assert dialog.held_note.isVisible()
+    QApplication.processEvents()
+    # Its line was kept: nothing jumps when it appears.
+    assert dialog.ui.allowOnceButton.mapTo(dialog, QPoint(0, 0)) == buttons_at
+    assert dialog.height() == height
+    assert [w.geometry() for w, _ in content] == [g for _, g in content]
     assert dialog.held_note.text() == "Release Ctrl to enable the buttons and keys."
     press(dialog, Qt.Key.Key_Return, CTRL)
     assert decisions == []

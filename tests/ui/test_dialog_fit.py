@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
+    QApplication,
     QDialog,
     QLabel,
     QScrollArea,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.domain.models import ApprovalRequest, Backend
 from qoder_desktop.domain.session_options import SessionOptions
+from qoder_desktop.gateway.contract import client_snippets
 from qoder_desktop.ui.dialogs import dialog_for
 from qoder_desktop.ui.dialogs.approval import HEADER_MAX_HEIGHT
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
@@ -120,3 +122,46 @@ def _scrolls(widget: QWidget, dialog: QDialog) -> bool:
             return True
         parent = parent.parentWidget()
     return False
+
+
+class _NoKeyring:
+    usable = False
+    backend = "keyring.backends.fail.Keyring"
+    message = ("No usable keyring (No OS keyring was found (no Secret Service, KWallet, "
+               "Keychain or Vault)).")
+
+
+def test_settings_keeps_its_width_on_every_tab(qtbot):
+    """The longest status texts (no keyring, a hook path) wrap instead of widening the
+    dialog when their tab is shown."""
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    dialog.set_hook_status("claude", "Claude Code: not installed (" + PATH + ")", False)
+    dialog.open()
+    qtbot.waitExposed(dialog)
+    dialog.set_keyring_status(_NoKeyring())
+    width = dialog.width()
+    for index in [*range(dialog.ui.tabs.count()), 0]:
+        dialog.ui.tabs.setCurrentIndex(index)
+        QApplication.processEvents()
+        assert dialog.width() == width, dialog.ui.tabs.tabText(index)
+        assert dialog.minimumSizeHint().width() <= width, dialog.ui.tabs.tabText(index)
+
+
+def test_connect_sizes_each_snippet_to_its_text(qtbot):
+    """The two-line command is not as tall as the config, and the config does not scroll."""
+    url = "http://127.0.0.1:48123/mcp"
+    dialog = ConnectAgentDialog("Approval gateway listening on " + url,
+                                client_snippets(url), dict)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    QApplication.processEvents()
+    command = dialog.snippet_views["claude_command"]
+    config = dialog.snippet_views["claude_mcp_config"]
+    lines = config.toPlainText().count("\n") + 1
+    assert lines >= 8
+    assert command.height() < config.height() / 2
+    assert command.verticalScrollBar().maximum() == 0
+    assert config.verticalScrollBar().maximum() == 0  # all of it shows
+    assert dialog.height() <= SCREEN_H

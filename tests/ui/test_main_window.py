@@ -93,9 +93,9 @@ def test_sessions_list_shows_backend_cwd_mode_state_and_pending(window: MainWind
     window.set_pending([request(a), request(a, "Write", file_path="/work/api/x.py"),
                         request(b)])
     assert [cell(window, 0, c) for c in COLUMNS] == [
-        "api", "Claude", "/work/api", "acceptEdits", "Waiting", "2"]
+        "api", "Claude", "api", "acceptEdits", "Waiting", "2"]
     assert [cell(window, 1, c) for c in COLUMNS] == [
-        "docs", "Qoder", "/srv/docs", "default", "Idle", "1"]
+        "docs", "Qoder", "docs", "default", "Idle", "1"]
     window.set_pending([])
     assert cell(window, 0, "Pending") == "–"
     window.update_session(a.model_copy(update={"state": SessionState.STOPPED}))

@@ -126,7 +126,9 @@ def test_queue_rows_session_list_and_folder_line_show_markup_as_text(
 
     model = window.ui.sessionsView.model()
     assert model.index(0, COL_NAME).data() == evil
-    assert model.index(0, COL_CWD).data() == f"/work/{evil}"
+    assert model.index(0, COL_CWD).data() == os.path.basename(f"/work/{evil}")
+    assert_shown_literally(model.index(0, COL_CWD).data(Qt.ItemDataRole.ToolTipRole),
+                           f"/work/{evil}", secret)
     tip = model.index(0, COL_NAME).data(Qt.ItemDataRole.ToolTipRole)
     shown, loads = render_like_qt(tip)
     assert loads == [] and shown.startswith(evil + "\nFolder: /work/" + evil)

@@ -279,3 +279,54 @@ def test_factory_builds_question_dialog(qtbot, question):
     dialog = dialog_for(question())
     qtbot.addWidget(dialog)
     assert isinstance(dialog, QuestionDialog)
+
+
+def _plain_questions():
+    return {"questions": [
+        {"question": "Which database?", "header": "Database", "multiSelect": False,
+         "options": [{"label": "SQLite"}, {"label": "Postgres"}]},
+        {"question": "Which test runner?", "header": "Tests", "multiSelect": False,
+         "options": [{"label": "pytest"}, {"label": "unittest"}]},
+        {"question": "Which linters?", "header": "Linters", "multiSelect": True,
+         "options": [{"label": "ruff"}, {"label": "mypy"}]},
+    ]}
+
+
+def test_a_single_select_answer_moves_on_to_the_next_unanswered_question(
+        open_dialog, qtbot, question):
+    dialog, decisions = open_dialog(QuestionDialog(question(_plain_questions())))
+    database, tests, linters = dialog.boxes
+    assert "PgDn / PgUp: next / previous question" in dialog.ui.keysHint.text()
+    press(dialog, Qt.Key.Key_2)
+    assert database.option_buttons[1][0].isChecked()
+    assert tests.is_current() and tests.title() == "▶ Tests"
+    assert "of “Tests”" in dialog.ui.keysHint.text()
+    assert QApplication.focusWidget() is tests.option_buttons[0][0]
+    press(dialog, Qt.Key.Key_1)
+    assert tests.option_buttons[0][0].isChecked() and linters.is_current()
+    press(dialog, Qt.Key.Key_1)  # multi-select: stays to tick more
+    press(dialog, Qt.Key.Key_2)
+    assert linters.is_current() and linters.answer().labels == ("ruff", "mypy")
+    press(dialog, Qt.Key.Key_PageUp)
+    press(dialog, Qt.Key.Key_PageUp)
+    assert database.is_current()
+    assert QApplication.focusWidget() is database.option_buttons[1][0]  # the chosen one
+    press(dialog, Qt.Key.Key_1)  # changing an answer: every other one is answered, stay
+    assert database.is_current() and database.option_buttons[0][0].isChecked()
+    press(dialog, Qt.Key.Key_PageDown)
+    assert tests.is_current()
+    press(dialog, Qt.Key.Key_Return, CTRL)
+    assert decisions[0].final_input["answers"] == {
+        "Which database?": "SQLite", "Which test runner?": "pytest",
+        "Which linters?": "ruff, mypy"}
+
+
+def test_digits_stay_on_a_question_with_previews_to_compare_them(open_dialog, question):
+    dialog, _ = open_dialog(QuestionDialog(question()))
+    layout, _platforms = dialog.boxes
+    press(dialog, Qt.Key.Key_1)
+    press(dialog, Qt.Key.Key_2)
+    assert layout.is_current() and layout.option_buttons[1][0].isChecked()
+    assert dialog.ui.previewCaption.text() == "Preview — Tabs & more"
+    press(dialog, Qt.Key.Key_PageDown)
+    assert dialog.boxes[1].is_current()

@@ -117,6 +117,10 @@ class ApprovalDialog(BaseDecisionDialog):
                           approves=True)
         self.add_shortcut(["Ctrl+E"], self.focus_json_editor, armed=False)
         ui.allowSessionButton.setToolTip("")
+        for tab, tip in ((ui.inspectTab, "What the request does, and what to look at"),
+                         (ui.inputTab, "The tool's input as JSON; what you allow runs as "
+                                       "edited here (Ctrl+E)")):
+            ui.detailTabs.setTabToolTip(ui.detailTabs.indexOf(tab), tip)
         self.build_later([self._build_editor, self._build_inspection, self._build_grants])
         if not staged:
             self.finish_building()

@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 DIALOG_PROPERTY = "decisionDialog"
 """Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)
 scopes the dialogs' look with it (`QDialog[decisionDialog="true"] ...`)."""
+HELD_NOTE = "Release {keys} to enable the buttons and keys."
+"""What a dialog says while a held key keeps it unarmed (its line is always reserved)."""
 
 
 def button_text(text: str) -> str:
@@ -98,6 +100,11 @@ class BaseDecisionDialog(QDialog):
         """Says which held key keeps the buttons disabled ("Release Ctrl to enable …")."""
         self.held_note.setObjectName("heldKeysNote")
         self.held_note.setTextFormat(Qt.TextFormat.PlainText)
+        # Its line is kept while hidden, so the dialog does not jump when it appears.
+        self.held_note.setText(HELD_NOTE.format(keys="Ctrl"))
+        policy = self.held_note.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.held_note.setSizePolicy(policy)
         self.held_note.hide()
         self.gate.waiting_for_release.connect(self._on_waiting_for_release)
         self.origin = InputOrigin.instance()
@@ -400,7 +407,7 @@ class BaseDecisionDialog(QDialog):
 
     def _on_waiting_for_release(self, keys: str) -> None:
         if keys and not self._finished:
-            self.held_note.setText(f"Release {keys} to enable the buttons and keys.")
+            self.held_note.setText(HELD_NOTE.format(keys=keys))
             self.held_note.show()
         else:
             self.held_note.hide()

@@ -131,7 +131,8 @@ class RiskLensView(QWidget):
         self.command_view.setReadOnly(True)
         self.command_view.setAcceptRichText(False)
         self.command_view.setFont(monospace_font())
-        self.command_view.setAccessibleName("Command")
+        self.command_view.setAccessibleName("Command to run")
+        self.command_view.setAccessibleDescription("The shell command the agent asks to run")
         self._document: QTextDocument | None = None
         """The document this view made and shows (None: still the view's own)."""
         self.large_view = QPlainTextEdit(self)
@@ -140,6 +141,7 @@ class RiskLensView(QWidget):
         self.large_view.setFont(monospace_font())
         self.large_view.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
         self.large_view.setAccessibleName("Command (too large to analyse)")
+        self.large_view.setAccessibleDescription("The shell command the agent asks to run")
         self.large_view.setVisible(False)
         self._loader = ChunkedLoader(self.large_view)
         self._steps = TurnSteps(self)
@@ -148,6 +150,8 @@ class RiskLensView(QWidget):
         self.findings_list = QListWidget(self)
         self.findings_list.setObjectName("riskFindings")
         self.findings_list.setAccessibleName("What to look at")
+        self.findings_list.setAccessibleDescription(
+            "What the command does that deserves a look before you allow it")
         self.findings_list.setWordWrap(True)
         # (every item is listed at once; Qt measures the wrapped items 50 per loop turn)
         self.findings_list.setLayoutMode(QListWidget.LayoutMode.Batched)
@@ -320,6 +324,7 @@ class DiffPanel(QWidget):
         self.view.setFont(monospace_font())
         self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.view.setAccessibleName("Changes to the file")
+        self.view.setAccessibleDescription("The lines the agent removes and adds")
         self.highlighter = DiffHighlighter(self.view.document())
         self.diff: FileDiff | None = None
         layout = QVBoxLayout(self)

@@ -47,6 +47,8 @@ class PlanDialog(BaseDecisionDialog):
         ui.titleLabel.setText("The agent is ready to leave plan mode")
         self.preview = PreviewPane(ui.planContainer)
         ui.planLayout.addWidget(self.preview)
+        self.preview.browser.setAccessibleName("Plan")
+        self.preview.browser.setAccessibleDescription("The agent's plan, as it wrote it")
         for mode, text in CONTINUE_MODES:
             ui.modeCombo.addItem(text, mode.value)
         ui.modeCombo.setCurrentIndex(0)

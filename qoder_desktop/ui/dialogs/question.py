@@ -4,14 +4,17 @@ Each question shows its header, its text and its options (radio buttons, or chec
 for multi-select) with their descriptions, plus an "Other" answer that is always there.
 The digit keys answer the *current* question (the one holding the focus; its title is
 marked and the hint line names it): 1–4 choose option N, 0 picks "Other" and puts the
-cursor in its text field. The preview of the hovered, focused or selected option is
-rendered beside the options in a `PreviewPane`, captioned with the option's label; on
-"Other" it says that answer has no preview. It renders lazily: only when an option is
-pointed at, and not again while it is the one shown (focusing an option reports it
-twice: its focus-in event and the application's focus change; showing the dialog, three
-times). Preview kind: a preview
-whose text starts with `<` (after leading whitespace) is HTML, anything else markdown
-(`preview_sanitize.sniff_kind`).
+cursor in its text field. Choosing an option of a single-select question moves on to the
+next question still without an answer (unless it has previews: there the digits compare
+them); Page Down / Page Up move between questions.
+
+The preview of the hovered, focused or selected option is rendered beside the options
+in a `PreviewPane`, captioned with the option's label; on "Other" it says that answer
+has no preview. It renders lazily: only when an option is pointed at, and not again
+while it is the one shown (focusing an option reports it twice: its focus-in event and
+the application's focus change; showing the dialog, three times). Preview kind: a
+preview whose text starts with `<` (after leading whitespace) is HTML, anything else
+markdown (`preview_sanitize.sniff_kind`).
 
 Submitting sends the original input with `answers` added (`questions.encode_answers`);
 cancelling is a deny with a reason, never an empty answer.
@@ -46,6 +49,9 @@ from qoder_desktop.ui.forms.ui_question_dialog import Ui_QuestionDialog
 from qoder_desktop.ui.widgets.preview import PreviewPane, plain_label
 
 CANCEL_MESSAGE = "The user declined to answer the question."
+NEXT_QUESTION_KEY = "PgDown"
+PREVIOUS_QUESTION_KEY = "PgUp"
+"""The keys that move to the next and the previous question (named in the hint)."""
 
 
 class QuestionDialog(BaseDecisionDialog):
@@ -91,6 +97,8 @@ class QuestionDialog(BaseDecisionDialog):
         for number in range(1, 5):
             self.add_shortcut([str(number)], partial(self.choose, number))
         self.add_shortcut([OTHER_KEY], self.choose_other)
+        self.add_shortcut([NEXT_QUESTION_KEY], partial(self.step_question, 1))
+        self.add_shortcut([PREVIOUS_QUESTION_KEY], partial(self.step_question, -1))
         if request is not None:
             self.load(request)
 
@@ -134,8 +142,10 @@ class QuestionDialog(BaseDecisionDialog):
                       else f"{waiting} questions still need an answer")
         else:
             status = "Ready to submit"
-        self.ui.keysHint.setText(f"{status}  ·  {self.keys_text()}  ·  Ctrl+Return submits  ·  "
-                                 "Esc cancels")
+        moving = ("  ·  PgDn / PgUp: next / previous question" if len(self.boxes) > 1
+                  else "")
+        self.ui.keysHint.setText(f"{status}  ·  {self.keys_text()}{moving}  ·  "
+                                 "Ctrl+Return submits  ·  Esc cancels")
 
     def keys_text(self) -> str:
         """What the digit keys do now: which question they answer."""
@@ -154,8 +164,35 @@ class QuestionDialog(BaseDecisionDialog):
         return {box.question.question: box.answer() for box in self.boxes}
 
     def choose(self, number: int) -> None:
-        """Choose option `number` of the current question (keys 1–4)."""
-        self.boxes[self.current].choose(number)
+        """Choose option `number` of the current question (keys 1–4); a single-select
+        answer moves on to the next question that still needs one, unless the question
+        has previews (there the digits compare them; Page Down moves on)."""
+        box = self.boxes[self.current]
+        box.choose(number)
+        question = box.question
+        if question.multi_select or question.has_previews or not box.is_answered():
+            return
+        count = len(self.boxes)
+        following = [(self.current + step) % count for step in range(1, count)]
+        waiting = next((i for i in following if not self.boxes[i].is_answered()), None)
+        if waiting is not None:
+            self.focus_question(waiting)
+
+    def step_question(self, step: int) -> None:
+        """Move to the next (1) or previous (-1) question (Page Down / Page Up)."""
+        index = self.current + step
+        if 0 <= index < len(self.boxes):
+            self.focus_question(index)
+
+    def focus_question(self, index: int) -> None:
+        """Make question `index` current: focus its chosen (or first) option."""
+        box = self.boxes[index]
+        target = next((b for b, _ in box.option_buttons if b.isChecked()),
+                      box.first_button())
+        target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.ui.questionsScroll.ensureWidgetVisible(box, 0, 0)
+        self._set_current(index)
+        self._show_current()
 
     def choose_other(self) -> None:
         """Pick "Other" in the current question and put the cursor in its field (key 0)."""

@@ -68,6 +68,11 @@ class QuestionBox(QGroupBox):
             button: QAbstractButton = (QCheckBox(label, self) if question.multi_select
                                        else QRadioButton(label, self))
             button.setObjectName(f"option{index}")
+            button.setAccessibleName(f"Question {number}, option {index}: "
+                                     f"{make_visible(option.label)}")
+            button.setAccessibleDescription(make_visible(option.description)
+                                            if option.description else
+                                            f"Answer question {number} with this option")
             self.group.addButton(button)
             self.option_buttons.append((button, option))
             button.toggled.connect(lambda on, o=option: self._on_toggled(on, o))
@@ -84,11 +89,15 @@ class QuestionBox(QGroupBox):
                                               if question.multi_select
                                               else QRadioButton(other_label, self))
         self.other_button.setObjectName("otherButton")
+        self.other_button.setAccessibleName(f"Question {number}, Other")
+        self.other_button.setAccessibleDescription(
+            f"Answer question {number} in your own words")
         self.group.addButton(self.other_button)
         self.other_edit = QLineEdit(self)
         self.other_edit.setObjectName("otherEdit")
         self.other_edit.setPlaceholderText("Type your own answer")
-        self.other_edit.setAccessibleName("Other answer")
+        self.other_edit.setAccessibleName(f"Question {number}, your own answer")
+        self.other_edit.setAccessibleDescription("Typing here picks Other")
         self.other_edit.textEdited.connect(self._on_other_typed)
         self.other_edit.textChanged.connect(self.changed)
         self.other_button.toggled.connect(self.changed)

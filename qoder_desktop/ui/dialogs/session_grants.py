@@ -211,7 +211,10 @@ class SessionGrants(QWidget):
         """A caption and an edit box for one rule, added to the form."""
         edit = QLineEdit(self)
         edit.setObjectName(f"ruleEdit{self._form.rowCount()}")
-        edit.setAccessibleName("Session rule")
+        row = self._form.rowCount()
+        edit.setAccessibleName("Session rule" if row == 0 else f"Session rule {row + 1}")
+        edit.setAccessibleDescription("What Allow for this session lets run again without "
+                                      "asking in this session; you can narrow it")
         caption = plain_label(wrap=False)
         self._form.addRow(caption, edit)
         return caption, edit

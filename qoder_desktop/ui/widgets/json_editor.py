@@ -95,6 +95,8 @@ class JsonEditor(QWidget):
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.editor.setTabChangesFocus(True)
         self.editor.setAccessibleName("Tool input (JSON)")
+        self.editor.setAccessibleDescription("The input the tool runs with; what you allow "
+                                             "runs as edited here")
         self.highlighter = JsonHighlighter(self.editor.document())
 
         self.status = plain_label(wrap=True)
@@ -103,6 +105,7 @@ class JsonEditor(QWidget):
         self.edited_label.setObjectName("editedMarker")
         self.reset_button = QPushButton("&Reset to original", self)
         self.reset_button.setObjectName("resetJsonButton")
+        self.reset_button.setAccessibleDescription("Put the agent's original input back")
         self.reset_button.setAutoDefault(False)
         self.reset_button.clicked.connect(self.reset)
         self.reset_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)

@@ -291,6 +291,8 @@ class PreviewPane(QWidget):
         self.banner.hide()
         self.browser = SafePreviewBrowser(self)
         self.browser.setObjectName("previewBrowser")
+        self.browser.setAccessibleName("Preview")
+        self.browser.setAccessibleDescription("The option's preview, as the agent sent it")
         self.browser.link_requested.connect(self.link_requested)
         self.browser.preview_shown.connect(self._show_banner)
         layout.addWidget(self.banner)

@@ -121,6 +121,9 @@ class RulesView(QTreeWidget):
                                QBrush(QColor(_BEHAVIOR_COLORS.get(rule.behavior, "#495057"))))
             button = QPushButton("Revoke")
             button.setObjectName("revokeButton")
+            button.setAccessibleName(f"Revoke {make_visible(str(rule.rule))}")
+            button.setAccessibleDescription(
+                f"Stop the rule {make_visible(str(rule.rule))} from answering for this session")
             if self._reach is RevokeReach.NONE:
                 button.setEnabled(False)
                 button.setToolTip(CANNOT_REVOKE)

@@ -23,10 +23,14 @@ COL_NAME, COL_BACKEND, COL_CWD, COL_MODE, COL_STATE, COL_PENDING = range(len(COL
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
-NAME_WIDTH_MIN = 130
-NAME_WIDTH_MAX = 280
-"""The name column grows with the longest name up to this; longer names are elided in
-the middle (both ends stay readable) and shown whole in the row's tooltip."""
+NAME_WIDTH_MIN = 120
+"""The name column takes the width the other columns leave, at least this; longer names
+are elided in the middle (both ends stay readable) and shown whole in the tooltip."""
+FOLDER_WIDTH_MIN = 80
+FOLDER_WIDTH_MAX = 120
+"""The folder column (the folder's last part) grows with the widest one within these;
+a longer one is elided in the middle, and the cell's tooltip has the full path."""
+FIXED_WIDTHS = {COL_BACKEND: 74, COL_MODE: 88, COL_STATE: 76, COL_PENDING: 72}
 
 BACKEND_LABELS = {Backend.CLAUDE: "Claude", Backend.QODER: "Qoder", Backend.EXTERNAL: "External",
                   Backend.TERMINAL: "Terminal"}
@@ -44,6 +48,12 @@ STATE_COLORS = {
     SessionState.FAILED: "#E03131",
     SessionState.STOPPED: "#868E96",
 }
+
+
+def folder_part(path: str) -> str:
+    """The folder's last part (what tells two sessions of one scenario apart)."""
+    trimmed = path.rstrip("/\\") or path
+    return os.path.basename(trimmed) or trimmed
 
 
 def short_path(path: str) -> str:
@@ -99,6 +109,8 @@ class SessionTableModel(QAbstractTableModel):
         if role == SESSION_ID_ROLE:
             return info.session_id
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == COL_CWD:
+                return tooltip(info.cwd)
             return self._tooltip(info, pending)
         if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_PENDING:
             return int(Qt.AlignmentFlag.AlignCenter)
@@ -119,7 +131,7 @@ class SessionTableModel(QAbstractTableModel):
         if column == COL_BACKEND:
             return BACKEND_LABELS.get(info.backend, info.backend.value)
         if column == COL_CWD:
-            return make_visible(short_path(info.cwd))
+            return make_visible(folder_part(info.cwd))
         if column == COL_MODE:
             return info.permission_mode.value
         if column == COL_STATE:
@@ -206,19 +218,21 @@ class SessionTableModel(QAbstractTableModel):
 
 
 def setup_sessions_view(view: QTableView, model: SessionTableModel) -> None:
-    """Show `model` in `view`: no row header, fixed row height, the folder column stretching."""
+    """Show `model` in `view`: no row header, fixed row height, the name column taking
+    the width the others leave (so no horizontal scroll bar at the pane's usual width)."""
     view.setModel(model)
     view.verticalHeader().hide()
     view.verticalHeader().setDefaultSectionSize(28)
     view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
     header = view.horizontalHeader()
     header.setHighlightSections(False)
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    header.setSectionResizeMode(COL_CWD, QHeaderView.ResizeMode.Stretch)
-    for column, width in ((COL_NAME, NAME_WIDTH_MIN), (COL_BACKEND, 78), (COL_MODE, 96),
-                          (COL_STATE, 88), (COL_PENDING, 70)):
-        header.resizeSection(column, width)
     header.setMinimumSectionSize(40)
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setSectionResizeMode(COL_NAME, QHeaderView.ResizeMode.Stretch)
+    header.resizeSection(COL_CWD, FOLDER_WIDTH_MIN)
+    for column, width in FIXED_WIDTHS.items():
+        header.resizeSection(column, width)
 
 
 def session_details(info: SessionInfo, pending: int) -> str:
@@ -232,14 +246,13 @@ def session_details(info: SessionInfo, pending: int) -> str:
     return f"{details}\n{info.error}" if info.error else details
 
 
-def fit_name_column(view: QTableView, model: SessionTableModel) -> None:
-    """Widen the name column for the longest name (within bounds; longer ones are elided)."""
-    font = QFont(view.font())
-    font.setBold(model.name_font().bold())
-    metrics = QFontMetrics(font)
-    widest = max((metrics.horizontalAdvance(make_visible(info.name))
+def fit_folder_column(view: QTableView, model: SessionTableModel) -> None:
+    """Widen the folder column for the widest folder name (within bounds; longer ones
+    are elided in the middle)."""
+    metrics = QFontMetrics(view.font())
+    widest = max((metrics.horizontalAdvance(make_visible(folder_part(info.cwd)))
                   for info in model.sessions()), default=0)
-    wanted = min(NAME_WIDTH_MAX, max(NAME_WIDTH_MIN, widest + 24))
+    wanted = min(FOLDER_WIDTH_MAX, max(FOLDER_WIDTH_MIN, widest + 16))
     header = view.horizontalHeader()
-    if header.sectionSize(COL_NAME) < wanted:
-        header.resizeSection(COL_NAME, wanted)
+    if header.sectionSize(COL_CWD) < wanted:
+        header.resizeSection(COL_CWD, wanted)

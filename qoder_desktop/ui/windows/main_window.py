@@ -32,10 +32,11 @@ from qoder_desktop.ui.plain_text import set_plain, tooltip
 from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
 from qoder_desktop.ui.widgets.session_list import (
     SessionTableModel,
-    fit_name_column,
+    fit_folder_column,
     session_details,
     setup_sessions_view,
 )
+from qoder_desktop.ui.windows.help_dialogs import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
 from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # pydantic, the models and the form load after the first pain
 
 MAX_EVENTS_PER_SESSION = 5000
 STATUS_TIMEOUT_MS = 10_000
+SESSIONS_PANE_WIDTH = 580
 
 _LIVE = (SessionState.STARTING, SessionState.RUNNING, SessionState.WAITING, SessionState.IDLE)
 _BUSY = (SessionState.RUNNING, SessionState.WAITING)
@@ -99,11 +101,14 @@ class MainWindow(QMainWindow):
         self._quit_box: QMessageBox | None = None
         self._current: str | None = None
         self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
+        self.help = HelpMenu(self, self.ui.shortcutsAction, self.ui.aboutAction)
         self._setup_views()
         self._setup_toolbar()
         self._connect()
         self._update_session_header()
         self._update_pending_display()
+        window_state.fit_to_screen(self, center=True)
+        self._share_width()
 
     # -- setup -------------------------------------------------------------------------
 
@@ -123,6 +128,12 @@ class MainWindow(QMainWindow):
         self._pending_display = PendingDisplay(self, ui)
         QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self._send_prompt,
                   context=Qt.ShortcutContext.WidgetShortcut)
+
+    def _share_width(self) -> None:
+        """Give the sessions side about 43 % of the (fitted) window, at most
+        `SESSIONS_PANE_WIDTH`: every column of the sessions list shows at 1366 px."""
+        left = min(SESSIONS_PANE_WIDTH, round(self.width() * 0.43))
+        self.ui.mainSplitter.setSizes([left, max(1, self.width() - left)])
 
     def _setup_toolbar(self) -> None:
         self.modes = ModeSwitcher(self, self.ui.sessionMenu)
@@ -175,7 +186,7 @@ class MainWindow(QMainWindow):
         is_new = self._model.row_of(info.session_id) is None
         self._model.update_session(info)
         if is_new:
-            fit_name_column(self.ui.sessionsView, self._model)
+            fit_folder_column(self.ui.sessionsView, self._model)
         if self._current is None or (is_new and info.backend in (Backend.CLAUDE,
                                                                  Backend.QODER)):
             self.select_session(info.session_id)
@@ -347,8 +358,11 @@ class MainWindow(QMainWindow):
         window_state.save_window_state(path, self, self._splitters())
 
     def restore_state(self, path: Path) -> bool:
-        """Restore what `save_state` wrote; False when there was nothing usable."""
-        return window_state.restore_window_state(path, self, self._splitters())
+        """Restore what `save_state` wrote, kept on the screen's available area; False
+        when there was nothing usable (the default size, fitted to the screen, stays)."""
+        restored = window_state.restore_window_state(path, self, self._splitters())
+        window_state.fit_to_screen(self)
+        return restored
 
     def request_quit(self) -> None:
         """Quit (emit `quit_requested`); while requests wait, ask first (non-blocking)."""

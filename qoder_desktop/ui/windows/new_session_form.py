@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QWidget
 
 from qoder_desktop.domain.consent import ModeConsent
@@ -84,8 +85,17 @@ class NewSessionDialog(QDialog):
         ui.addDirsList.currentRowChanged.connect(
             lambda row: ui.removeDirButton.setEnabled(row >= 0))
         ui.limitToolsCheck.toggled.connect(ui.toolsEdit.setEnabled)
+        ok.setToolTip("Start the session (Ctrl+Return)")
+        ok.setAccessibleDescription("Start the session with these options (Ctrl+Return)")
+        ui.buttonBox.button(QDialogButtonBox.StandardButton.Cancel).setAccessibleDescription(
+            "Close the form without starting a session")
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self, self.submit,
+                      context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._confirming = False
         self.load(defaults or SessionOptions())
+        ui.tabs.setCurrentWidget(ui.generalTab)
+        ui.promptEdit.setFocus(Qt.FocusReason.OtherFocusReason)  # type at once
 
     # -- filling in --------------------------------------------------------------------
 

@@ -114,7 +114,11 @@ class SettingsDialog(QDialog):
             status_label.setProperty("role", "hint")
         ui.buttonBox.accepted.connect(self.save)
         ui.buttonBox.rejected.connect(self.reject)
-        ui.buttonBox.button(QDialogButtonBox.StandardButton.Save).setObjectName("saveButton")
+        save = ui.buttonBox.button(QDialogButtonBox.StandardButton.Save)
+        save.setObjectName("saveButton")
+        save.setAccessibleDescription("Keep the settings of every page and close")
+        ui.buttonBox.button(QDialogButtonBox.StandardButton.Cancel).setAccessibleDescription(
+            "Close without changing the settings")
         ui.notifyCheck.toggled.connect(ui.inactiveCheck.setEnabled)
         ui.notifyCheck.toggled.connect(ui.soundCheck.setEnabled)
         ui.addWorkspaceButton.clicked.connect(self._add_workspace)
@@ -148,6 +152,11 @@ class SettingsDialog(QDialog):
             status.setWordWrap(True)
             install = _named(QPushButton("Install"), f"{agent}HookInstall")
             uninstall = _named(QPushButton("Uninstall"), f"{agent}HookUninstall")
+            install.setAccessibleName(f"Install the {label} hook")
+            install.setAccessibleDescription(f"Send {label}'s permission prompts here too")
+            uninstall.setAccessibleName(f"Uninstall the {label} hook")
+            uninstall.setAccessibleDescription(
+                f"{label}'s permission prompts stay in its terminal only")
             install.clicked.connect(lambda _=False, a=agent: self.hook_install_requested.emit(a))
             uninstall.clicked.connect(
                 lambda _=False, a=agent: self.hook_uninstall_requested.emit(a))
@@ -166,14 +175,17 @@ class SettingsDialog(QDialog):
         form.addRow("&Wait for an answer here:", self.terminal_wait_spin)
         layout.addLayout(form)
         layout.addStretch(1)
-        self.ui.tabs.addTab(tab, "&Terminal agents")
+        self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(tab, "&Terminal agents"),
+                                   "Send the prompts of agents you start yourself here")
 
     def set_hook_status(self, agent: str, text: str, installed: bool) -> None:
         """Show whether the terminal hook of `agent` is installed (`text`: plain text)."""
         status, install, uninstall = self._hook_rows[agent]
         status.setText(text)
         status.setProperty("warning", False)
-        install.setText("Reinstall" if installed else "Install")
+        verb = "Reinstall" if installed else "Install"
+        install.setText(verb)
+        install.setAccessibleName(f"{verb} the {dict(TERMINAL_AGENTS)[agent]} hook")
         uninstall.setEnabled(installed)
 
     def set_hook_error(self, agent: str, message: str) -> None:
