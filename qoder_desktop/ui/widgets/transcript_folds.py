@@ -1,0 +1,165 @@
+"""Folds in the transcript: a tool call's output under its ▶/▼ row, an edited call's
+original and the CLI's instructions to the model under a "▸" row.
+
+Blocks carry their fold in block-format properties (the document is the only record, so
+trimming old blocks or re-showing a session needs no bookkeeping beyond which folds are
+closed). Hidden blocks are invisible `QTextBlock`s: their text stays in the document.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextBlock, QTextBlockFormat, QTextCursor, QTextDocument, QTextFormat
+
+CALL_PROPERTY = QTextFormat.Property.UserProperty + 2
+"""On every block of a tool call's line: the call's ``tool_use_id``."""
+FOLD_PROPERTY = QTextFormat.Property.UserProperty + 3
+"""On a block that a fold hides: the fold's key."""
+TOGGLE_PROPERTY = QTextFormat.Property.UserProperty + 4
+"""On the row a click opens or closes a fold with: the fold's key."""
+PARENT_PROPERTY = QTextFormat.Property.UserProperty + 5
+"""On a folded block inside another fold (details under a call's output): the outer key."""
+
+OUTPUT_FOLD = "output:"
+ORIGINAL_FOLD = "original:"
+DETAILS_FOLD = "details:"
+OPEN_GLYPH, CLOSED_GLYPH = "▼", "▶"
+OPEN_SMALL, CLOSED_SMALL = "▾", "▸"
+SCAN_LIMIT = 5_000
+"""Blocks searched back from the end for the call an edited call replaces."""
+
+
+def marked(fmt: QTextBlockFormat, *, call: str | None = None, fold: str | None = None,
+           toggle: str | None = None, parent: str | None = None) -> QTextBlockFormat:
+    """`fmt` with the fold properties given (a copy when any is set)."""
+    if not (call or fold or toggle or parent):
+        return fmt
+    fmt = QTextBlockFormat(fmt)
+    for prop, value in ((CALL_PROPERTY, call), (FOLD_PROPERTY, fold),
+                        (TOGGLE_PROPERTY, toggle), (PARENT_PROPERTY, parent)):
+        if value:
+            fmt.setProperty(prop, value)
+    return fmt
+
+
+def _prop(block: QTextBlock, prop: int) -> str:
+    value = block.blockFormat().property(prop)
+    return value if isinstance(value, str) else ""
+
+
+def _glyphs(key: str) -> tuple[str, str]:
+    return (OPEN_GLYPH, CLOSED_GLYPH) if key.startswith(OUTPUT_FOLD) else (OPEN_SMALL,
+                                                                            CLOSED_SMALL)
+
+
+class Folds:
+    """Which folds of one transcript document are closed, and opening/closing them."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        self._doc = document
+        self._closed: set[str] = set()
+        self._to_close: list[str] = []
+        self._details = 0
+
+    def clear(self) -> None:
+        """Forget every fold (the document was cleared)."""
+        self._closed.clear()
+        self._to_close.clear()
+
+    def is_open(self, key: str) -> bool:
+        """True when the fold `key` shows its blocks."""
+        return key not in self._closed
+
+    def new_details_key(self) -> str:
+        """A key for a new "details" fold."""
+        self._details += 1
+        return f"{DETAILS_FOLD}{self._details}"
+
+    def close_later(self, key: str) -> None:
+        """Start the fold `key` closed (applied by the next `settle`)."""
+        self._to_close.append(key)
+
+    def replace_call(self, cursor: QTextCursor, call_id: str) -> bool:
+        """Empty the blocks of the call line `call_id` and put `cursor` in the first one
+        (False, cursor untouched: the call is not shown)."""
+        block = self._doc.lastBlock()
+        last = None
+        for _ in range(SCAN_LIMIT):
+            if not block.isValid():
+                break
+            if _prop(block, CALL_PROPERTY) == call_id:
+                last = block
+                break
+            block = block.previous()
+        if last is None:
+            return False
+        first = last
+        while first.previous().isValid() and _prop(first.previous(), CALL_PROPERTY) == call_id:
+            first = first.previous()
+        for key in (f"{OUTPUT_FOLD}{call_id}",):
+            self._closed.discard(key)
+        cursor.setPosition(first.position())
+        cursor.setPosition(last.position() + last.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        cursor.setBlockFormat(QTextBlockFormat())
+        return True
+
+    def settle(self, start: int, end: int, output: str | None, *, folded: bool) -> None:
+        """Hide what starts closed among the blocks from `start` to `end`: new folds, and
+        a call's output when it is long (`folded`) or its fold was closed."""
+        if output and folded:
+            self._set_closed(output, True)
+        closing = set(self._to_close)
+        self._to_close.clear()
+        self._closed |= closing
+        block = self._doc.findBlock(start)
+        while block.isValid() and block.position() <= end:
+            fold = _prop(block, FOLD_PROPERTY)
+            parent = _prop(block, PARENT_PROPERTY)
+            if (fold and fold in self._closed) or (parent and parent in self._closed):
+                block.setVisible(False)
+            block = block.next()
+        self._doc.markContentsDirty(start, max(0, end - start) + 1)
+
+    def toggle(self, block: QTextBlock) -> bool:
+        """Open or close the fold whose row `block` is (False: it is no such row)."""
+        key = _prop(block, TOGGLE_PROPERTY)
+        if not key:
+            return False
+        self._set_closed(key, key not in self._closed, after=block)
+        return True
+
+    def _set_closed(self, key: str, closed: bool, after: QTextBlock | None = None) -> None:
+        if closed:
+            self._closed.add(key)
+        else:
+            self._closed.discard(key)
+        start = after if after is not None else self._toggle_row(key)
+        if start is not None:
+            self._set_glyph(start, _glyphs(key)[1 if closed else 0])
+        block = start if start is not None else self._doc.firstBlock()
+        first_position = block.position()
+        while block.isValid():
+            fold, parent = _prop(block, FOLD_PROPERTY), _prop(block, PARENT_PROPERTY)
+            if fold == key or parent == key:
+                visible = not closed and fold not in self._closed and parent not in self._closed
+                block.setVisible(visible)
+            block = block.next()
+        self._doc.markContentsDirty(first_position,
+                                    self._doc.characterCount() - first_position)
+
+    def _toggle_row(self, key: str) -> QTextBlock | None:
+        block = self._doc.lastBlock()
+        for _ in range(SCAN_LIMIT):
+            if not block.isValid():
+                return None
+            if _prop(block, TOGGLE_PROPERTY) == key:
+                return block
+            block = block.previous()
+        return None
+
+    def _set_glyph(self, block: QTextBlock, glyph: str) -> None:
+        cursor = QTextCursor(block)
+        cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
+        if cursor.selectedText() in (OPEN_GLYPH, CLOSED_GLYPH, OPEN_SMALL, CLOSED_SMALL):
+            fmt = cursor.charFormat()
+            cursor.insertText(glyph, fmt)
