@@ -88,8 +88,8 @@ FOLD_STYLE = _Style("", color="#6741D9", indent=30)
 """A row that opens a fold ("▸ edited by you…", "▸ details")."""
 FOLDED_STYLE = _Style("", color="#5C636A", monospace=True, indent=42)
 """What a fold holds (an edited call's original, the CLI's words to the model)."""
-EDITED_CAPTION = "✎ edited by you: this ran instead of the agent's original (click to see it)"
-DETAILS_CAPTION = "details: what the agent's CLI told the model"
+EDITED_CAPTION = "✎ edited by you — what the agent asked for"
+DETAILS_CAPTION = "details — what the agent's CLI told the model"
 NO_FOLD_GLYPH = "•"
 """Leads a tool call that has no output to fold (the SDK gave no id to pair it by)."""
 FOLDED_LINES = 8
@@ -289,7 +289,7 @@ class TranscriptView(QTextEdit):
         if kind is TranscriptKind.TOOL_CALL:
             # ▼/▶ open and close the call's output; a call without an id has none.
             caption = f"{OPEN_GLYPH if call_id else NO_FOLD_GLYPH} {event.tool_name or 'Tool'}"
-        elif kind is TranscriptKind.DENIAL and event.tool_name == PLAN_TOOL and not event.is_error:
+        elif kind is TranscriptKind.DENIAL and event.tool_name == PLAN_TOOL:
             style = KEEP_PLANNING_STYLE  # a plan sent back is not a denied tool call
             caption = style.caption
         start = cursor.position()
@@ -343,7 +343,7 @@ class TranscriptView(QTextEdit):
         cursor.setBlockFormat(marked(self._block_format(style, TranscriptKind.SYSTEM,
                                                         is_error=False),
                                      call=call, fold=parent, toggle=key))
-        cursor.insertText(f"{CLOSED_SMALL} {caption}", self._char_format(style, caption=True))
+        cursor.insertText(f"{CLOSED_SMALL} {caption}", self._char_format(style))
         cursor.insertBlock(marked(self._block_format(FOLDED_STYLE, TranscriptKind.SYSTEM,
                                                      is_error=False),
                                   call=call, fold=key, parent=parent))
