@@ -147,3 +147,33 @@ async def test_a_refusal_after_a_denial_is_one_line_and_a_details_row(
                       details="STOP what you are doing and wait."))
     text = visible_text(view)
     assert text.count("no thanks") == 1 and "STOP" not in text
+
+
+async def test_folded_output_says_how_long_it_is_and_either_row_opens_it(
+        qtbot: QtBot, view: TranscriptView) -> None:
+    output = "\n".join(f"line {n}" for n in range(12))
+    await shown(view, event(TranscriptKind.TOOL_CALL, "cat big", tool_name="Bash",
+                            tool_use_id="t1"),
+                event(TranscriptKind.TOOL_RESULT, output, tool_name="Bash", tool_use_id="t1"))
+    assert "▸ 12 lines of output" in visible_text(view)
+    click(qtbot, view, block_with(view, "12 lines of output"))
+    assert "line 11" in visible_text(view)
+    assert block_with(view, "cat big").text().startswith("▼")  # the call's row follows
+    assert block_with(view, "lines of output").text().startswith("▾")
+    click(qtbot, view, block_with(view, "cat big"))
+    assert "line 11" not in visible_text(view)
+    assert block_with(view, "lines of output").text().startswith("▸")
+
+
+async def test_return_on_a_fold_row_opens_it_from_the_keyboard(
+        qtbot: QtBot, view: TranscriptView) -> None:
+    await shown(view, event(TranscriptKind.TOOL_CALL, EDITED, tool_name="Bash",
+                            tool_use_id="t1", original_text=f"command: {ORIGINAL}"))
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view, Qt.Key.Key_Down)  # from the call's row to the "edited" row
+    assert EDITED_CAPTION in view.textCursor().block().text()
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert ORIGINAL in visible_text(view)
+    qtbot.keyClick(view, Qt.Key.Key_Space)
+    assert ORIGINAL not in visible_text(view)

@@ -46,11 +46,6 @@ def _prop(block: QTextBlock, prop: int) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _glyphs(key: str) -> tuple[str, str]:
-    return (OPEN_GLYPH, CLOSED_GLYPH) if key.startswith(OUTPUT_FOLD) else (OPEN_SMALL,
-                                                                            CLOSED_SMALL)
-
-
 class Folds:
     """Which folds of one transcript document are closed, and opening/closing them."""
 
@@ -107,7 +102,7 @@ class Folds:
         """Hide what starts closed among the blocks from `start` to `end`: new folds, and
         a call's output when it is long (`folded`) or its fold was closed."""
         if output and folded:
-            self._set_closed(output, True)
+            self._set_closed(output, True, near=self._doc.findBlock(start))
         closing = set(self._to_close)
         self._to_close.clear()
         self._closed |= closing
@@ -125,20 +120,21 @@ class Folds:
         key = _prop(block, TOGGLE_PROPERTY)
         if not key:
             return False
-        self._set_closed(key, key not in self._closed, after=block)
+        self._set_closed(key, key not in self._closed, near=block)
         return True
 
-    def _set_closed(self, key: str, closed: bool, after: QTextBlock | None = None) -> None:
+    def _set_closed(self, key: str, closed: bool, near: QTextBlock | None = None) -> None:
+        """Close or open `key`: every row of it (a call's ▶ and its "N lines" row) shows
+        the new state, and its blocks hide or show."""
         if closed:
             self._closed.add(key)
         else:
             self._closed.discard(key)
-        start = after if after is not None else self._toggle_row(key)
-        if start is not None:
-            self._set_glyph(start, _glyphs(key)[1 if closed else 0])
-        block = start if start is not None else self._doc.firstBlock()
+        block = self._first_row(key, near)
         first_position = block.position()
         while block.isValid():
+            if _prop(block, TOGGLE_PROPERTY) == key:
+                _set_glyph(block, closed)
             fold, parent = _prop(block, FOLD_PROPERTY), _prop(block, PARENT_PROPERTY)
             if fold == key or parent == key:
                 visible = not closed and fold not in self._closed and parent not in self._closed
@@ -147,19 +143,32 @@ class Folds:
         self._doc.markContentsDirty(first_position,
                                     self._doc.characterCount() - first_position)
 
-    def _toggle_row(self, key: str) -> QTextBlock | None:
-        block = self._doc.lastBlock()
+    def _first_row(self, key: str, near: QTextBlock | None) -> QTextBlock:
+        """The earliest row of `key` before `near` (the end): a call's own row, else the
+        last one found within `SCAN_LIMIT` blocks."""
+        block = near if near is not None else self._doc.lastBlock()
+        first = block
         for _ in range(SCAN_LIMIT):
             if not block.isValid():
-                return None
+                break
             if _prop(block, TOGGLE_PROPERTY) == key:
-                return block
+                first = block
+                if _prop(block, CALL_PROPERTY) or not key.startswith(OUTPUT_FOLD):
+                    break
             block = block.previous()
-        return None
+        return first
 
-    def _set_glyph(self, block: QTextBlock, glyph: str) -> None:
-        cursor = QTextCursor(block)
-        cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
-        if cursor.selectedText() in (OPEN_GLYPH, CLOSED_GLYPH, OPEN_SMALL, CLOSED_SMALL):
-            fmt = cursor.charFormat()
-            cursor.insertText(glyph, fmt)
+
+_GLYPHS = {OPEN_GLYPH: CLOSED_GLYPH, OPEN_SMALL: CLOSED_SMALL}
+"""Each open glyph and its closed twin."""
+
+
+def _set_glyph(block: QTextBlock, closed: bool) -> None:
+    """Show a fold row's first character as its closed or open glyph."""
+    cursor = QTextCursor(block)
+    cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
+    current = cursor.selectedText()
+    for open_glyph, closed_glyph in _GLYPHS.items():
+        if current in (open_glyph, closed_glyph):
+            cursor.insertText(closed_glyph if closed else open_glyph, cursor.charFormat())
+            return

@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -133,6 +134,9 @@ class TranscriptView(QTextEdit):
         self._pending: list[TranscriptEvent] = []
         self._folds = Folds(self.document())
         self.viewport().setMouseTracking(True)
+        # A caret the keyboard moves, so Return or Space opens the fold it is on.
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self._batch = QTimer(self)
         self._batch.setSingleShot(True)
         self._batch.setInterval(BATCH_MS)
@@ -205,6 +209,15 @@ class TranscriptView(QTextEdit):
         if (event.button() is Qt.MouseButton.LeftButton
                 and not self.textCursor().hasSelection()):
             self.toggle_at(event.position().toPoint())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Return, Enter or Space on a fold's row (the caret's line) opens or closes it."""
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
+                and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+                and self._folds.toggle(self.textCursor().block())):
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         """A pointing hand over a fold's row says it can be clicked."""
@@ -293,6 +306,14 @@ class TranscriptView(QTextEdit):
             style = KEEP_PLANNING_STYLE  # a plan sent back is not a denied tool call
             caption = style.caption
         start = cursor.position()
+        lines = event.text.count("\n") + 1
+        folded = bool(fold) and not is_error and bool(event.text) and lines >= FOLDED_LINES
+        if folded:  # a row that says what is folded, and opens it like the call's ▶
+            cursor.setBlockFormat(marked(self._block_format(FOLD_STYLE, TranscriptKind.SYSTEM,
+                                                            is_error=False), toggle=fold))
+            cursor.insertText(f"{CLOSED_SMALL} {lines} lines of output",
+                              self._char_format(FOLD_STYLE))
+            cursor.insertBlock()
         first_format = self._block_format(block_style, kind, is_error=is_error,
                                           top=12 if style.caption_own_line else 6)
         first_block = cursor.block()
@@ -330,9 +351,7 @@ class TranscriptView(QTextEdit):
             self._fold_row(cursor, not only_details, DETAILS_CAPTION,
                            self._folds.new_details_key(), event.details, call=None,
                            parent=fold)
-        self._folds.settle(start, cursor.position(), fold,
-                           folded=kind is TranscriptKind.TOOL_RESULT and not is_error
-                           and text.count("\n") >= FOLDED_LINES)
+        self._folds.settle(start, cursor.position(), fold, folded=folded)
 
     def _fold_row(self, cursor: QTextCursor, new_block: bool, caption: str, key: str,
                   text: str, *, call: str | None, parent: str | None) -> None:
