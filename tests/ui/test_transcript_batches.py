@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
@@ -190,6 +190,9 @@ def test_the_opaque_viewport_looks_like_a_plain_text_edit(qtbot: QtBot, styled: 
     host.resize(820, 300)
     host.show()
     qtbot.waitExposed(host)
+    # Neither shows a caret (the view's, for the keyboard, blinks while it has focus).
+    host.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    host.setFocus()
     plain.verticalScrollBar().setValue(view.verticalScrollBar().value())
     qtbot.wait(20)
     assert view.grab().toImage() == plain.grab().toImage()
