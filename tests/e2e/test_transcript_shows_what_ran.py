@@ -12,7 +12,8 @@ from helpers.claude_harness import Harness
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.domain.models import PLAN_TOOL, Decision, DecisionKind, PermissionMode
-from qoder_desktop.domain.session_options import TranscriptKind
+from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
+from qoder_desktop.terminal.transcript import TranscriptFollower
 from qoder_desktop.ui.control.sessions import SessionController
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.widgets.session_list import COL_MODE
@@ -108,3 +109,20 @@ async def test_the_window_shows_plan_mode_once_the_agent_enters_it(
     text = visible_text(window.ui.transcriptView)
     assert "DO NOT write" not in text  # the CLI's plan-mode rules wait behind "details"
     assert text.count("Add a README step.") == 1  # one line for the decision
+
+
+async def test_a_terminal_sessions_transcript_folds_the_clis_plan_mode_rules(
+        harness: Harness) -> None:
+    """The JSON-lines transcript the real CLI wrote, read as a terminal session's is."""
+    await harness.start("plan")
+    request = await harness.next_request()
+    harness.broker.answer(request.request_id, Decision.keep_planning("Keep planning."))
+    await harness.wait_idle()
+    config = harness.workspace.parent / "claude-config"
+    [path] = list(config.glob("projects/*/*.jsonl"))
+    seen: list[TranscriptEvent] = []
+    TranscriptFollower(path, "terminal-1", seen.append).poll()
+    [entered] = [line for line in seen if line.kind is TranscriptKind.TOOL_RESULT
+                 and line.tool_name == "EnterPlanMode"]
+    assert "DO NOT write" not in entered.text and "DO NOT write" in entered.details
+    assert not any("<tool_use_error>" in line.text for line in seen)
