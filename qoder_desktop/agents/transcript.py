@@ -121,6 +121,9 @@ class ToolCallPairing:
 
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
 _SYSTEM_REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
+_CONTEXT_NOTE = re.compile(r"\s*\((?:[^()]*) in your context(?:[^()]*)\)")
+"""A note the CLI adds for the model, e.g. "(file state is current in your context — no
+need to Read it back)"."""
 _CLI_PROMPTS: tuple[tuple[str, str], ...] = (
     ("Entered plan mode", "Entered plan mode: the agent explores and plans, and changes "
                           "nothing until you approve a plan."),
@@ -143,7 +146,8 @@ def readable_result(text: str) -> tuple[str, str]:
     """
     text = _TOOL_USE_ERROR.sub("", text)
     reminders = [m.group(0).strip() for m in _SYSTEM_REMINDER.finditer(text)]
-    shown = _SYSTEM_REMINDER.sub("\n", text).strip()
+    reminders += [m.group(0).strip() for m in _CONTEXT_NOTE.finditer(text)]
+    shown = _CONTEXT_NOTE.sub("", _SYSTEM_REMINDER.sub("\n", text)).strip()
     details = "\n\n".join(reminders)
     for start, summary in _CLI_PROMPTS:
         if shown.startswith(start):
@@ -173,3 +177,12 @@ def edited_fields(original: dict[str, Any], final: dict[str, Any]) -> str:
             shown = f"{shown[:SUMMARY_LIMIT]}… ({len(shown) - SUMMARY_LIMIT} more characters)"
         lines.append(f"{key}: {shown}" if "\n" not in shown else f"{key}:\n{shown}")
     return "\n".join(lines)
+
+
+def plan_title(plan: str) -> str:
+    """The first line of a plan, without its markdown heading marks (the transcript shows
+    it on the ExitPlanMode row; the whole plan is one click away)."""
+    for line in plan.splitlines():
+        if line.strip():
+            return line.strip().lstrip("#").strip() or "Plan"
+    return "Plan"

@@ -15,12 +15,13 @@ from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.transcript import (
     ToolCallPairing,
     edited_fields,
+    plan_title,
     readable_result,
     result_text,
     summarize_input,
 )
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
-from qoder_desktop.domain.tools import ENTER_PLAN_TOOL
+from qoder_desktop.domain.tools import ENTER_PLAN_TOOL, PLAN_TOOL
 
 MAX_TRACKED = 2_000
 """Calls remembered per kind (plan-mode calls, denials) at most; the oldest go first."""
@@ -54,6 +55,11 @@ class TranscriptWriter:
         """The agent called a tool."""
         if tool_name == ENTER_PLAN_TOOL:
             _remember(self._plan_calls, tool_use_id, True)
+        plan = tool_input.get("plan") if tool_name == PLAN_TOOL else None
+        if isinstance(plan, str) and plan.strip():  # its title; the plan under "details"
+            self.emit(TranscriptKind.TOOL_CALL, plan_title(plan), tool_name=tool_name,
+                      tool_use_id=tool_use_id, details=plan)
+            return
         self.emit(TranscriptKind.TOOL_CALL, summarize_input(tool_input), tool_name=tool_name,
                   tool_use_id=tool_use_id)
 

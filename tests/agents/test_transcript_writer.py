@@ -99,3 +99,19 @@ def test_readable_result_strips_tags_and_folds_reminders() -> None:
         "12 lines\n<system-reminder>Whenever you read a file…</system-reminder>")
     assert shown == "12 lines" and "Whenever you read" in details
     assert readable_result("plain output") == ("plain output", "")
+
+
+def test_a_plan_call_shows_its_title_with_the_plan_folded() -> None:
+    sink = Lines()
+    writer = TranscriptWriter("s", sink)  # type: ignore[arg-type]
+    plan = "# Plan: add a greeting module\n\n1. Create `greeting.py`.\n"
+    writer.call("ExitPlanMode", "t1", {"plan": plan})
+    assert (sink.lines[0].text, sink.lines[0].details) == ("Plan: add a greeting module", plan)
+
+
+def test_the_clis_context_note_goes_to_details() -> None:
+    shown, details = readable_result(
+        "File created successfully at: /w/p.md (file state is current in your context — no "
+        "need to Read it back)")
+    assert shown == "File created successfully at: /w/p.md"
+    assert "in your context" in details

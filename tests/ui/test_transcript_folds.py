@@ -177,3 +177,13 @@ async def test_return_on_a_fold_row_opens_it_from_the_keyboard(
     assert ORIGINAL in visible_text(view)
     qtbot.keyClick(view, Qt.Key.Key_Space)
     assert ORIGINAL not in visible_text(view)
+
+
+async def test_a_plan_row_shows_its_title_and_unfolds_the_whole_plan(
+        qtbot: QtBot, view: TranscriptView) -> None:
+    plan = "# Plan: add a greeting module\n\n1. Create greeting.py."
+    await shown(view, event(TranscriptKind.TOOL_CALL, "Plan: add a greeting module",
+                            tool_name="ExitPlanMode", tool_use_id="t1", details=plan))
+    assert "Create greeting.py" not in visible_text(view)
+    click(qtbot, view, block_with(view, "the whole plan"))
+    assert "1. Create greeting.py." in visible_text(view)

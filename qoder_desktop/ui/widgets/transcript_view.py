@@ -91,6 +91,7 @@ FOLDED_STYLE = _Style("", color="#5C636A", monospace=True, indent=42)
 """What a fold holds (an edited call's original, the CLI's words to the model)."""
 EDITED_CAPTION = "✎ edited by you — what the agent asked for"
 DETAILS_CAPTION = "details — what the agent's CLI told the model"
+PLAN_CAPTION = "the whole plan"
 NO_FOLD_GLYPH = "•"
 """Leads a tool call that has no output to fold (the SDK gave no id to pair it by)."""
 FOLDED_LINES = 8
@@ -348,7 +349,8 @@ class TranscriptView(QTextEdit):
                            f"{ORIGINAL_FOLD}{call_id}", event.original_text,
                            call=call_id, parent=None)
         if event.details:
-            self._fold_row(cursor, not only_details, DETAILS_CAPTION,
+            caption = PLAN_CAPTION if call_id and event.tool_name == PLAN_TOOL else DETAILS_CAPTION
+            self._fold_row(cursor, not only_details, caption,
                            self._folds.new_details_key(), event.details, call=None,
                            parent=fold)
         self._folds.settle(start, cursor.position(), fold, folded=folded)
