@@ -42,9 +42,13 @@ class TranscriptWriter:
         self._pairing = ToolCallPairing()
         self._plan_calls: dict[str, bool] = {}
         self._denied: dict[str, str] = {}
+        self._ours: dict[str, bool] = {}  # calls a person (or we, failing closed) denied
 
     def line(self, line: TranscriptEvent) -> None:
-        """Write a line made elsewhere (paired with its call if it is a result)."""
+        """Write a line made elsewhere (paired with its call if it is a result); the CLI's
+        own report of a denial we gave is dropped (our line already says it)."""
+        if line.kind is TranscriptKind.DENIAL and line.tool_use_id in self._ours:
+            return
         self._sink.add_transcript_line(self._pairing.pair(line))
 
     def emit(self, kind: TranscriptKind, text: str = "", **fields: Any) -> None:
@@ -79,10 +83,11 @@ class TranscriptWriter:
     def denied(self, tool_use_id: str | None, tool_name: str | None, message: str, *,
                keep_planning: bool = False) -> None:
         """A call was denied with `message` (one line; the CLI's echo of it is dropped)."""
-        if tool_use_id:
-            _remember(self._denied, tool_use_id, message)
         self.emit(TranscriptKind.DENIAL, message, is_error=not keep_planning,
                   tool_name=tool_name, tool_use_id=tool_use_id)
+        if tool_use_id:
+            _remember(self._denied, tool_use_id, message)
+            _remember(self._ours, tool_use_id, True)
 
     def result(self, tool_use_id: str, content: Any, is_error: bool) -> bool:
         """A call's result came back; True when it put the agent into plan mode."""
