@@ -115,6 +115,10 @@ async def test_long_output_starts_folded_under_its_call(view: TranscriptView) ->
     assert "line 3" not in visible_text(view)
     assert block_with(view, "cat big").text().startswith("▶")
     assert not view.is_open("output:t1")
+    # Laid out as hidden: the folded lines take no room on screen.
+    layout = view.document().documentLayout()
+    assert layout.blockBoundingRect(block_with(view, "line 3")).height() == 0
+    assert layout.blockBoundingRect(block_with(view, "cat big")).height() > 0
 
 
 async def test_the_clis_instructions_to_the_model_wait_behind_details(

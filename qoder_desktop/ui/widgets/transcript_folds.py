@@ -54,6 +54,7 @@ class Folds:
         self._closed: set[str] = set()
         self._to_close: list[str] = []
         self._details = 0
+        self._dirty: tuple[int, int] | None = None
 
     def clear(self) -> None:
         """Forget every fold (the document was cleared)."""
@@ -101,11 +102,14 @@ class Folds:
     def settle(self, start: int, end: int, output: str | None, *, folded: bool) -> None:
         """Hide what starts closed among the blocks from `start` to `end`: new folds, and
         a call's output when it is long (`folded`) or its fold was closed."""
-        if output and folded:
-            self._set_closed(output, True, near=self._doc.findBlock(start))
-        closing = set(self._to_close)
+        if output and folded:  # (this hides the new output blocks too)
+            self._set_closed(output, True, near=self._doc.findBlock(start), later=True)
+            if not self._to_close:
+                return
+        elif not self._to_close and not (output and output in self._closed):
+            return  # nothing new starts closed (most lines): no relayout
+        self._closed.update(self._to_close)
         self._to_close.clear()
-        self._closed |= closing
         block = self._doc.findBlock(start)
         while block.isValid() and block.position() <= end:
             fold = _prop(block, FOLD_PROPERTY)
@@ -113,7 +117,23 @@ class Folds:
             if (fold and fold in self._closed) or (parent and parent in self._closed):
                 block.setVisible(False)
             block = block.next()
-        self._doc.markContentsDirty(start, max(0, end - start) + 1)
+        self._mark(start, end + 1, later=True)
+
+    def relayout(self) -> None:
+        """Lay out again what `settle` hid (once per batch of lines: one layout pass)."""
+        if self._dirty is not None:
+            (start, end), self._dirty = self._dirty, None
+            end = min(end, self._doc.characterCount())
+            if end > start:
+                self._doc.markContentsDirty(start, end - start)
+
+    def _mark(self, start: int, end: int, *, later: bool) -> None:
+        if later:
+            old = self._dirty
+            self._dirty = (start, end) if old is None else (min(old[0], start),
+                                                             max(old[1], end))
+        else:
+            self._doc.markContentsDirty(start, max(0, end - start))
 
     def toggle(self, block: QTextBlock) -> bool:
         """Open or close the fold whose row `block` is (False: it is no such row)."""
@@ -123,7 +143,8 @@ class Folds:
         self._set_closed(key, key not in self._closed, near=block)
         return True
 
-    def _set_closed(self, key: str, closed: bool, near: QTextBlock | None = None) -> None:
+    def _set_closed(self, key: str, closed: bool, near: QTextBlock | None = None, *,
+                    later: bool = False) -> None:
         """Close or open `key`: every row of it (a call's ▶ and its "N lines" row) shows
         the new state, and its blocks hide or show."""
         if closed:
@@ -133,15 +154,15 @@ class Folds:
         block = self._first_row(key, near)
         first_position = block.position()
         while block.isValid():
-            if _prop(block, TOGGLE_PROPERTY) == key:
+            fmt = block.blockFormat()
+            if fmt.property(TOGGLE_PROPERTY) == key:
                 _set_glyph(block, closed)
-            fold, parent = _prop(block, FOLD_PROPERTY), _prop(block, PARENT_PROPERTY)
+            fold, parent = fmt.property(FOLD_PROPERTY), fmt.property(PARENT_PROPERTY)
             if fold == key or parent == key:
                 visible = not closed and fold not in self._closed and parent not in self._closed
                 block.setVisible(visible)
             block = block.next()
-        self._doc.markContentsDirty(first_position,
-                                    self._doc.characterCount() - first_position)
+        self._mark(first_position, self._doc.characterCount(), later=later)
 
     def _first_row(self, key: str, near: QTextBlock | None) -> QTextBlock:
         """The earliest row of `key` before `near` (the end): a call's own row, else the

@@ -158,6 +158,7 @@ class TranscriptView(QTextEdit):
         for event in events:
             self._insert(cursor, event)
         cursor.endEditBlock()
+        self._folds.relayout()
         self._scroll_to_end()
 
     def append_event(self, event: TranscriptEvent) -> None:
@@ -192,6 +193,7 @@ class TranscriptView(QTextEdit):
                     log.exception("a transcript event could not be shown")
         finally:
             cursor.endEditBlock()
+            self._folds.relayout()
         if at_end:
             self._scroll_to_end()
 
