@@ -54,3 +54,17 @@ def test_an_edit_no_rule_can_cover_leaves_only_allow_once(open_dialog, qtbot, ma
     # Undoing the edit offers the agent's suggestion again.
     qtbot.mouseClick(dialog.json_editor.reset_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _rules(dialog) == ["Bash(npm run test:*)"])
+
+
+def test_an_edit_that_keeps_the_command_keeps_the_agents_suggestion(  # type: ignore[no-untyped-def]
+        open_dialog, qtbot, make_request):
+    request = make_request("Bash", {"command": "npm run test", "description": "Run tests"},
+                           suggestions=(SUGGESTED,), cwd="/work/proj")
+    dialog, _decisions = open_dialog(ApprovalDialog(request))
+    press(dialog, Qt.Key.Key_E, CTRL)
+    dialog.json_editor.editor.selectAll()
+    qtbot.keyClicks(dialog.json_editor.editor,
+                    '{"command": "npm run test", "description": "Run the tests"}')
+    qtbot.waitUntil(dialog.json_editor.is_edited)
+    assert _rules(dialog) == ["Bash(npm run test:*)"]
+    assert "input you edited" not in dialog.grants.hint.text()

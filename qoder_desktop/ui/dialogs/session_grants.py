@@ -32,6 +32,7 @@ from qoder_desktop.domain.models import (
 )
 from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_suggestions
 from qoder_desktop.rules.narrowing import is_narrower
+from qoder_desktop.text.subject import tool_subject
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
 from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size, too_large_note
@@ -176,11 +177,12 @@ class SessionGrants(QWidget):
     def follow_input(self, tool_input: dict[str, Any] | None) -> None:
         """The person edited the call's input: offer the rule for what will run, not the
         one the agent's CLI suggested for its original input (back to that when the
-        edit is undone). An input that is not valid JSON (None) changes nothing."""
+        edit is undone, or when what a rule names, the command or the path, is the same).
+        An input that is not valid JSON (None) changes nothing."""
         request = self._request
         if request is None or tool_input is None or self.too_large:
             return
-        edited = tool_input != dict(request.tool_input)
+        edited = tool_subject(tool_input) != tool_subject(dict(request.tool_input))
         grants = self._offered
         if edited:
             rule = rule_for_request(request.tool_name, tool_input, request.cwd or "")
