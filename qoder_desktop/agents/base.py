@@ -25,13 +25,8 @@ from qoder_desktop.agents.ran_tools import RanTools
 from qoder_desktop.agents.requests import request_from_context
 from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
 from qoder_desktop.agents.sink import SessionSink, SessionStartError
-from qoder_desktop.agents.transcript import (
-    INTERRUPTED_TEXT,
-    STOPPED_TEXT,
-    ToolCallPairing,
-    result_text,
-    summarize_input,
-)
+from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT
+from qoder_desktop.agents.transcript_writer import TranscriptWriter
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.results import removal_update
 from qoder_desktop.config.secrets import APP_ONLY_ENV
@@ -42,6 +37,7 @@ from qoder_desktop.domain.models import (
     DecisionKind,
     PermissionMode,
     PermissionSuggestion,
+    RequestKind,
     RuleBehavior,
     RuleValue,
     SessionInfo,
@@ -80,7 +76,7 @@ class AgentSession(HookCallbacks, ABC):
         self.risks_confirmed = False
         """True once `start` spent the person's consent to risky options."""
         self._last_text = ""
-        self._pairing = ToolCallPairing()
+        self._transcript = TranscriptWriter(info.session_id, sink)
         self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
@@ -178,8 +174,7 @@ class AgentSession(HookCallbacks, ABC):
         self._stderr_tail.append(line.rstrip("\n"))
 
     def _emit(self, kind: TranscriptKind, text: str = "", **fields: Any) -> None:
-        line = TranscriptEvent(session_id=self.session_id, kind=kind, text=text, **fields)
-        self._sink.add_transcript_line(self._pairing.pair(line))
+        self._transcript.emit(kind, text, **fields)
 
     def _set_state(self, state: SessionState, error: str | None = None) -> None:
         self.info = self.info.model_copy(update={"state": state, "error": error})
@@ -314,7 +309,7 @@ class AgentSession(HookCallbacks, ABC):
         kind = type(message).__name__
         extra = self._sdk_extra_transcript(message)
         if extra is not None:
-            self._sink.add_transcript_line(self._pairing.pair(extra))
+            self._transcript.line(extra)
         elif kind == "AssistantMessage":
             for block in message.content:
                 block_kind = type(block).__name__
@@ -324,15 +319,15 @@ class AgentSession(HookCallbacks, ABC):
                 elif block_kind == "ToolUseBlock":
                     if self._ran is not None:
                         self._ran.called(block)
-                    self._emit(TranscriptKind.TOOL_CALL, summarize_input(block.input),
-                               tool_name=block.name, tool_use_id=block.id)
+                    self._transcript.call(block.name, block.id, block.input)
         elif kind == "UserMessage" and isinstance(message.content, list):
             for block in message.content:
                 if type(block).__name__ == "ToolResultBlock":
                     if self._ran is not None:
                         self._ran.result(block)
-                    self._emit(TranscriptKind.TOOL_RESULT, result_text(block.content),
-                               tool_use_id=block.tool_use_id, is_error=bool(block.is_error))
+                    if self._transcript.result(block.tool_use_id, block.content,
+                                               bool(block.is_error)):
+                        self._follow_cli_mode(PermissionMode.PLAN.value)
         elif kind == "ResultMessage":
             ended_by, self._ended_by = self._ended_by, None
             if ended_by is not None and message.is_error:
@@ -382,14 +377,18 @@ class AgentSession(HookCallbacks, ABC):
                 raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
             request = self._request_from(tool_name, tool_input, context)
             decision = await self._broker.request(request, self._sdk_update_problem)
-            if self._ran is not None and decision.kind.allows and decision.final_input:
-                self._ran.allowed(request.tool_use_id, dict(decision.final_input))
+            if decision.kind.allows and decision.final_input:
+                if self._ran is not None:
+                    self._ran.allowed(request.tool_use_id, dict(decision.final_input))
+                if request.kind is RequestKind.TOOL:
+                    self._transcript.edited(request.tool_use_id, request.tool_name,
+                                            dict(request.tool_input), dict(decision.final_input))
             if decision.kind is DecisionKind.WITHDRAWN:
                 # The CLI died or the session is stopping: like a CLI cancel, no answer.
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
                 # unretrieved task exception per request.)
                 raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            result = self._checked(self._result_for(decision, request.tool_name), request)
+            result = self._checked(self._result_for(decision, request), request)
             if self._removals_to_send and isinstance(result, self.SDK_ALLOW_TYPE):
                 sent, self._removals_to_send = self._removals_to_send, []
                 self._sink.removals_delivered(self.session_id, [r.rule_id for r in sent])
@@ -412,7 +411,7 @@ class AgentSession(HookCallbacks, ABC):
         self._emit(TranscriptKind.DENIAL, message, is_error=True)
         return self._sdk_deny(message, False)
 
-    def _result_for(self, decision: Decision, tool_name: str | None = None) -> Any:
+    def _result_for(self, decision: Decision, request: ApprovalRequest | None = None) -> Any:
         if decision.kind.allows:
             assert decision.final_input is not None
             # The broker already dropped what the CLI would not receive.
@@ -420,7 +419,9 @@ class AgentSession(HookCallbacks, ABC):
             if self._removals_to_send:
                 updates.append(removal_update([r.rule for r in self._removals_to_send]))
             return self._sdk_allow(dict(decision.final_input), updates)
-        self._emit(TranscriptKind.DENIAL, decision.message, is_error=True, tool_name=tool_name)
+        self._transcript.denied(request.tool_use_id if request else None,
+                                request.tool_name if request else None, decision.message,
+                                keep_planning=decision.kind is DecisionKind.KEEP_PLANNING)
         if decision.interrupt:
             self._ended_by = STOPPED_TEXT
         return self._sdk_deny(decision.message, decision.interrupt)

@@ -81,6 +81,17 @@ def _known_mode(value: str | None) -> PermissionMode | None:
         return None
 
 
+def _replaced_call(lines: list[TranscriptEvent], event: TranscriptEvent) -> int | None:
+    """Where the call an edited call line replaces is (None: append it)."""
+    if event.kind is not TranscriptKind.TOOL_CALL or event.original_text is None:
+        return None
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if line.kind is TranscriptKind.TOOL_CALL and line.tool_use_id == event.tool_use_id:
+            return index
+    return None
+
+
 class UnknownSession(LookupError):
     """No running session has that id."""
 
@@ -201,9 +212,17 @@ class SessionHub(SessionSink):
     # -- SessionSink -------------------------------------------------------------------
 
     def add_transcript_line(self, event: TranscriptEvent) -> None:
-        """Keep a transcript line and pass it on (SessionSink)."""
+        """Keep a transcript line and pass it on (SessionSink).
+
+        A tool call the person edited replaces the line of the call it names (the
+        subscribers replace it too; see `TranscriptEvent.original_text`).
+        """
         lines = self._transcripts.setdefault(event.session_id, [])
-        lines.append(event)
+        at = _replaced_call(lines, event)
+        if at is not None:
+            lines[at] = event
+        else:
+            lines.append(event)
         if len(lines) > TRANSCRIPT_LIMIT:
             del lines[: len(lines) - TRANSCRIPT_LIMIT]
         self._publish(HubEvent(HubEventKind.TRANSCRIPT, event.session_id, line=event))
@@ -273,9 +292,10 @@ class SessionHub(SessionSink):
         session = self._factory(info, options, self._broker, self)
         self._sessions[info.session_id] = session
         self._publish(HubEvent(HubEventKind.SESSION, info.session_id, session=info))
-        self.add_transcript_line(TranscriptEvent(
-            session_id=info.session_id, kind=TranscriptKind.SYSTEM,
-            text=trust.transcript_text(options.cwd)))
+        note = trust.transcript_text(options.cwd)
+        if note:
+            self.add_transcript_line(TranscriptEvent(
+                session_id=info.session_id, kind=TranscriptKind.SYSTEM, text=note))
         await session.start()
         return self._infos[info.session_id]
 

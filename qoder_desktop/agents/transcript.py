@@ -12,6 +12,7 @@ and by the terminal transcript follower.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
@@ -40,6 +41,8 @@ def summarize_input(tool_input: dict[str, Any]) -> str:
 
     Long inputs say how much was left out; nothing is cut silently.
     """
+    if not tool_input:
+        return ""
     text = tool_subject(tool_input)
     if not text:
         questions = tool_input.get("questions")
@@ -85,6 +88,17 @@ class ToolCallPairing:
         self._last_call: str | None = None
         self._result_since_call = False
 
+    def renamed(self, tool_use_id: str, summary: str) -> None:
+        """The call now runs with another input (the person edited it): name that."""
+        if tool_use_id in self._calls:
+            self._calls[tool_use_id] = (self._calls[tool_use_id][0], summary)
+
+    def forget(self, tool_use_id: str) -> None:
+        """The call's result will not be shown (it only repeated a denial)."""
+        self._calls.pop(tool_use_id, None)
+        if tool_use_id == self._last_call:
+            self._result_since_call = True
+
     def pair(self, line: TranscriptEvent) -> TranscriptEvent:
         """The line to show: a result gets its call's tool name, and a label if needed."""
         if line.kind is TranscriptKind.TOOL_CALL:
@@ -108,3 +122,72 @@ class ToolCallPairing:
             label = RESULT_LABEL + call_label(tool_name, summary)
             update["text"] = f"{label}\n{line.text}" if line.text else label
         return line.model_copy(update=update)
+
+
+_TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+_SYSTEM_REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
+_CONTEXT_NOTE = re.compile(r"\s*\((?:[^()]*) in your context(?:[^()]*)\)")
+"""A note the CLI adds for the model, e.g. "(file state is current in your context — no
+need to Read it back)"."""
+_CLI_PROMPTS: tuple[tuple[str, str], ...] = (
+    ("Entered plan mode", "Entered plan mode: the agent explores and plans, and changes "
+                          "nothing until you approve a plan."),
+    ("User has approved your plan", "Plan approved."),
+    ("The user doesn't want to proceed with this tool use", "Not run: you declined it."),
+    ("The user doesn't want to take this action right now", "Not run: you declined it."),
+)
+"""The CLI's own instructions to the model, by how they start, and what a person reads
+instead (the instructions stay one click away, under "details")."""
+STOP_PROMPT = "STOP what you are doing"
+"""How the CLI tells the model to stop after a refusal; folded away when a result holds it."""
+
+
+def readable_result(text: str) -> tuple[str, str]:
+    """A tool result's text as a person reads it, and what is folded under "details".
+
+    The CLI's `<tool_use_error>` tags go (the line is marked as an error anyway); its
+    `<system-reminder>` blocks and its instructions to the model (plan-mode rules, "STOP
+    what you are doing…") move to the details, and a short line says what happened.
+    """
+    text = _TOOL_USE_ERROR.sub("", text)
+    reminders = [m.group(0).strip() for m in _SYSTEM_REMINDER.finditer(text)]
+    reminders += [m.group(0).strip() for m in _CONTEXT_NOTE.finditer(text)]
+    shown = _CONTEXT_NOTE.sub("", _SYSTEM_REMINDER.sub("\n", text)).strip()
+    details = "\n\n".join(reminders)
+    for start, summary in _CLI_PROMPTS:
+        if shown.startswith(start):
+            return summary, "\n\n".join(part for part in (shown, details) if part)
+    stop = shown.find(STOP_PROMPT)
+    if stop >= 0:
+        return (shown[:stop].strip() or "Not run.",
+                "\n\n".join(part for part in (shown, details) if part))
+    return shown, details
+
+
+def edited_fields(original: dict[str, Any], final: dict[str, Any]) -> str:
+    """What the agent asked for, field by field, where the person changed it (for the fold
+    under an edited call): ``command: echo 'Hello from the demo' > hello.txt``."""
+    lines = []
+    for key in sorted(set(original) | set(final)):
+        if original.get(key) == final.get(key):
+            continue
+        value = original.get(key)
+        if key not in original:
+            shown = "(not given; you added it)"
+        elif isinstance(value, str):
+            shown = value
+        else:
+            shown = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        if len(shown) > SUMMARY_LIMIT:
+            shown = f"{shown[:SUMMARY_LIMIT]}… ({len(shown) - SUMMARY_LIMIT} more characters)"
+        lines.append(f"{key}: {shown}" if "\n" not in shown else f"{key}:\n{shown}")
+    return "\n".join(lines)
+
+
+def plan_title(plan: str) -> str:
+    """The first line of a plan, without its markdown heading marks (the transcript shows
+    it on the ExitPlanMode row; the whole plan is one click away)."""
+    for line in plan.splitlines():
+        if line.strip():
+            return line.strip().lstrip("#").strip() or "Plan"
+    return "Plan"

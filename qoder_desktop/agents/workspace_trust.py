@@ -54,7 +54,10 @@ class TrustDecision:
     files: list[SettingsFileSummary] = field(default_factory=list)
 
     def transcript_text(self, cwd: str) -> str:
-        """The note the session view shows at its start."""
+        """The note the session view shows at its start ("" when there is nothing to say:
+        no settings loaded, none held back, no settings files in the folder)."""
+        if not (self.sources or self.skipped or self.files):
+            return ""
         loaded = ", ".join(source.value for source in self.sources) or "none"
         lines = [f"Setting sources loaded: {loaded}."]
         if self.skipped:

@@ -79,12 +79,18 @@ class RequestKind(StrEnum):
 
 
 class DecisionKind(StrEnum):
-    """How a request ended."""
+    """How a request ended.
+
+    KEEP_PLANNING: the person sent a plan back (ExitPlanMode) to be worked on; the agent
+    gets a deny with the feedback and stays in plan mode. Older ledgers hold these as
+    DENY.
+    """
 
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"
     DENY = "deny"
     DENY_INTERRUPT = "deny_interrupt"
+    KEEP_PLANNING = "keep_planning"
     WITHDRAWN = "withdrawn"
     ERROR = "error"
 

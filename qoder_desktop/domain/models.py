@@ -232,7 +232,8 @@ class Decision(BaseModel):
         if self.kind.allows and not self.decided_by.may_allow:
             raise ValueError("only a person or the agent's CLI allows a call, not "
                              f"{self.decided_by.value}")
-        denies = (DecisionKind.DENY, DecisionKind.DENY_INTERRUPT, DecisionKind.ERROR)
+        denies = (DecisionKind.DENY, DecisionKind.DENY_INTERRUPT, DecisionKind.KEEP_PLANNING,
+                  DecisionKind.ERROR)
         if self.kind in denies and not self.message.strip():
             raise ValueError("a deny needs a non-empty message")
         if self.updates and self.kind is not DecisionKind.ALLOW_SESSION:
@@ -273,6 +274,13 @@ class Decision(BaseModel):
         text = message.strip() or "The user denied this tool call."
         kind = DecisionKind.DENY_INTERRUPT if interrupt else DecisionKind.DENY
         return cls(kind=kind, message=text, decided_by=by, rule=rule)
+
+    @classmethod
+    def keep_planning(cls, feedback: str) -> Decision:
+        """Send a plan back to be worked on (`feedback`, or a default, goes to the agent as
+        the deny message; the agent stays in plan mode)."""
+        text = feedback.strip() or "Keep planning."
+        return cls(kind=DecisionKind.KEEP_PLANNING, message=text)
 
     @classmethod
     def withdrawn(cls, reason: str = "") -> Decision:

@@ -110,4 +110,9 @@ class TranscriptEvent(BaseModel):
     tool_name: str | None = None
     tool_use_id: str | None = None
     is_error: bool = False
+    details: str = ""
+    """Text folded away behind "details" (the CLI's own instructions to the model)."""
+    original_text: str | None = None
+    """On a tool call the person edited before allowing it: the agent's original (the
+    line's `text` is what ran). A line with the id of a call already shown replaces it."""
     at: datetime = Field(default_factory=utc_now)

@@ -7,6 +7,8 @@ BASH_TOOL = "Bash"
 WEBFETCH_TOOL = "WebFetch"
 QUESTION_TOOL = "AskUserQuestion"
 PLAN_TOOL = "ExitPlanMode"
+ENTER_PLAN_TOOL = "EnterPlanMode"
+"""The tool with which the agent switches itself into plan mode."""
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Tools that write files; the CLI checks them against `Edit(...)` rules."""

@@ -29,7 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.agents.transcript import ToolCallPairing, result_text, summarize_input
+from qoder_desktop.agents.transcript import (
+    ToolCallPairing,
+    readable_result,
+    result_text,
+    summarize_input,
+)
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 
 log = logging.getLogger(__name__)
@@ -289,7 +294,9 @@ class TranscriptFollower:
             self._emit(TranscriptKind.USER_PROMPT, str(block["text"]))
         elif block.get("type") == "tool_result":
             tool_use_id = str(block.get("tool_use_id", ""))
-            self._emit(TranscriptKind.TOOL_RESULT, result_text(block.get("content")),
+            # The CLI's words to the model (tags, reminders, plan-mode rules) fold away.
+            shown, details = readable_result(result_text(block.get("content")))
+            self._emit(TranscriptKind.TOOL_RESULT, shown, details=details,
                        tool_use_id=tool_use_id or None, is_error=bool(block.get("is_error")))
             self._result_of(tool_use_id)
 

@@ -304,3 +304,21 @@ async def test_the_session_shows_the_mode_the_cli_reports(harness: QoderHarness)
         lambda: any(e.kind is TranscriptKind.RESULT for e in harness.transcript(session_id)),
         "the result line")
     assert harness.hub.session(session_id).permission_mode is PermissionMode.PLAN
+
+
+async def test_a_denial_reads_as_one_line_when_the_cli_reports_it_too(
+        harness: QoderHarness) -> None:
+    """The Qoder CLI may report a call we denied as `permission_denied`: one line, ours."""
+    session_id, peer = await harness.start()
+    asked = peer.ask("Bash", {"command": "rm -rf build"}, tool_use_id="toolu_D1")
+    request = await harness.next_request()
+    harness.broker.answer(request.request_id, Decision.deny("not today"))
+    await peer.answer(asked.request_id)
+    peer.permission_denied("Bash", "toolu_D1", "not today")
+    peer.tool_result("toolu_D1", "not today", is_error=True)
+    peer.result("Stopped there.")
+    await harness.wait_for(
+        lambda: any(e.kind is TranscriptKind.RESULT for e in harness.transcript(session_id)),
+        "the result line")
+    lines = harness.transcript(session_id)
+    assert [e.text for e in lines if "not today" in e.text] == ["not today"]

@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 KEY_MODULES = ("test_approval_dialog.py", "test_question_dialog.py", "test_plan_dialog.py",
                "test_dialog_fit.py", "test_huge_input.py", "test_dialog_spares.py",
                "test_spare_first_frame.py", "test_marked_dialog.py", "test_injected_input.py",
-               "test_window_fit.py", "test_new_session_keys.py", "test_help_menu.py")
+               "test_window_fit.py", "test_new_session_keys.py", "test_help_menu.py",
+               "test_transcript_folds.py", "test_approval_edited_rule.py")
 """The view tests that drive dialogs by keys (and their layout on a real screen), and the
 ones that inject X11 input with XTEST (`xdotool`)."""
 pytestmark = [

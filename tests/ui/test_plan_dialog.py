@@ -104,13 +104,15 @@ def test_keep_planning_with_feedback(open_dialog, qtbot, plan):
     dialog, decisions = open_dialog(PlanDialog(plan()))
     qtbot.keyClicks(dialog.ui.feedbackEdit, "Split step 1")
     press(dialog.ui.feedbackEdit, Qt.Key.Key_Escape)
-    assert [(d.kind, d.message) for d in decisions] == [(DecisionKind.DENY, "Split step 1")]
+    assert [(d.kind, d.message) for d in decisions] == [
+        (DecisionKind.KEEP_PLANNING, "Split step 1")]
 
 
 def test_keep_planning_button_default_message(open_dialog, qtbot, plan):
     dialog, decisions = open_dialog(PlanDialog(plan()))
     qtbot.mouseClick(dialog.ui.keepPlanningButton, Qt.MouseButton.LeftButton)
-    assert decisions[0].message == KEEP_PLANNING
+    assert [(d.kind, d.message) for d in decisions] == [
+        (DecisionKind.KEEP_PLANNING, KEEP_PLANNING)]
 
 
 @pytest.mark.arming

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.domain.models import Backend, SessionInfo, SessionState
@@ -70,7 +70,7 @@ async def test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint(
     for _ in range(5):
         await asyncio.sleep(0.01)  # the repaint the batch asked for
     shown = [text for text in view.toPlainText().splitlines() if "touch" in text]
-    assert shown == [f"▶ Bash  touch f{n}.txt" for n in range(60)]
+    assert shown == [f"• Bash  touch f{n}.txt" for n in range(60)]
     assert 1 <= paints.count <= 3  # one per event before batching
 
 
@@ -107,8 +107,8 @@ def test_switching_sessions_mid_batch_shows_only_the_new_sessions_events(
     window.append_transcript(line(b.session_id, "b new"))
     qtbot.waitUntil(lambda: "b new" in view.toPlainText())
     qtbot.wait(transcript_view.BATCH_MS * 2)
-    shown = [text for text in view.toPlainText().splitlines() if text.startswith("▶")]
-    assert shown == ["▶ Bash  b so far", "▶ Bash  b new"]
+    shown = [text for text in view.toPlainText().splitlines() if text.startswith("•")]
+    assert shown == ["• Bash  b so far", "• Bash  b new"]
 
 
 def test_set_events_drops_what_waited_and_shows_exactly_its_events(qtbot: QtBot) -> None:
@@ -119,7 +119,7 @@ def test_set_events_drops_what_waited_and_shows_exactly_its_events(qtbot: QtBot)
     assert view.pending_count() == 0
     view.append_event(line("s", "three"))
     qtbot.waitUntil(lambda: view.pending_count() == 0)
-    assert view.toPlainText().splitlines() == ["▶ Bash  one", "▶ Bash  two", "▶ Bash  three"]
+    assert view.toPlainText().splitlines() == ["• Bash  one", "• Bash  two", "• Bash  three"]
 
 
 def test_a_scrolled_up_view_stays_put_and_one_at_the_end_follows(
@@ -149,7 +149,7 @@ def test_a_full_batch_is_shown_at_once(qtbot: QtBot) -> None:
     for n in range(BATCH_MAX):
         view.append_event(line("s", f"call {n}"))
     assert view.pending_count() == 0
-    assert view.toPlainText().splitlines()[-1] == f"▶ Bash  call {BATCH_MAX - 1}"
+    assert view.toPlainText().splitlines()[-1] == f"• Bash  call {BATCH_MAX - 1}"
 
 
 def test_batches_keep_only_the_newest_max_blocks(qtbot: QtBot,
@@ -162,7 +162,7 @@ def test_batches_keep_only_the_newest_max_blocks(qtbot: QtBot,
     qtbot.waitUntil(lambda: view.pending_count() == 0)
     lines = view.toPlainText().splitlines()
     assert view.document().blockCount() == 50
-    assert lines == [f"▶ Bash  call {n}" for n in range(80, 130)]
+    assert lines == [f"• Bash  call {n}" for n in range(80, 130)]
 
 
 @pytest.mark.parametrize("styled", [False, True], ids=["native", "app stylesheet"])
@@ -190,6 +190,9 @@ def test_the_opaque_viewport_looks_like_a_plain_text_edit(qtbot: QtBot, styled: 
     host.resize(820, 300)
     host.show()
     qtbot.waitExposed(host)
+    # Neither shows a caret (the view's, for the keyboard, blinks while it has focus).
+    host.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    host.setFocus()
     plain.verticalScrollBar().setValue(view.verticalScrollBar().value())
     qtbot.wait(20)
     assert view.grab().toImage() == plain.grab().toImage()
@@ -208,7 +211,7 @@ def test_only_the_first_block_of_an_event_is_spaced_from_the_one_before(qtbot: Q
         block = block.next()
     assert margins == [("one", 6), ("two", 0), ("three", 0),
                        ("You", 12), ("asks", 0), ("more", 0),
-                       ("▶ Bas", 6), ("touch", 0)]
+                       ("• Bas", 6), ("touch", 0)]
 
 
 def test_an_event_that_cannot_be_shown_does_not_take_its_batch_with_it(

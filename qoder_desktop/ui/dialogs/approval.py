@@ -289,7 +289,8 @@ class ApprovalDialog(BaseDecisionDialog):
         self.refresh_buttons()
 
     @Slot(object)
-    def _on_input_changed(self, _value: object) -> None:
+    def _on_input_changed(self, value: object) -> None:
+        self.grants.follow_input(value if isinstance(value, dict) else None)
         if not self._large:  # (a large input's warning follows with the inspection)
             self._update_hidden_warning()
         self._inspect_timer.start()

@@ -99,7 +99,7 @@ class PlanDialog(BaseDecisionDialog):
 
     def escape_decision(self) -> Decision:
         """Escape and closing the window keep planning, with the typed feedback."""
-        return Decision.deny(self.ui.feedbackEdit.text().strip() or KEEP_PLANNING)
+        return Decision.keep_planning(self.ui.feedbackEdit.text().strip() or KEEP_PLANNING)
 
     def focus_safe_choice(self) -> None:
         """Focus starts on the feedback field."""

@@ -21,6 +21,7 @@ at all (not even the CLI's): the section says it is too large to analyse, and on
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
@@ -34,6 +35,7 @@ from qoder_desktop.domain.models import (
 from qoder_desktop.rules.grants import grant_problem
 from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_suggestions
 from qoder_desktop.rules.narrowing import is_narrower
+from qoder_desktop.text.subject import tool_subject
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
 from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size, too_large_note
@@ -85,6 +87,11 @@ class SessionGrants(QWidget):
         self.malformed: list[tuple[PermissionSuggestion, str]] = []
         """Suggestions not offered because the CLI sent them malformed, with the reason."""
         self._valid = False
+        self._request: ApprovalRequest | None = None
+        self._offered: list[PermissionSuggestion] = []
+        self._already: str | None = None
+        self._edited = False
+        self._project_file = False
 
         layout = QVBoxLayout(self)
         self._layout = layout
@@ -147,18 +154,10 @@ class SessionGrants(QWidget):
                                                    behavior=RuleBehavior.ALLOW,
                                                    destination="session"))
         grants, already = _without_covering(grants, request.covered_by_rule)
-        self._grants = grants
-        for index, grant in enumerate(grants):
-            for rule in grant.rules or ():
-                if self.rule_edits:
-                    caption, edit = self._new_row()
-                else:  # the first rule goes in the row built ahead
-                    caption, edit = self._first_row
-                    self._form.setRowVisible(0, True)
-                edit.setText(make_visible(str(rule)))
-                edit.textChanged.connect(self._revalidate)
-                self.rule_edits.append((index, rule, edit))
-                caption.setText(f"Rule {len(self.rule_edits)}:")
+        self._request = request
+        self._offered = grants
+        self._already = already
+        self._show_rules(grants)
         at = self._layout.indexOf(self.refused_note)
         self.malformed = [(update, "a rule update without a usable rule")
                           for update in split.dropped]
@@ -192,8 +191,62 @@ class SessionGrants(QWidget):
                       if project_file and request.cwd else project_file or "")
         self.save_to_project.setText(
             f"Also save these rules to the project's local settings ({shown_file})")
-        self.save_to_project.setVisible(bool(self.rule_edits) and bool(project_file))
-        if self.rule_edits:
+        self._project_file = bool(project_file)
+        self._say_what_is_offered(edited=False)
+        self._revalidate()
+
+    def follow_input(self, tool_input: dict[str, Any] | None) -> None:
+        """The person edited the call's input: offer the rule for what will run, not the
+        one the agent's CLI suggested for its original input (back to that when the
+        edit is undone, or when what a rule names, the command or the path, is the same).
+        An input that is not valid JSON (None) changes nothing."""
+        request = self._request
+        if request is None or tool_input is None or self.too_large:
+            return
+        edited = tool_subject(tool_input) != tool_subject(dict(request.tool_input))
+        grants = self._offered
+        if edited:
+            rule = rule_for_request(request.tool_name, tool_input, request.cwd or "")
+            grants = [] if rule is None else [PermissionSuggestion(
+                type="addRules", rules=(rule,), behavior=RuleBehavior.ALLOW,
+                destination="session")]
+        shown = [rule for grant in self._grants for rule in grant.rules or ()]
+        if edited == self._edited and shown == [r for g in grants for r in g.rules or ()]:
+            return
+        self._edited = edited
+        self._show_rules(grants)
+        self._say_what_is_offered(edited=edited)
+        self._revalidate()
+
+    def _show_rules(self, grants: list[PermissionSuggestion]) -> None:
+        """One edit box per rule of `grants` (the boxes shown before are replaced)."""
+        while self._form.rowCount() > 1:
+            self._form.removeRow(1)
+        self._form.setRowVisible(0, False)
+        self.rule_edits = []
+        self._grants = grants
+        for index, grant in enumerate(grants):
+            for rule in grant.rules or ():
+                if self.rule_edits:
+                    caption, edit = self._new_row()
+                else:  # the first rule goes in the row built ahead
+                    caption, edit = self._first_row
+                    self._form.setRowVisible(0, True)
+                self.rule_edits.append((index, rule, edit))
+                edit.setText(make_visible(str(rule)))
+                caption.setText(f"Rule {len(self.rule_edits)}:")
+
+    def _say_what_is_offered(self, *, edited: bool) -> None:
+        already = None if edited else self._already
+        self.save_to_project.setVisible(bool(self.rule_edits) and self._project_file)
+        if self.rule_edits and edited:
+            self.hint.setText("This rule is for the input you edited (the agent's "
+                              "suggestion was for its original). It is added for the rest "
+                              "of this session; you can narrow it before allowing.")
+        elif edited:
+            self.hint.setText("No rule can be made for the input you edited, so it can "
+                              "only be allowed once.")
+        elif self.rule_edits:
             self.hint.setText("These rules are added for the rest of this session. "
                               "You can narrow them before allowing.")
         elif already:
@@ -205,7 +258,6 @@ class SessionGrants(QWidget):
         else:
             self.hint.setText("No rule can be made for this request, so it can only be "
                               "allowed once.")
-        self._revalidate()
 
     def _new_row(self) -> tuple[QLabel, QLineEdit]:
         """A caption and an edit box for one rule, added to the form."""
@@ -215,6 +267,7 @@ class SessionGrants(QWidget):
         edit.setAccessibleName("Session rule" if row == 0 else f"Session rule {row + 1}")
         edit.setAccessibleDescription("What Allow for this session lets run again without "
                                       "asking in this session; you can narrow it")
+        edit.textChanged.connect(self._revalidate)
         caption = plain_label(wrap=False)
         self._form.addRow(caption, edit)
         return caption, edit

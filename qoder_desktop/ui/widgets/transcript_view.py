@@ -12,11 +12,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import QPoint, Qt, QTimer, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QKeyEvent,
+    QMouseEvent,
     QPainter,
     QPaintEvent,
     QTextBlockFormat,
@@ -28,6 +30,15 @@ from PySide6.QtWidgets import QTextEdit, QWidget
 
 from qoder_desktop.domain.kinds import TranscriptKind
 from qoder_desktop.domain.tools import PLAN_TOOL
+from qoder_desktop.ui.widgets.transcript_folds import (
+    CLOSED_SMALL,
+    OPEN_GLYPH,
+    ORIGINAL_FOLD,
+    OUTPUT_FOLD,
+    TOGGLE_PROPERTY,
+    Folds,
+    marked,
+)
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
     from qoder_desktop.domain.session_options import TranscriptEvent
@@ -62,7 +73,7 @@ class _Style:
 STYLES: dict[TranscriptKind, _Style] = {
     TranscriptKind.USER_PROMPT: _Style("You", background="#1A4263EB", caption_own_line=True),
     TranscriptKind.ASSISTANT_TEXT: _Style("Agent", caption_own_line=True),
-    TranscriptKind.TOOL_CALL: _Style("▶", color="#364FC7", background="#14868E96",
+    TranscriptKind.TOOL_CALL: _Style("▼", color="#364FC7", background="#14868E96",
                                      monospace=True, indent=12),
     TranscriptKind.TOOL_RESULT: _Style("", color="#5C636A", monospace=True, indent=30),
     TranscriptKind.DENIAL: _Style("⊘ Denied", color="#C2410C", indent=12),
@@ -74,6 +85,17 @@ STYLES: dict[TranscriptKind, _Style] = {
 
 KEEP_PLANNING_STYLE = _Style("↺ Keep planning", color="#5C636A", indent=12)
 """A denied ExitPlanMode: the person sent the plan back to be worked on."""
+FOLD_STYLE = _Style("", color="#6741D9", indent=30)
+"""A row that opens a fold ("▸ edited by you…", "▸ details")."""
+FOLDED_STYLE = _Style("", color="#5C636A", monospace=True, indent=42)
+"""What a fold holds (an edited call's original, the CLI's words to the model)."""
+EDITED_CAPTION = "✎ edited by you — what the agent asked for"
+DETAILS_CAPTION = "details — what the agent's CLI told the model"
+PLAN_CAPTION = "the whole plan"
+NO_FOLD_GLYPH = "•"
+"""Leads a tool call that has no output to fold (the SDK gave no id to pair it by)."""
+FOLDED_LINES = 8
+"""A tool's output of this many lines or more starts folded under its call (▶ opens it)."""
 
 
 def _bounded(text: str, kind: TranscriptKind) -> str:
@@ -111,6 +133,11 @@ class TranscriptView(QTextEdit):
         self._block_formats: dict[tuple[_Style, TranscriptKind, bool, int],
                                   QTextBlockFormat] = {}
         self._pending: list[TranscriptEvent] = []
+        self._folds = Folds(self.document())
+        self.viewport().setMouseTracking(True)
+        # A caret the keyboard moves, so Return or Space opens the fold it is on.
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self._batch = QTimer(self)
         self._batch.setSingleShot(True)
         self._batch.setInterval(BATCH_MS)
@@ -121,6 +148,7 @@ class TranscriptView(QTextEdit):
         self._pending.clear()
         self._batch.stop()
         self.clear()
+        self._folds.clear()
 
     def set_events(self, events: list[TranscriptEvent]) -> None:
         """Show exactly `events`, scrolled to the end."""
@@ -130,6 +158,7 @@ class TranscriptView(QTextEdit):
         for event in events:
             self._insert(cursor, event)
         cursor.endEditBlock()
+        self._folds.relayout()
         self._scroll_to_end()
 
     def append_event(self, event: TranscriptEvent) -> None:
@@ -164,8 +193,42 @@ class TranscriptView(QTextEdit):
                     log.exception("a transcript event could not be shown")
         finally:
             cursor.endEditBlock()
+            self._folds.relayout()
         if at_end:
             self._scroll_to_end()
+
+    def is_open(self, key: str) -> bool:
+        """True when the fold `key` (e.g. ``output:<tool_use_id>``) shows its blocks."""
+        return self._folds.is_open(key)
+
+    def toggle_at(self, position: QPoint) -> bool:
+        """Open or close the fold whose row is at `position` in the viewport (False: no
+        fold row there)."""
+        return self._folds.toggle(self.cursorForPosition(position).block())
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """A click (not a drag that selected text) on a fold's row opens or closes it."""
+        super().mouseReleaseEvent(event)
+        if (event.button() is Qt.MouseButton.LeftButton
+                and not self.textCursor().hasSelection()):
+            self.toggle_at(event.position().toPoint())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Return, Enter or Space on a fold's row (the caret's line) opens or closes it."""
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
+                and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+                and self._folds.toggle(self.textCursor().block())):
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        """A pointing hand over a fold's row says it can be clicked."""
+        super().mouseMoveEvent(event)
+        block = self.cursorForPosition(event.position().toPoint()).block()
+        on_row = bool(block.blockFormat().property(TOGGLE_PROPERTY))
+        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if on_row
+                                  else Qt.CursorShape.IBeamCursor)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Fill the exposed part of the viewport with the base colour, then draw the text
@@ -220,41 +283,97 @@ class TranscriptView(QTextEdit):
         return fmt
 
     def _insert(self, cursor: QTextCursor, event: TranscriptEvent) -> None:
+        """Show `event` at the end, or in place of the call line an edited call replaces."""
+        if (event.kind is TranscriptKind.TOOL_CALL and event.original_text is not None
+                and event.tool_use_id and self._folds.replace_call(cursor, event.tool_use_id)):
+            self._write(cursor, event)
+            return
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if not self.document().isEmpty():
+            cursor.insertBlock()
+        self._write(cursor, event)
+
+    def _write(self, cursor: QTextCursor, event: TranscriptEvent) -> None:
+        """Write `event` from the start of the (empty) block the cursor is in."""
         kind = event.kind
         block_style = style = STYLES.get(kind, STYLES[TranscriptKind.SYSTEM])
         is_error = event.is_error and kind is TranscriptKind.TOOL_RESULT
         caption = style.caption
+        call_id = event.tool_use_id if kind is TranscriptKind.TOOL_CALL else None
+        fold = (f"{OUTPUT_FOLD}{event.tool_use_id}"
+                if kind is TranscriptKind.TOOL_RESULT and event.tool_use_id else None)
         if kind is TranscriptKind.TOOL_CALL:
-            caption = f"▶ {event.tool_name or 'Tool'}"
+            # ▼/▶ open and close the call's output; a call without an id has none.
+            caption = f"{OPEN_GLYPH if call_id else NO_FOLD_GLYPH} {event.tool_name or 'Tool'}"
         elif kind is TranscriptKind.DENIAL and event.tool_name == PLAN_TOOL:
             style = KEEP_PLANNING_STYLE  # a plan sent back is not a denied tool call
             caption = style.caption
-        # The event's first block is spaced from the one before; a caption's own line
-        # is followed by an unspaced block for the text.
+        start = cursor.position()
+        lines = event.text.count("\n") + 1
+        folded = bool(fold) and not is_error and bool(event.text) and lines >= FOLDED_LINES
+        if folded:  # a row that says what is folded, and opens it like the call's ▶
+            cursor.setBlockFormat(marked(self._block_format(FOLD_STYLE, TranscriptKind.SYSTEM,
+                                                            is_error=False), toggle=fold))
+            cursor.insertText(f"{CLOSED_SMALL} {lines} lines of output",
+                              self._char_format(FOLD_STYLE))
+            cursor.insertBlock()
         first_format = self._block_format(block_style, kind, is_error=is_error,
                                           top=12 if style.caption_own_line else 6)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if self.document().isEmpty():
-            cursor.setBlockFormat(first_format)
-        else:
-            cursor.insertBlock(first_format)
         first_block = cursor.block()
-        text_after_caption_line = False
-        if caption:
-            cursor.insertText(caption, self._char_format(style, caption=True))
-            if style.caption_own_line:
-                stamp_fmt = QTextCharFormat()
-                stamp_fmt.setForeground(QColor("#868E96"))
-                stamp_fmt.setFontPointSize(max(7.0, self.font().pointSizeF() - 1))
-                cursor.insertText(f"  {event.at.astimezone().strftime('%H:%M:%S')}", stamp_fmt)
-                cursor.insertBlock(self._block_format(block_style, kind, is_error=is_error))
-                text_after_caption_line = True
-            elif event.text:
-                cursor.insertText("  ", self._char_format(style))
-        cursor.insertText(_bounded(event.text, kind),
-                          self._char_format(style, is_error=is_error))
-        if not text_after_caption_line and cursor.block() != first_block:
-            # The text's own line breaks made blocks with the first one's spacing.
-            rest = QTextCursor(first_block.next())
+        text = _bounded(event.text, kind)
+        only_details = kind is TranscriptKind.TOOL_RESULT and not text
+        if not only_details:  # (else only its details row, under the line it belongs to)
+            cursor.setBlockFormat(marked(first_format, call=call_id, fold=fold,
+                                         toggle=f"{OUTPUT_FOLD}{call_id}" if call_id else None))
+            text_after_caption_line = False
+            if caption:
+                cursor.insertText(caption, self._char_format(style, caption=True))
+                if style.caption_own_line:
+                    stamp_fmt = QTextCharFormat()
+                    stamp_fmt.setForeground(QColor("#868E96"))
+                    stamp_fmt.setFontPointSize(max(7.0, self.font().pointSizeF() - 1))
+                    cursor.insertText(f"  {event.at.astimezone().strftime('%H:%M:%S')}",
+                                      stamp_fmt)
+                    cursor.insertBlock(self._block_format(block_style, kind, is_error=is_error))
+                    text_after_caption_line = True
+                elif text:
+                    cursor.insertText("  ", self._char_format(style))
+            cursor.insertText(text, self._char_format(style, is_error=is_error))
+            if not text_after_caption_line and cursor.block() != first_block:
+                # The text's own line breaks made blocks with the first one's spacing.
+                rest = QTextCursor(first_block.next())
+                rest.setPosition(cursor.position(), QTextCursor.MoveMode.KeepAnchor)
+                rest.setBlockFormat(marked(
+                    self._block_format(block_style, kind, is_error=is_error),
+                    call=call_id, fold=fold))
+        if event.original_text is not None and call_id:
+            self._fold_row(cursor, not only_details, EDITED_CAPTION,
+                           f"{ORIGINAL_FOLD}{call_id}", event.original_text,
+                           call=call_id, parent=None)
+        if event.details:
+            caption = PLAN_CAPTION if call_id and event.tool_name == PLAN_TOOL else DETAILS_CAPTION
+            self._fold_row(cursor, not only_details, caption,
+                           self._folds.new_details_key(), event.details, call=None,
+                           parent=fold)
+        self._folds.settle(start, cursor.position(), fold, folded=folded)
+
+    def _fold_row(self, cursor: QTextCursor, new_block: bool, caption: str, key: str,
+                  text: str, *, call: str | None, parent: str | None) -> None:
+        """A clickable "▸ caption" row and, folded under it, `text`."""
+        style = FOLD_STYLE
+        if new_block:
+            cursor.insertBlock()
+        cursor.setBlockFormat(marked(self._block_format(style, TranscriptKind.SYSTEM,
+                                                        is_error=False),
+                                     call=call, fold=parent, toggle=key))
+        cursor.insertText(f"{CLOSED_SMALL} {caption}", self._char_format(style))
+        cursor.insertBlock(marked(self._block_format(FOLDED_STYLE, TranscriptKind.SYSTEM,
+                                                     is_error=False),
+                                  call=call, fold=key, parent=parent))
+        first = cursor.block()
+        cursor.insertText(text, self._char_format(FOLDED_STYLE))
+        if cursor.block() != first:
+            rest = QTextCursor(first.next())
             rest.setPosition(cursor.position(), QTextCursor.MoveMode.KeepAnchor)
-            rest.setBlockFormat(self._block_format(block_style, kind, is_error=is_error))
+            rest.setBlockFormat(first.blockFormat())
+        self._folds.close_later(key)
