@@ -33,9 +33,12 @@ BENCHMARKS = {
     "queue": "1,000 pending over 50 sessions; rule match",
     "overhead": "200 rule-allowed calls, app vs bare callback",
     "terminal_hooks": "terminal hook → broker, answer → exit, fall-through",
+    "soak": "10,000 requests over the three ways in: RSS, Qt objects, tasks, fds (offscreen)",
+    "soak_xcb": "the soak's sample on a private Xvfb, real arming delay",
 }
 TIMEOUT_S = 900
-MODULES = {"dialog_xcb": ("dialog", ["--platform", "xcb"])}
+MODULES = {"dialog_xcb": ("dialog", ["--platform", "xcb"]),
+           "soak_xcb": ("soak", ["--platform", "xcb"])}
 """Table entries that run a module with extra arguments."""
 
 

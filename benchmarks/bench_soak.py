@@ -29,16 +29,13 @@ last round with the first measured round.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
-import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,95 +48,15 @@ from benchmarks.common import (
     log,
     now,
     parse_args,
-    rss_mb,
     setup_env,
     summarize,
 )
+from benchmarks.soak_measure import Checkpoint, LedgerTimer, RoundTimes, checkpoint
 
 SHARE = {"sdk": 0.5, "gateway": 0.25, "terminal": 0.25}
 """How a round's requests are split over the three ways in."""
 RSS_GROWTH_MB = 5.0
 P95_RATIO = 1.2
-
-
-@dataclass
-class Checkpoint:
-    """What the app holds after a round, with nothing pending."""
-
-    round: int
-    requests: int
-    rss_mb: float
-    qobjects: int
-    widgets: int
-    tasks: int
-    threads: int
-    fds: int
-    frozen: int
-    sessions: int
-
-    def line(self) -> str:
-        """One log line."""
-        return (f"round {self.round}: {self.requests} requests, RSS {self.rss_mb:.1f} MB, "
-                f"{self.qobjects} QObjects ({self.widgets} widgets), {self.tasks} tasks, "
-                f"{self.threads} threads, {self.fds} fds, {self.frozen} frozen, "
-                f"{self.sessions} sessions")
-
-
-@dataclass
-class RoundTimes:
-    """Per-round samples: dialog open (ms) and ledger writes (ms)."""
-
-    dialog_open: list[float] = field(default_factory=list)
-    ledger_write: list[float] = field(default_factory=list)
-    decision_wait: list[float] = field(default_factory=list)
-
-
-def live_qobjects() -> tuple[int, int]:
-    """(QObjects reachable from the application and its top-level widgets, all widgets)."""
-    from PySide6.QtCore import QObject
-    from PySide6.QtWidgets import QApplication
-    from shiboken6 import Shiboken
-
-    app = QApplication.instance()
-    seen: set[int] = set()
-    roots: list[Any] = [app, *QApplication.topLevelWidgets()]
-    for root in roots:
-        seen.add(Shiboken.getCppPointer(root)[0])
-        for child in root.findChildren(QObject):
-            seen.add(Shiboken.getCppPointer(child)[0])
-    return len(seen), len(QApplication.allWidgets())
-
-
-class LedgerTimer:
-    """Times the ledger's writes on the writer thread (harness-side wrappers)."""
-
-    def __init__(self, ledger: Any) -> None:
-        self.samples: list[float] = []
-        self.waits: list[float] = []
-        for name in ("record_request", "record_decision"):
-            self._wrap(ledger, name)
-        original = ledger.write_decision
-
-        async def timed(*args: Any, **kwargs: Any) -> Any:
-            start = now()
-            try:
-                return await original(*args, **kwargs)
-            finally:
-                self.waits.append((now() - start) * 1e3)
-
-        ledger.write_decision = timed
-
-    def _wrap(self, ledger: Any, name: str) -> None:
-        function = getattr(ledger, name)
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = now()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self.samples.append((now() - start) * 1e3)  # list.append: thread-safe
-
-        setattr(ledger, name, timed)
 
 
 class Agents:
@@ -196,22 +113,6 @@ class Soak:
     seconds: float = 0.0
 
 
-async def checkpoint(desktop: Any, number: int, requests: int, own: set[Any]) -> Checkpoint:
-    """Let deferred deletes and batched views run, write what is queued, collect, count."""
-    for _ in range(4):
-        await asyncio.sleep(0.05)
-    await asyncio.to_thread(desktop.db.writer.flush)
-    await asyncio.sleep(0.05)
-    gc.collect()
-    qobjects, widgets = live_qobjects()
-    tasks = [t for t in asyncio.all_tasks() if t not in own and not t.done()]
-    kinds = collections.Counter(getattr(t.get_coro(), "__qualname__", "?") for t in tasks)
-    log(f"tasks: {dict(kinds)}")
-    return Checkpoint(number, requests, rss_mb(), qobjects, widgets, len(tasks),
-                      threading.active_count(), len(os.listdir("/proc/self/fd")),
-                      gc.get_freeze_count(), len(desktop.hub.sessions()))
-
-
 def _share(total: int) -> dict[str, int]:
     sdk = int(total * SHARE["sdk"])
     gateway = int(total * SHARE["gateway"])
@@ -230,8 +131,9 @@ async def run(requests: int, rounds: int, warm_up: int, cli_every: int, platform
     sdk = SdkSessions(workspace)
     desktop = build_desktop(base_url, gateway=True, wrap_factory=sdk.factory)
     sdk.desktop = desktop
+    settings = desktop.app.current_settings
     desktop.app.start_terminal_hooks(TerminalHookServer(
-        desktop.broker, desktop.hub, wait_seconds=lambda: desktop.app.settings.terminal_wait_seconds))
+        desktop.broker, desktop.hub, wait_seconds=lambda: settings.value.terminal_wait_seconds))
     await warm_up_as_start_up(desktop)
     servers = desktop.app.servers
     while servers.gateway is None or not servers.gateway.running or servers.terminal_hooks is None:
@@ -287,10 +189,18 @@ async def run(requests: int, rounds: int, warm_up: int, cli_every: int, platform
     return result
 
 
+def _pooled(rounds: list[RoundTimes]) -> RoundTimes:
+    pooled = RoundTimes()
+    for times in rounds:
+        pooled.dialog_open += times.dialog_open
+        pooled.ledger_write += times.ledger_write
+        pooled.decision_wait += times.decision_wait
+    return pooled
+
+
 def figures(soak: Soak, platform: str) -> list[Figure]:
     """The table rows: start (after warm-up) against end, each with its target."""
     base, end = soak.checkpoints[soak.warm_up], soak.checkpoints[-1]
-    first, last = soak.rounds[soak.warm_up], soak.rounds[-1]
     tag = f"soak ({platform})"
     series = {name: " → ".join(str(getattr(c, name)) for c in soak.checkpoints)
               for name in ("qobjects", "tasks", "fds", "threads", "sessions", "frozen")}
@@ -300,43 +210,52 @@ def figures(soak: Soak, platform: str) -> list[Figure]:
         f"{tag}: RSS after {end.requests:,} requests", "MB", {"value": end.rss_mb},
         f"≤ +{RSS_GROWTH_MB:g} MB", judge(end.rss_mb - base.rss_mb, RSS_GROWTH_MB), [
             f"growth after warm-up {end.rss_mb - base.rss_mb:+.1f} MB; per round: {rss_series}",
+            f"transcript lines the hub keeps (every session of the run): "
+            f"{base.transcript_lines} after warm-up, {end.transcript_lines} at the end",
             f"{soak.answered} answered in dialogs ({soak.denied} denied), in "
             f"{soak.seconds:.0f} s; SDK {soak.tallies.get('sdk')}, gateway "
             f"{soak.tallies.get('gateway')}, terminal {soak.tallies.get('terminal')}; "
             f"{soak.sdk_sessions} SDK sessions started and stopped, real CLI: "
             f"{soak.cli_sessions} sessions, {soak.cli_requests} requests; "
             f"{len(soak.errors)} errors {soak.errors[:2]}",
-            f"load average (1, 5 min) after each round: "
+            "load average (1, 5 min) after each round: "
             + ", ".join(f"{a:.1f}/{b:.1f}" for a, b in soak.load)],
         floor={"value": base.rss_mb}, floor_label=start_label)]
-    for name, attr, what in (
-            ("live Qt objects (reachable from the app and its windows)", "qobjects", "objects"),
-            ("asyncio tasks", "tasks", "tasks"),
-            ("open file descriptors", "fds", "descriptors")):
+    for name, attr in (
+            ("live Qt objects (reachable from the app and its windows)", "qobjects"),
+            ("asyncio tasks", "tasks"), ("open file descriptors", "fds")):
         start_value, end_value = getattr(base, attr), getattr(end, attr)
         rows.append(Figure(
             f"{tag}: {name}", "count", {"value": end_value}, "no growth",
             judge(end_value - start_value, 0), [f"per round: {series[attr]}"],
             floor={"value": start_value}, floor_label=start_label))
+    measured = soak.rounds[soak.warm_up:]
+    span = 2 if len(measured) >= 6 else 1
+    first, last = _pooled(measured[:span]), _pooled(measured[-span:])
+    window = "first measured round" if span == 1 else f"first {span} measured rounds"
     for name, start_values, end_values, note in (
-            ("dialog open p95 (due → painted), last round vs first", first.dialog_open,
-             last.dialog_open, "due = the request arrived or the previous one was answered, "
-             "whichever came later; painted = the loop turn after its first paint"),
-            ("ledger write p95 (SQLite, writer thread), last round vs first",
+            ("dialog open p95 (due → painted), end vs start", first.dialog_open,
+             last.dialog_open, "due = the request arrived, or the dialog before it was answered "
+             "(DialogQueue.decided) or its request withdrawn, whichever came later; painted = "
+             f"the loop turn after the dialog's first paint; end = the last {span} round(s)"),
+            ("ledger write p95 (SQLite, writer thread), end vs start",
              first.ledger_write, last.ledger_write,
-             "record_request + record_decision on the store's writer thread"),
+             "record_request + record_decision on the store's writer thread (synchronous=FULL: "
+             f"each commit waits for the disk); end = the last {span} round(s); the disk's own "
+             f"floor (bare insert + commit beside it) p95 {base.disk_p95_ms:.2f} ms after "
+             f"warm-up, {end.disk_p95_ms:.2f} ms at the end"),
     ):
         start_stats, end_stats = summarize(start_values), summarize(end_values)
         ratio = end_stats.get("p95", 0.0) / start_stats["p95"] if start_stats.get("p95") else 0.0
         rows.append(Figure(
             f"{tag}: {name}", "ms", end_stats, f"≤ {P95_RATIO:g}× start", judge(ratio, P95_RATIO),
-            [note], floor=start_stats, floor_label="first measured round", judged="p95"))
+            [note], floor=start_stats, floor_label=window, judged="p95"))
     waits_first, waits_last = summarize(first.decision_wait), summarize(last.decision_wait)
     rows.append(Figure(
         f"{tag}: decision write awaited by the broker, last round vs first", "ms", waits_last,
         "", "INFO", ["Ledger.write_decision: queued on the writer thread → committed → "
                      "back on the loop"],
-        floor=waits_first, floor_label="first measured round", judged="p95"))
+        floor=waits_first, floor_label=window, judged="p95"))
     rows.append(Figure(
         f"{tag}: threads, sessions in the hub, gc-frozen objects", "count",
         {"value": end.threads}, "", "INFO",
@@ -352,6 +271,8 @@ def main() -> None:
         parser.add_argument("--platform", choices=("offscreen", "xcb"), default="offscreen")
         parser.add_argument("--requests", type=int, help="total requests (default: 10,000)")
         parser.add_argument("--rounds", type=int, help="checkpoints (default: 20)")
+        parser.add_argument("--cli-every", type=int, help="a real CLI session every N rounds")
+        parser.add_argument("--checkpoints", help="also write every checkpoint here (JSON)")
 
     args = parse_args(extra)
     setup_env()
@@ -373,9 +294,15 @@ def main() -> None:
 
         base_url = stack.enter_context(external_model())
         log(f"soak ({args.platform}): {requests} requests in {rounds} rounds")
-        soak = run_qasync(lambda: run(requests, rounds, warm_up, max(1, rounds // 5),
-                                      args.platform, base_url))
+        cli_every = args.cli_every if args.cli_every is not None else max(1, rounds // 5)
+        soak = run_qasync(lambda: run(requests, rounds, warm_up, cli_every, args.platform,
+                                      base_url))
         emit(figures(soak, args.platform), args.out)
+        if args.checkpoints:
+            Path(args.checkpoints).write_text(json.dumps({
+                "warm_up": soak.warm_up, "answered": soak.answered, "errors": soak.errors,
+                "tallies": soak.tallies, "cli_requests": soak.cli_requests,
+                "checkpoints": [asdict(c) for c in soak.checkpoints]}), encoding="utf-8")
     hard_exit(0)
 
 

@@ -83,6 +83,14 @@ def _transcript_line(tool_use_id: str, command: str) -> str:
          "input": {"command": command}}]}}) + "\n"
 
 
+def _result_line(tool_use_id: str, answer: dict[str, Any] | None) -> str:
+    """What the CLI appends once the call ran or was denied (a user tool_result)."""
+    denied = _outcome(answer) != "allow"
+    return json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tool_use_id, "is_error": denied,
+         "content": "Permission denied" if denied else ""}]}}) + "\n"
+
+
 async def terminal_lane(calls: int, per_session: int, processes: int, workspace: str,
                         tally: collections.Counter[str], errors: list[str]) -> None:
     """`calls` hook calls in CLI sessions of `per_session` calls; `processes` of them as
@@ -109,6 +117,8 @@ async def terminal_lane(calls: int, per_session: int, processes: int, workspace:
                 else:
                     answer = await asyncio.to_thread(ask_app, "claude", event)
                 tally[_outcome(answer)] += 1
+                with transcript.open("a", encoding="utf-8") as stream:
+                    stream.write(_result_line(tool_use_id, answer))
             except Exception as exc:
                 errors.append(f"terminal: {type(exc).__name__}: {exc}")
             done += 1

@@ -62,8 +62,9 @@ class Person:
     armed, a mouse click on Allow once (one in five: Deny).
 
     `open_ms` collects, per answered dialog, the time from when its dialog was due (its
-    request arrived, or the person answered the previous one, whichever came later) to
-    the loop turn after its first paint (`BaseDecisionDialog.when_painted`).
+    request arrived, or the dialog before it was answered or its request withdrawn,
+    whichever came later) to the loop turn after its first paint
+    (`BaseDecisionDialog.when_painted`).
     """
 
     def __init__(self, desktop: Any) -> None:
@@ -74,7 +75,7 @@ class Person:
         self.answered = 0
         self.denied = 0
         self._added: dict[str, float] = {}
-        self._last_click = 0.0
+        self._last_finished = 0.0
         self._dialogs: asyncio.Queue[Any] = asyncio.Queue()
         self._count = itertools.count()
         self._task: asyncio.Task[None] | None = None
@@ -82,11 +83,24 @@ class Person:
         def on_broker(event: Any, request: Any, _decision: Any) -> None:
             if event is BrokerEvent.ADDED:
                 self._added[request.request_id] = now()
-            elif event in (BrokerEvent.ANSWERED, BrokerEvent.WITHDRAWN):
+            elif event is BrokerEvent.ANSWERED:
                 self._added.pop(request.request_id, None)
+            elif event is BrokerEvent.WITHDRAWN:
+                self._added.pop(request.request_id, None)
+                self._last_finished = now()
 
         self._unsubscribe = desktop.broker.subscribe(on_broker)
-        desktop.app.dialogs.dialog_opened.connect(self._dialogs.put_nowait)
+        desktop.app.dialogs.dialog_opened.connect(self._opened)
+        desktop.app.dialogs.decided.connect(self._decided)
+
+    def _decided(self, _request_id: str, _decision: Any) -> None:
+        """A dialog was answered: the next request's dialog is due from now."""
+        self._last_finished = now()
+
+    def _opened(self, dialog: Any) -> None:
+        """A dialog is shown: note when it was due, hand it to the answering task."""
+        due = max(self._added.get(dialog.request.request_id, now()), self._last_finished)
+        self._dialogs.put_nowait((dialog, due))
 
     def start(self) -> None:
         """Start answering."""
@@ -94,7 +108,8 @@ class Person:
 
     async def stop(self) -> None:
         """Stop answering (the harness's own task ends)."""
-        self.desktop.app.dialogs.dialog_opened.disconnect(self._dialogs.put_nowait)
+        self.desktop.app.dialogs.dialog_opened.disconnect(self._opened)
+        self.desktop.app.dialogs.decided.disconnect(self._decided)
         self._unsubscribe()
         if self._task is not None:
             self._task.cancel()
@@ -107,18 +122,17 @@ class Person:
 
     async def _answer_all(self) -> None:
         while True:
-            dialog = await self._dialogs.get()
+            dialog, due = await self._dialogs.get()
             try:
-                await self._answer(dialog)
+                await self._answer(dialog, due)
             except RuntimeError:  # its C++ object is gone: it was withdrawn and deleted
                 continue
 
-    async def _answer(self, dialog: Any) -> None:
+    async def _answer(self, dialog: Any, due: float) -> None:
         from PySide6.QtCore import Qt
         from PySide6.QtTest import QTest
 
         request_id = dialog.request.request_id
-        due = max(self._added.get(request_id, now()), self._last_click)
         painted: list[float] = []
         dialog.when_painted(lambda: painted.append(now()))
         deny = next(self._count) % 5 == 4
@@ -130,7 +144,6 @@ class Person:
                 break
             await asyncio.sleep(0.001)
         self.open_ms.append((painted[0] - due) * 1e3)
-        self._last_click = now()
         QTest.mouseClick(button, Qt.MouseButton.LeftButton)
         self.answered += 1
         self.denied += deny
@@ -189,6 +202,9 @@ class SdkSessions:
                 done += 1
             peer.result("Done.")
             await self._stop(info.session_id)
+            for record in (peer.lines, peer.written, peer.sdk_requests, peer.user_messages):
+                record.clear()  # the peer's own log is the harness's, not the app's
+            peer._responses.clear()
 
     async def _one_call(self, peer: Any, index: int) -> None:
         tool_use_id = f"toolu_{uuid.uuid4().hex[:16]}"
