@@ -9,9 +9,9 @@ stdin::
 For the round it plays, side by side:
 
 - **gateway**: agent runs started with ``--permission-prompt-tool``: a real MCP client
-  (the `mcp` SDK over loopback HTTP, `tests/helpers/gateway_client.py`) opens an MCP
-  session, calls ``approve`` `per_session` times, one call at a time, and closes it (the
-  gateway makes one external session per MCP session);
+  (the `mcp` SDK's streamable HTTP client over loopback) opens an MCP session, calls
+  ``approve`` `per_session` times, one call at a time, and closes it (the gateway makes
+  one external session per MCP session);
 - **terminal**: agents a person started in a terminal: the hook's own code
   (`terminal.hook_client.ask_app`, the real protocol with its challenge and sealed lines)
   over the app's Unix socket, in a worker thread per call, `per_session` calls per CLI
@@ -29,17 +29,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
-
-from benchmarks.common import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "tests"))  # the real MCP client helper of the tests
 
 TOKEN_ENV = "QODER_SOAK_GATEWAY_TOKEN"
 HOOK = [sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent", "claude"]
@@ -56,24 +55,56 @@ def _outcome(answer: dict[str, Any] | None) -> str:
 async def gateway_lane(url: str, token: str, calls: int, per_session: int, workspace: str,
                        tally: collections.Counter[str], errors: list[str]) -> None:
     """`calls` approve calls, in MCP sessions of `per_session` calls each."""
-    from helpers.gateway_client import mcp_client, tool_result
-
     done = 0
     while done < calls:
         batch = min(per_session, calls - done)
         try:
-            async with mcp_client(url, token, name="soak-agent", roots=[workspace]) as session:
+            async with mcp_client(url, token, workspace) as session:
                 for _ in range(batch):
                     arguments = {"tool_name": "Bash", "tool_use_id": f"toolu_{uuid.uuid4().hex}",
                                  "input": {"command": f"touch g{done}.txt"}}
                     call = await asyncio.wait_for(session.call_tool("approve", arguments), 120)
-                    tally[_outcome(tool_result(call))] += 1
+                    tally[_outcome(_tool_result(call))] += 1
                     done += 1
         except Exception as exc:  # counted, and the round goes on
             while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
                 exc = exc.exceptions[0]
             errors.append(f"gateway: {type(exc).__name__}: {exc}")
             done += batch
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(url: str, token: str, workspace: str) -> AsyncIterator[Any]:
+    """An initialized MCP client session, as an agent's CLI opens one.
+
+    Reads may wait as long as a person takes: the gateway sends a progress notification
+    every 20 s while one decides (the tests' client gives up after 2 s of silence).
+    """
+    import httpx
+    from mcp import types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from pydantic import FileUrl
+
+    async def list_roots(_context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(f"file://{workspace}"))])
+
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                 timeout=httpx.Timeout(30, read=120.0)) as http, \
+            streamable_http_client(url, http_client=http) as (read, write, _), \
+            ClientSession(read, write, timedelta(seconds=300),
+                          client_info=types.Implementation(name="soak-agent", version="1.0"),
+                          list_roots_callback=list_roots) as session:
+        await session.initialize()
+        yield session
+
+
+def _tool_result(call: Any) -> dict[str, Any]:
+    """The permission result the gateway answered with."""
+    if call.isError or len(call.content) != 1:
+        raise RuntimeError(f"the gateway answered with an error: {call}")
+    result: dict[str, Any] = json.loads(call.content[0].text)
+    return result
 
 
 def _transcript_line(tool_use_id: str, command: str) -> str:
