@@ -176,6 +176,7 @@ async def run(requests: int, rounds: int, warm_up: int, cli_every: int, platform
                                         timer.waits[waits:]))
         result.load.append(os.getloadavg()[:2])
         result.checkpoints.append(await checkpoint(desktop, number, done, own))
+        result.checkpoints[-1].seconds = now() - started
         log(result.checkpoints[-1].line())
     result.seconds = now() - started
     result.tallies["sdk"] = dict(sdk.outcomes)

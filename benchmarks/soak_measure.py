@@ -37,10 +37,13 @@ class Checkpoint:
     task_kinds: dict[str, int] = field(default_factory=dict)
     transcript_lines: int = 0
     disk_p95_ms: float = 0.0
+    seconds: float = 0.0
+    """Since the soak started."""
 
     def line(self) -> str:
         """One log line."""
-        return (f"round {self.round}: {self.requests} requests, RSS {self.rss_mb:.1f} MB, "
+        return (f"round {self.round} ({self.seconds:.0f} s): {self.requests} requests, "
+                f"RSS {self.rss_mb:.1f} MB, "
                 f"{self.qobjects} QObjects ({self.widgets} widgets), {self.tasks} tasks, "
                 f"{self.threads} threads, {self.fds} fds, {self.frozen} frozen, "
                 f"{self.sessions} sessions ({self.transcript_lines} transcript lines); disk "
