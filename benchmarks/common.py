@@ -160,6 +160,8 @@ def fmt(value: float, unit: str) -> str:
         return "n/a"
     if unit == "x":
         return f"{value:.3f}x"
+    if unit == "count":
+        return f"{value:,.0f}"
     digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
     return f"{value:.{digits}f} {unit}"
 
