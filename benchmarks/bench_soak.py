@@ -128,6 +128,9 @@ async def run(requests: int, rounds: int, warm_up: int, cli_every: int, platform
     from qoder_desktop.terminal.server import TerminalHookServer
 
     workspace = Path(tempfile.mkdtemp(prefix="qoder-soak-"))
+    # Terminal agents write their transcripts where Claude Code does, under a scratch
+    # config folder (never the person's ~/.claude): the hook server follows only those.
+    os.environ["CLAUDE_CONFIG_DIR"] = str(workspace / "claude-config")
     sdk = SdkSessions(workspace)
     desktop = build_desktop(base_url, gateway=True, wrap_factory=sdk.factory)
     sdk.desktop = desktop

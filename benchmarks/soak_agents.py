@@ -122,6 +122,17 @@ def _result_line(tool_use_id: str, answer: dict[str, Any] | None) -> str:
          "content": "Permission denied" if denied else ""}]}}) + "\n"
 
 
+def _transcript_path(workspace: str, session_id: str) -> Path:
+    """Where Claude Code writes a session's transcript: its projects folder (under the
+    soak's CLAUDE_CONFIG_DIR), a folder named for the working folder, the session's file
+    (the hook server follows no other)."""
+    from qoder_desktop.terminal.binding import slug
+
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / slug(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{session_id}.jsonl"
+
+
 async def terminal_lane(calls: int, per_session: int, processes: int, workspace: str,
                         tally: collections.Counter[str], errors: list[str]) -> None:
     """`calls` hook calls in CLI sessions of `per_session` calls; `processes` of them as
@@ -131,7 +142,7 @@ async def terminal_lane(calls: int, per_session: int, processes: int, workspace:
     done = 0
     while done < calls:
         session_id = str(uuid.uuid4())
-        transcript = Path(workspace) / f"{session_id}.jsonl"
+        transcript = _transcript_path(workspace, session_id)
         for _ in range(min(per_session, calls - done)):
             tool_use_id = f"toolu_{uuid.uuid4().hex}"
             command = f"touch t{done}.txt"
