@@ -7,6 +7,7 @@ Plain frozen dataclasses (no pydantic): the history window reads them, and the s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 PENDING = "pending"
 """The outcome filter's word for a request that has no decision."""
@@ -17,15 +18,17 @@ class HistoryFilter:
     """Which ledger requests to list: a session, an outcome, a decider and some text.
 
     None (or an empty text) means "any". `outcome` is a `DecisionKind` value or
-    `PENDING`; `decided_by` a `DecidedBy` value. `text` is matched, case-insensitively
-    for ASCII, in the tool, the session's name, the title, the rule, the message and the
-    input as asked and as run.
+    `PENDING`; `decided_by` a `DecidedBy` value; `since` see `since_for`. `text` is
+    matched, case-insensitively for ASCII, in the tool, the session's name, the title,
+    the rule, the message and the input as asked and as run.
     """
 
     session_id: str | None = None
     outcome: str | None = None
     decided_by: str | None = None
     text: str = ""
+    since: str | None = None
+    """Only requests received at or after this time (`encode_time` form)."""
 
 
 @dataclass(frozen=True)
@@ -63,3 +66,16 @@ class HistoryTotals:
     total: int = 0
     by_outcome: dict[str, int] = field(default_factory=dict)
     by_decider: dict[str, int] = field(default_factory=dict)
+
+
+def since_for(choice: str, now: datetime | None = None) -> str | None:
+    """The `HistoryFilter.since` of a "When" choice: "today" (since local midnight),
+    "week" (the last 7 days), anything else None (any time)."""
+    now = now or datetime.now().astimezone()
+    if choice == "today":
+        start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    elif choice == "week":
+        start = now - timedelta(days=7)
+    else:
+        return None
+    return start.astimezone(UTC).isoformat(timespec="microseconds")

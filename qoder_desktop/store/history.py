@@ -59,6 +59,9 @@ def _where(flt: HistoryFilter) -> tuple[str, list[Any]]:
     if flt.decided_by:
         clauses.append("decided_by = ?")
         params.append(flt.decided_by)
+    if flt.since:
+        clauses.append("received_at >= ?")
+        params.append(flt.since)
     text = flt.text.strip()
     if text:
         pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -155,8 +158,8 @@ class HistoryQueries:
     def sessions(self) -> list[tuple[str, str]]:
         """(session id, name) of every session with a request in the ledger, newest first."""
         rows = self._all(
-            "SELECT session_id, max(session_name) AS name, max(seq) AS last FROM approvals "
-            "GROUP BY session_id ORDER BY last DESC", ())
+            "SELECT session_id, name FROM sessions WHERE EXISTS (SELECT 1 FROM approvals "
+            "WHERE approvals.session_id = sessions.session_id) ORDER BY updated_at DESC", ())
         return [(row["session_id"], row["name"]) for row in rows]
 
     def entry(self, request_id: str) -> LedgerEntry | None:
@@ -309,7 +312,7 @@ class HistoryReader:
                 return
             try:
                 future.set_result(export_history(self.path, flt, out_path, fmt, progress))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+            except BaseException as exc:
                 future.set_exception(exc)
 
         threading.Thread(target=run, name="history-export", daemon=True).start()
