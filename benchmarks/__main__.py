@@ -33,6 +33,7 @@ BENCHMARKS = {
     "queue": "1,000 pending over 50 sessions; rule match",
     "overhead": "200 rule-allowed calls, app vs bare callback",
     "terminal_hooks": "terminal hook → broker, answer → exit, fall-through",
+    "history": "history window on a 100,000-row ledger: open, filter (xcb, private Xvfb)",
 }
 TIMEOUT_S = 900
 MODULES = {"dialog_xcb": ("dialog", ["--platform", "xcb"])}

@@ -260,46 +260,52 @@ def export_history(path: str | Path, flt: HistoryFilter, out_path: str | Path,
 
 
 class HistoryReader:
-    """Runs `HistoryQueries` on a thread of its own; every call returns a future at once.
+    """Runs `HistoryQueries` off the caller's thread; every call returns a future at once.
 
-    Exports run on threads of their own, so browsing stays live during a long one.
+    Pages and single entries run on one thread, totals on another (a count over a full
+    scan never delays the next page), each with its own read-only connection; exports
+    run on threads of their own, so browsing stays live during a long one.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
-        self._queries: HistoryQueries | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._rows = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-rows")
+        self._counts = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-counts")
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
         self._closed = False
 
-    def _run(self, work: Callable[[HistoryQueries], _T]) -> Future[_T]:
-        def call() -> _T:
-            if self._queries is None:
-                self._conn = connect_read_only(self.path)
-                self._queries = HistoryQueries(self._conn)
-            return work(self._queries)
+    def _queries(self) -> HistoryQueries:
+        queries: HistoryQueries | None = getattr(self._local, "queries", None)
+        if queries is None:
+            conn = connect_read_only(self.path)
+            self._conns.append(conn)
+            queries = self._local.queries = HistoryQueries(conn)
+        return queries
 
-        return self._pool.submit(call)
+    def _run(self, work: Callable[[HistoryQueries], _T], *, count: bool = False) -> Future[_T]:
+        pool = self._counts if count else self._rows
+        return pool.submit(lambda: work(self._queries()))
 
     def page(self, flt: HistoryFilter, before_seq: int | None = None,
              limit: int = PAGE_SIZE) -> Future[list[HistoryRow]]:
-        """`HistoryQueries.page` on the reader's thread."""
+        """`HistoryQueries.page` on the rows' thread."""
         return self._run(lambda q: q.page(flt, before_seq, limit))
 
     def totals(self, flt: HistoryFilter) -> Future[HistoryTotals]:
-        """`HistoryQueries.totals` on the reader's thread."""
-        return self._run(lambda q: q.totals(flt))
+        """`HistoryQueries.totals` on the counts' thread."""
+        return self._run(lambda q: q.totals(flt), count=True)
 
     def sessions(self) -> Future[list[tuple[str, str]]]:
-        """`HistoryQueries.sessions` on the reader's thread."""
-        return self._run(lambda q: q.sessions())
+        """`HistoryQueries.sessions` on the counts' thread."""
+        return self._run(lambda q: q.sessions(), count=True)
 
     def entry(self, request_id: str) -> Future[LedgerEntry | None]:
-        """`HistoryQueries.entry` on the reader's thread."""
+        """`HistoryQueries.entry` on the rows' thread."""
         return self._run(lambda q: q.entry(request_id))
 
     def granting_rules(self, request_id: str) -> Future[tuple[list[SessionRule], RevokeReach]]:
-        """`HistoryQueries.granting_rules` on the reader's thread."""
+        """`HistoryQueries.granting_rules` on the rows' thread."""
         return self._run(lambda q: q.granting_rules(request_id))
 
     def export(self, flt: HistoryFilter, out_path: str | Path, fmt: ExportFormat,
@@ -319,15 +325,19 @@ class HistoryReader:
         return future
 
     def close(self) -> None:
-        """Finish what was asked, then close the connection (twice is harmless)."""
+        """Let the queries asked for finish, then close the connections (twice is harmless).
+
+        Returns at once; the threads close their connections when their work is done.
+        """
         if self._closed:
             return
         self._closed = True
 
-        def close_conn() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        def close_all() -> None:
+            self._rows.shutdown(wait=True)
+            self._counts.shutdown(wait=True)
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
 
-        self._pool.submit(close_conn)
-        self._pool.shutdown(wait=True)
+        threading.Thread(target=close_all, name="history-close", daemon=True).start()

@@ -38,7 +38,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class _Relay(QObject):
-    """Carries a worker thread's answer to the GUI thread (a queued signal)."""
+    """Carries a worker thread's answer to the GUI thread (connected queued: an answer
+    always comes in a later loop turn, even one ready before its callback was added)."""
 
     arrived = Signal(object, object)
 
@@ -70,7 +71,8 @@ class HistoryModel(QAbstractTableModel):
         super().__init__(parent)
         self._reader = reader
         self._relay = _Relay(self)
-        self._relay.arrived.connect(lambda handler, value: handler(value))
+        self._relay.arrived.connect(lambda handler, value: handler(value),
+                                    Qt.ConnectionType.QueuedConnection)
         self._rows: list[HistoryRow] = []
         self._filter = HistoryFilter()
         self._generation = 0
@@ -178,9 +180,11 @@ class HistoryControl:
         self.model: HistoryModel | None = None
         self._reader: HistoryReader | None = None
         self._relay = _Relay()
-        self._relay.arrived.connect(lambda handler, value: handler(value))
+        self._relay.arrived.connect(lambda handler, value: handler(value),
+                                    Qt.ConnectionType.QueuedConnection)
         self._open_request: str | None = None
-        self._totals_generation = 0
+        self._counting = False
+        self._count_wanted: HistoryFilter | None = None
         self.on_window: Callable[[HistoryWindow], None] | None = None
         """Called with each new window (the wiring connects its signals there)."""
 
@@ -217,17 +221,29 @@ class HistoryControl:
                  else window.set_sessions(value))
 
     def set_filter(self, flt: HistoryFilter) -> None:
-        """Show the rows of `flt` and count them."""
+        """Show the rows of `flt` and count them (while a count runs, only the newest
+        filter asked for meanwhile is counted next)."""
         if self.model is None or self._reader is None:
             return
         self.model.set_filter(flt)
-        self._totals_generation += 1
-        generation = self._totals_generation
+        self._count(flt)
+
+    def _count(self, flt: HistoryFilter) -> None:
+        if self._reader is None:
+            return
+        if self._counting:
+            self._count_wanted = flt
+            return
+        self._counting = True
 
         def shown(value: Any) -> None:
-            if generation != self._totals_generation or self.window is None:
+            self._counting = False
+            wanted, self._count_wanted = self._count_wanted, None
+            if wanted is not None:
+                self._count(wanted)
+            elif self.window is None:
                 return
-            if isinstance(value, BaseException):
+            elif isinstance(value, BaseException):
                 self.window.show_problem(f"Counting the history failed: {value}")
             elif isinstance(value, HistoryTotals):
                 self.window.set_totals(value)
@@ -285,6 +301,8 @@ class HistoryControl:
         reader, self._reader = self._reader, None
         self.model = None
         self._open_request = None
+        self._counting = False
+        self._count_wanted = None
         if window is not None:
             window.deleteLater()
         if reader is not None:
