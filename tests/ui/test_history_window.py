@@ -110,14 +110,15 @@ def test_filters_narrow_the_rows_and_the_counts_follow(
         big_app: DesktopApp, loop: AppEventLoop, qtbot: QtBot) -> None:
     window = _open(big_app, loop)
     window.outcome_combo.setCurrentIndex(window.outcome_combo.findData("deny"))
-    run(loop, settle(lambda: set(_cells(window, 4)) == {"denied"}))
+    run(loop, settle(lambda: set(_cells(window, 4)) == {"denied"}
+                     and window.totals.by_outcome.keys() == {"deny"}))
     denied = window.totals.total
     assert 0 < denied < ROWS and window.totals.by_outcome == {"deny": denied}
     window.outcome_combo.setCurrentIndex(0)
     window.decider_combo.setCurrentIndex(window.decider_combo.findData("cli"))
     run(loop, settle(lambda: window.totals.by_decider.keys()
-                     == {"the agent's CLI, under its session grant"}))
-    assert all(who.startswith("the agent's CLI") for who in _cells(window, 5))
+                     == {"the agent's CLI, under its session grant"}
+                     and all(who.startswith("the agent's CLI") for who in _cells(window, 5))))
     window.decider_combo.setCurrentIndex(0)
     qtbot.keyClicks(window.search, MARKER)
     expected = len(range(0, ROWS, 997))
@@ -130,8 +131,8 @@ def test_opening_a_row_shows_it_whole_with_the_grant_it_ran_under(
         big_app: DesktopApp, loop: AppEventLoop) -> None:
     window = _open(big_app, loop)
     window.decider_combo.setCurrentIndex(window.decider_combo.findData("cli"))
-    run(loop, settle(lambda: window.totals.by_decider.keys()
-                     == {"the agent's CLI, under its session grant"}))
+    run(loop, settle(lambda: set(_cells(window, 5)) == {
+        f"the agent's CLI, under its session grant (we read it as {GRANT})"}))
     window.open_row(0)
     run(loop, settle(lambda: "Input as asked:" in window.detail.text.toPlainText()))
     text = window.detail.text.toPlainText()
@@ -146,7 +147,8 @@ def test_export_writes_the_current_view_off_the_gui_thread_with_progress(
         big_app: DesktopApp, loop: AppEventLoop, tmp_path: Path) -> None:
     window = _open(big_app, loop)
     window.outcome_combo.setCurrentIndex(window.outcome_combo.findData("allow_once"))
-    run(loop, settle(lambda: window.totals.by_outcome.keys() == {"allow_once"}))
+    run(loop, settle(lambda: window.totals.by_outcome.keys() == {"allow_once"}
+                     and set(_cells(window, 4)) == {"allowed once"}))
     shown: list[tuple[int, int]] = []
     original = window.set_export_progress
 
