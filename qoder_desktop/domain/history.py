@@ -66,6 +66,11 @@ class HistoryTotals:
     total: int = 0
     by_outcome: dict[str, int] = field(default_factory=dict)
     by_decider: dict[str, int] = field(default_factory=dict)
+    approved_by_you: int = 0
+    """Allowed (once or for the session) by the person."""
+    ran_without_you: int = 0
+    """Allowed by anyone else: the agent's CLI under its grant (or, in older ledgers, a
+    session rule)."""
 
 
 def since_for(choice: str, now: datetime | None = None) -> str | None:

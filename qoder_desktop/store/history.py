@@ -145,15 +145,20 @@ class HistoryQueries:
                          f"WHERE {where} GROUP BY outcome, decided_by", params)
         by_outcome: dict[str, int] = {}
         by_decider: dict[str, int] = {}
-        total = 0
+        total = approved = without = 0
         for row in rows:
             count = int(row["n"])
             total += count
+            if row["outcome"] in (DecisionKind.ALLOW_ONCE, DecisionKind.ALLOW_SESSION):
+                if row["decided_by"] == DecidedBy.USER:
+                    approved += count
+                else:
+                    without += count
             outcome = row["outcome"] or PENDING
             by_outcome[outcome] = by_outcome.get(outcome, 0) + count
             who = decider_words(row["decided_by"])
             by_decider[who] = by_decider.get(who, 0) + count
-        return HistoryTotals(total, by_outcome, by_decider)
+        return HistoryTotals(total, by_outcome, by_decider, approved, without)
 
     def sessions(self) -> list[tuple[str, str]]:
         """(session id, name) of every session with a request in the ledger, newest first."""

@@ -71,6 +71,10 @@ def test_totals_count_every_outcome_and_decider_in_the_export_s_words(
     # "what ran without me": the agent's CLI under its own grant
     assert totals.by_decider["the agent's CLI, under its session grant"] == truth[
         ("allow_once", "cli")]
+    assert totals.approved_by_you == sum(
+        n for (outcome, by), n in truth.items()
+        if by == "user" and outcome in ("allow_once", "allow_session"))
+    assert totals.ran_without_you == truth[("allow_once", "cli")]
     cli = queries.totals(HistoryFilter(decided_by="cli"))
     assert cli.total == truth[("allow_once", "cli")]
     assert set(cli.by_outcome) == {"allow_once"}

@@ -98,6 +98,12 @@ def test_history_opens_from_the_view_menu_and_the_tray_and_pages_as_it_scrolls(
     window = _open(big_app, loop)
     assert window.table.model().rowCount() == PAGE_SIZE  # a page, not the whole ledger
     assert window.totals_label.text().startswith(f"{ROWS:,} requests")
+    totals = window.totals
+    assert window.headline.text() == (
+        f"You approved {totals.approved_by_you:,} · ran without you "
+        f"{totals.ran_without_you:,} (the agent's CLI, under its session grants)")
+    assert totals.ran_without_you == totals.by_decider[
+        "the agent's CLI, under its session grant"] > 0
     window.table.scrollToBottom()
     run(loop, settle(lambda: window.table.model().rowCount() >= 2 * PAGE_SIZE))
     tray_entry = next(a for a in big_app.tray.menu().actions()
@@ -208,6 +214,7 @@ def test_a_demo_decision_appears_and_its_grant_is_revoked_from_its_row(
     assert _cells(window, 5) == [
         "the agent's CLI, under its session grant (we read it as Bash(npm test:*))", "you"]
     assert "you 1" in window.totals_label.text()
+    assert window.headline.text().startswith("You approved 1 · ran without you 1 ")
     window.open_row(0)
     run(loop, settle(lambda: window.detail.rules.revoke_button(rule.rule_id) is not None))
     button = window.detail.rules.revoke_button(rule.rule_id)

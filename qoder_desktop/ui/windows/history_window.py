@@ -7,6 +7,7 @@ never touches storage; export files are written by the app off the GUI thread.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -60,10 +61,20 @@ WHEN: tuple[tuple[str, str], ...] = (("Any time", "any"), ("Today", "today"),
                                      ("Last 7 days", "week"))
 
 
-_LEAD_KEY = re.compile(r'^\{"(?:command|file_path|notebook_path|pattern|url|query)": ')
+_LEAD_KEY = re.compile(r'^\{"(?:command|file_path|notebook_path|pattern|url|query)": "?')
+_MAIN_KEYS = ("command", "file_path", "notebook_path", "pattern", "url", "query")
 
 
 def _one_line(text: str | None, limit: int = 160) -> str:
+    """An input in one line: the command (or path, pattern…) alone when it is whole."""
+    try:
+        value = json.loads(text or "")
+    except ValueError:  # cut short: drop the key's own text
+        value = None
+    if isinstance(value, dict):
+        main = next((value[key] for key in _MAIN_KEYS if isinstance(value.get(key), str)),
+                    None)
+        text = main if main is not None else text
     flat = _LEAD_KEY.sub("", " ".join((text or "").split()), count=1)
     return make_visible(flat if len(flat) <= limit else flat[:limit] + "…")
 
@@ -92,6 +103,12 @@ def totals_text(totals: HistoryTotals) -> str:
     if not totals.total:
         return "No requests match."
     return f"{totals.total:,} {noun}: {outcomes}\nDecided by: {deciders}"
+
+
+def headline_text(totals: HistoryTotals) -> str:
+    """The answer at a glance: how much the person approved, and what ran without them."""
+    return (f"You approved {totals.approved_by_you:,} · ran without you "
+            f"{totals.ran_without_you:,} (the agent's CLI, under its session grants)")
 
 
 class HistoryWindow(QWidget):
@@ -144,6 +161,12 @@ class HistoryWindow(QWidget):
             filters.addWidget(QLabel(label, self))
             filters.addWidget(widget)
         filters.addWidget(self.search, 1)
+        self.headline = QLabel("", self)
+        self.headline.setObjectName("historyHeadline")
+        font = self.headline.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.headline.setFont(font)
         self.totals_label = QLabel("Counting…", self)
         self.totals_label.setObjectName("historyTotals")
         self.totals_label.setWordWrap(True)
@@ -158,7 +181,7 @@ class HistoryWindow(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         header = self.table.horizontalHeader()
-        for column, width in enumerate((140, 110, 70, 300, 150, 170, 64, 90)):
+        for column, width in enumerate((140, 90, 60, 230, 140, 240, 64, 90)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.table.setColumnWidth(column, width)
         header.setStretchLastSection(True)
@@ -183,6 +206,7 @@ class HistoryWindow(QWidget):
         bottom.addWidget(self.status, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
+        layout.addWidget(self.headline)
         layout.addWidget(self.totals_label)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(bottom)
@@ -233,6 +257,7 @@ class HistoryWindow(QWidget):
     def set_totals(self, totals: HistoryTotals) -> None:
         """Show how many requests match, per outcome and per decider."""
         self.totals = totals
+        self.headline.setText(headline_text(totals))
         self.totals_label.setText(totals_text(totals))
 
     def show_problem(self, text: str) -> None:
