@@ -83,8 +83,7 @@ def _open(app: DesktopApp, loop: AppEventLoop) -> HistoryWindow:
     window = app.history.window
     assert window is not None and window.isVisible()
     run(loop, settle(lambda: app.history.model is not None
-                     and app.history.model.rowCount() > 0 and "requests" in
-                     window.totals_label.text()))
+                     and app.history.model.rowCount() > 0 and window.totals is not None))
     return window
 
 
@@ -228,3 +227,23 @@ def test_a_demo_decision_appears_and_its_grant_is_revoked_from_its_row(
     run(loop, settle(lambda: "Decided by: you" in window.detail.text.toPlainText()))
     assert window.detail.rules.topLevelItemCount() == 0
     assert "nothing to revoke" in window.detail.rules_note.text()
+
+
+def test_opening_the_history_again_shows_what_was_decided_since(
+        live_app: DesktopApp, db: Database, loop: AppEventLoop) -> None:
+    ledger = Ledger(db)
+
+    def ran(command: str, use_id: str) -> None:
+        ledger.record_rule_allowed(
+            ApprovalRequest(session_id="s0", session_name="session 0", backend=Backend.CLAUDE,
+                            tool_name="Bash", tool_input={"command": command},
+                            tool_use_id=use_id), "Bash(npm test:*)")
+
+    ran("npm test -- first", "toolu_1")
+    window = _open(live_app, loop)
+    assert window.table.model().rowCount() == 1
+    ran("npm test -- second", "toolu_2")
+    live_app.window.history_action.trigger()
+    assert live_app.history.window is window
+    run(loop, settle(lambda: _cells(window, 3) == ["npm test -- second", "npm test -- first"]
+                     and window.totals.total == 2))

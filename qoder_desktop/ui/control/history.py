@@ -201,10 +201,11 @@ class HistoryControl:
             window.filter_changed.connect(self.set_filter)
             window.row_opened.connect(self.open_row)
             window.export_requested.connect(self.export)
+            window.refresh_requested.connect(self.refresh)
             window.closed.connect(self._closed)
             if self.on_window is not None:
                 self.on_window(window)
-            self.refresh()
+        self.refresh()  # opened again: what was decided since shows too
         self.window.show()
         self.window.raise_()
         self.window.activateWindow()
@@ -283,10 +284,16 @@ class HistoryControl:
         window = self.window
         window.set_export_progress(0, 0)
 
+        def show_progress(counts: tuple[int, int]) -> None:
+            if self.window is window:
+                window.set_export_progress(*counts)
+
         def progress(done: int, total: int) -> None:  # on the export's thread
-            self._relay.arrived.emit(lambda _v: window.set_export_progress(done, total), None)
+            self._relay.arrived.emit(show_progress, (done, total))
 
         def finished(value: Any) -> None:
+            if self.window is not window:  # closed meanwhile: the file is written anyway
+                return
             if isinstance(value, BaseException):
                 window.export_finished(f"Export failed: {value}", ok=False)
             else:

@@ -119,6 +119,7 @@ class HistoryWindow(QWidget):
         row_opened(str): show this request whole.
         export_requested(str, str): write the current view to this path ("csv"/"jsonl").
         revoke_requested(str): revoke the session rule with this id.
+        refresh_requested(): read the ledger again (F5).
         closed(): the window was closed.
     """
 
@@ -126,6 +127,7 @@ class HistoryWindow(QWidget):
     row_opened = Signal(str)
     export_requested = Signal(str, str)
     revoke_requested = Signal(str)
+    refresh_requested = Signal()
     closed = Signal()
 
     def __init__(self, model: QAbstractItemModel, parent: QWidget | None = None) -> None:
@@ -136,6 +138,8 @@ class HistoryWindow(QWidget):
         self.resize(1240, 700)
         self._model = model
         self._file_dialog: QFileDialog | None = None
+        self.totals: HistoryTotals | None = None
+        """The counts shown (None until the first arrive)."""
         self._build()
         self._connect()
 
@@ -223,6 +227,7 @@ class HistoryWindow(QWidget):
         self.export_jsonl.clicked.connect(lambda: self.choose_export("jsonl"))
         QShortcut(QKeySequence.StandardKey.Find, self, self.search.setFocus)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close)
+        QShortcut(QKeySequence.StandardKey.Refresh, self, self.refresh_requested.emit)
 
     # -- filters -----------------------------------------------------------------------
 
