@@ -51,7 +51,10 @@ def _deliver(relay: _Relay, future: Future[Any], handler: Callable[[Any], None])
             value: Any = fut.result()
         except BaseException as exc:
             value = exc
-        relay.arrived.emit(handler, value)
+        try:
+            relay.arrived.emit(handler, value)
+        except RuntimeError:  # the window (and its model) closed meanwhile: nobody waits
+            pass
 
     future.add_done_callback(done)
 
@@ -198,6 +201,7 @@ class HistoryControl:
             window = HistoryWindow(self.model)
             self.window = window
             self.model.failed.connect(window.show_problem)
+            self.model.first_page_shown.connect(self._page_shown)
             window.filter_changed.connect(self.set_filter)
             window.row_opened.connect(self.open_row)
             window.export_requested.connect(self.export)
@@ -222,14 +226,19 @@ class HistoryControl:
                  else window.set_sessions(value))
 
     def set_filter(self, flt: HistoryFilter) -> None:
-        """Show the rows of `flt` and count them (while a count runs, only the newest
-        filter asked for meanwhile is counted next)."""
+        """Show the rows of `flt`; they are counted once its first page is shown (the
+        rows first: on two cores a count beside the page query slows the page)."""
         if self.model is None or self._reader is None:
             return
         self.model.set_filter(flt)
-        self._count(flt)
+
+    def _page_shown(self) -> None:
+        if self.model is not None:
+            self._count(self.model.filter)
 
     def _count(self, flt: HistoryFilter) -> None:
+        """Count `flt` (while a count runs, only the newest filter asked for meanwhile is
+        counted next)."""
         if self._reader is None:
             return
         if self._counting:
