@@ -11,6 +11,7 @@ meanwhile is kept (typing five letters runs at most two queries).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -51,10 +52,9 @@ def _deliver(relay: _Relay, future: Future[Any], handler: Callable[[Any], None])
             value: Any = fut.result()
         except BaseException as exc:
             value = exc
-        try:
+        # RuntimeError: the window (and its model) closed meanwhile; nobody waits.
+        with contextlib.suppress(RuntimeError):
             relay.arrived.emit(handler, value)
-        except RuntimeError:  # the window (and its model) closed meanwhile: nobody waits
-            pass
 
     future.add_done_callback(done)
 
