@@ -60,8 +60,13 @@ def _where(flt: HistoryFilter) -> tuple[str, list[Any]]:
         clauses.append("decided_by = ?")
         params.append(flt.decided_by)
     if flt.since:
-        clauses.append("received_at >= ?")
-        params.append(flt.since)
+        # The seq bound is implied (the least seq of those rows) but lets a page read
+        # the newest rows only, not scan back to the oldest when few or none match.
+        # (INDEXED BY: else SQLite walks the rowids from the oldest for the min.)
+        clauses.append("received_at >= ? AND seq >= (SELECT ifnull(min(seq), 1 << 62) "
+                       "FROM approvals INDEXED BY approvals_by_received "
+                       "WHERE received_at >= ?)")
+        params.extend([flt.since, flt.since])
     text = flt.text.strip()
     if text:
         pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -97,6 +97,10 @@ def test_filters_combine_and_pending_means_never_decided(queries: HistoryQueries
     assert denied and all(row.who == f"denied by the session rule {GRANT}" for row in denied)
     assert queries.page(HistoryFilter(session_id="nobody")) == []
     assert queries.totals(HistoryFilter(since=since_for("today"))).total == 0
+    last_hour = HistoryFilter(since="2026-11-02T10:46:40+00:00", outcome="deny")
+    rows = queries.page(last_hour, limit=1000)
+    assert rows and all(row.received_at >= "2026-11-02T10:46:40" for row in rows)
+    assert len(rows) == queries.totals(last_hour).total
 
 
 def test_a_row_shows_whether_its_input_was_edited_before_it_ran(
