@@ -107,6 +107,14 @@ MIGRATIONS: list[tuple[str, ...]] = [
     ),
     # 2: when the removal of a revoked allow rule reached the agent (see store.removals).
     ("ALTER TABLE session_rules ADD COLUMN removal_delivered_at TEXT",),
+    # 3: the history window: pages filtered by session, outcome, decider or day read an
+    # index newest first; its totals (per outcome and decider) read covering indexes.
+    ("CREATE INDEX approvals_by_session_seq ON approvals(session_id, seq)",
+     "CREATE INDEX approvals_by_outcome_seq ON approvals(outcome, seq)",
+     "CREATE INDEX approvals_by_decider_seq ON approvals(decided_by, seq)",
+     "CREATE INDEX approvals_by_outcome ON approvals(outcome, decided_by)",
+     "CREATE INDEX approvals_by_session_outcome ON approvals(session_id, outcome, decided_by)",
+     "CREATE INDEX approvals_by_received ON approvals(received_at)"),
 ]
 """Schema steps; step N (1-based) brings ``user_version`` from N-1 to N."""
 

@@ -51,23 +51,32 @@ def cli_grant_message(rule: str) -> str:
     return f"Run by the agent's CLI under its session grant; we read it as {rule}."
 
 
+DECIDER_WORDS: dict[DecidedBy, str] = {
+    DecidedBy.USER: "you",
+    DecidedBy.CLI: "the agent's CLI, under its session grant",
+    DecidedBy.SESSION_RULE: "a session rule you made",
+    DecidedBy.WITHDRAWN: "nobody: withdrawn before an answer",
+    DecidedBy.ERROR: "nobody: an error, so denied",
+}
+"""Who decided, in words, per `DecidedBy` (the history's totals; `who_decided` adds the
+rule where there is one)."""
+
+
 def who_decided(decided_by: DecidedBy | None, outcome: DecisionKind | None,
                 rule: str | None) -> str:
     """Who decided a ledger row, in words (for the export and history views)."""
     if outcome is None or decided_by is None:
         return ""
     if decided_by is DecidedBy.USER:
-        return "you"
+        return DECIDER_WORDS[decided_by]
     if decided_by is DecidedBy.CLI:
         reading = f" (we read it as {rule})" if rule else ""
-        return f"the agent's CLI, under its session grant{reading}"
+        return f"{DECIDER_WORDS[decided_by]}{reading}"
     if decided_by is DecidedBy.SESSION_RULE:
         if outcome.allows:  # only older ledgers: an allow is a person's or the CLI's
             return f"allowed under the session rule {rule or '?'} (an older record)"
         return f"denied by the session rule {rule or '?'}"
-    if decided_by is DecidedBy.WITHDRAWN:
-        return "nobody: withdrawn before an answer"
-    return "nobody: an error, so denied"
+    return DECIDER_WORDS.get(decided_by, DECIDER_WORDS[DecidedBy.ERROR])
 
 
 class LedgerError(StorageError):
@@ -322,7 +331,7 @@ class Ledger:
         self.db.flush()
         where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
         rows = self.db.fetchall(f"SELECT * FROM approvals {where}", params)
-        result = [_approval(row) for row in rows]
+        result = [approval_entry(row) for row in rows]
         if include_tool_events:
             # The session's name comes from the sessions table (one place for it).
             rows = self.db.fetchall(
@@ -343,7 +352,8 @@ def ledger_entries(db: Database, session_id: str | None = None) -> list[LedgerEn
     return Ledger(db).entries(session_id)
 
 
-def _approval(row: Any) -> LedgerEntry:
+def approval_entry(row: Any) -> LedgerEntry:
+    """One ``approvals`` row (all columns, by name) as a `LedgerEntry`."""
     interrupt = row["interrupt"]
     return LedgerEntry(
         entry_type="approval", entry_id=row["request_id"], session_id=row["session_id"],

@@ -20,7 +20,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -62,6 +62,41 @@ def _csv_cell(value: Any) -> str:
     return csv_safe(str(value))
 
 
+def write_entries(entries: Iterable[LedgerEntry], out: TextIO, fmt: ExportFormat) -> int:
+    """Write `entries` to `out` as CSV (header + one row per entry) or JSON Lines; the
+    one writer of ``ledger export`` and the history window's export.
+
+    JSON-valued fields are JSON strings in CSV and nested values in JSONL.
+
+    Returns:
+        The number of entries written.
+
+    Raises:
+        ValueError: `fmt` is neither "csv" nor "jsonl".
+    """
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError(f"unknown export format {fmt!r} (use csv or jsonl)")
+    count = 0
+    writer = csv.writer(out) if fmt == "csv" else None
+    if writer is not None:
+        writer.writerow(EXPORT_COLUMNS)
+    for entry in entries:
+        data = entry.model_dump(mode="json")
+        if writer is not None:
+            writer.writerow([_csv_cell(data[column]) for column in EXPORT_COLUMNS])
+        else:
+            out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        count += 1
+    out.flush()
+    return count
+
+
+def open_private(path: str | os.PathLike[str]) -> TextIO:
+    """Open `path` for writing an export (created 0600, truncated), UTF-8 text."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    return open(fd, "w", encoding="utf-8", newline="")
+
+
 def export_ledger(db: Database, out: TextIO, fmt: ExportFormat,
                   session_id: str | None = None) -> int:
     """Write the ledger to `out` as CSV (header + one row per entry) or JSON Lines.
@@ -78,18 +113,7 @@ def export_ledger(db: Database, out: TextIO, fmt: ExportFormat,
     """
     if fmt not in ("csv", "jsonl"):
         raise ValueError(f"unknown export format {fmt!r} (use csv or jsonl)")
-    entries = ledger_entries(db, session_id)
-    if fmt == "csv":
-        writer = csv.writer(out)
-        writer.writerow(EXPORT_COLUMNS)
-        for entry in entries:
-            data = entry.model_dump(mode="json")
-            writer.writerow([_csv_cell(data[column]) for column in EXPORT_COLUMNS])
-    else:
-        for entry in entries:
-            out.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n")
-    out.flush()
-    return len(entries)
+    return write_entries(ledger_entries(db, session_id), out, fmt)
 
 
 def _export_parser() -> argparse.ArgumentParser:
@@ -135,8 +159,7 @@ def ledger_export_main(argv: Sequence[str] | None = None) -> int:
             if args.session and not session_known(db, args.session):
                 return _no_such_session(args.session)
             if args.output:
-                fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with open(fd, "w", encoding="utf-8", newline="") as out:
+                with open_private(args.output) as out:
                     count = export_ledger(db, out, args.format, args.session)
             else:
                 count = export_ledger(db, sys.stdout, args.format, args.session)

@@ -223,7 +223,8 @@ class StartUp:
                                    demo=self.demo)
         hub = SessionHub(self.db, ledger, broker, launcher, is_trusted=settings.is_trusted)
         desktop = DesktopApp(broker, hub, secrets, settings,
-                             demo_scenarios=self._scenarios, window=self.window)
+                             demo_scenarios=self._scenarios, window=self.window,
+                             ledger_path=self.db.path)
         self.desktop = desktop
         return desktop
 

@@ -110,12 +110,14 @@ class Tray(QObject):
         open_request(str): open the request with this id (from a notification or menu).
         activate_window(): the icon was clicked; bring the main window forward.
         toggle_window(): the menu's Show/Hide window entry was chosen.
+        open_history(): the menu's History entry was chosen.
         quit_requested(): the menu's Quit entry was chosen.
     """
 
     open_request = Signal(str)
     activate_window = Signal()
     toggle_window = Signal()
+    open_history = Signal()
     quit_requested = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -244,6 +246,10 @@ class Tray(QObject):
             more = menu.addAction(f"… and {count - MENU_LIMIT} more")
             more.triggered.connect(self.activate_window)
         menu.addSeparator()
+        history = QAction("History…", menu)
+        history.setObjectName("historyAction")
+        history.triggered.connect(self.open_history)
+        menu.addAction(history)
         toggle = QAction("Hide window" if self._window_visible else "Show window", menu)
         toggle.setObjectName("toggleWindowAction")
         toggle.triggered.connect(self.toggle_window)

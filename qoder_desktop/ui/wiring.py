@@ -25,6 +25,7 @@ from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.approvals import ApprovalController
+from qoder_desktop.ui.control.history import HistoryControl
 from qoder_desktop.ui.control.servers import AgentServers
 from qoder_desktop.ui.control.sessions import SessionController
 from qoder_desktop.ui.control.settings import CurrentSettings, SettingsController
@@ -33,6 +34,7 @@ from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
+from qoder_desktop.ui.windows.history_window import HistoryWindow
 from qoder_desktop.ui.windows.main_window import MainWindow
 from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
@@ -55,7 +57,8 @@ class DesktopApp:
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, secrets: SecretStore,
                  settings: Settings | CurrentSettings, settings_path: Path | str | None = None,
                  *, demo_scenarios: list[str] | None = None,
-                 window: MainWindow | None = None) -> None:
+                 window: MainWindow | None = None,
+                 ledger_path: Path | None = None) -> None:
         if isinstance(settings, Settings):
             if settings_path is None:
                 raise ValueError("plain Settings need the file they are saved to")
@@ -81,6 +84,7 @@ class DesktopApp:
                                             tray_available=tray_available)
         self.servers = AgentServers(settings, self.window, self.tasks, secrets)
         self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
+        self.history = HistoryControl(ledger_path)
         self._shutdown_task: asyncio.Task[Any] | None = None
         self._connect_signals()
         current = settings.value
@@ -115,18 +119,27 @@ class DesktopApp:
         window.open_request_requested.connect(dialogs.open)
         window.session_selected.connect(sessions.show_session)
         window.settings_requested.connect(self.open_settings)
+        window.history_requested.connect(self.history.open)
+        self.history.on_window = self._connect_history
         window.connect_agent_requested.connect(self.servers.open_connect_dialog)
         window.quit_requested.connect(self.quit)
         window.visibility_changed.connect(tray.set_window_visible)
         tray.open_request.connect(approvals.open_from_tray)
         tray.activate_window.connect(window.bring_to_front)
         tray.toggle_window.connect(self._toggle_window)
+        tray.open_history.connect(self.history.open)
         tray.quit_requested.connect(window.request_quit)  # asks first while requests wait
         notifier = self.notifier  # notification buttons answer through the dialogs' path
         notifier.decided.connect(approvals.decided)
         notifier.open_request.connect(approvals.open_from_tray)
         notifier.fall_back.connect(approvals.balloon)
         notifier.ignored.connect(window.show_status)
+
+    def _connect_history(self, history: HistoryWindow) -> None:
+        # Revoke from a history row takes the rules pane's path (the hub revokes and
+        # publishes), then the row shows the rule's new state.
+        history.revoke_requested.connect(self.sessions.revoke)
+        history.revoke_requested.connect(self.history.rule_revoked)
 
     def start_notifications(self) -> None:
         """Look for the desktop's notification service (the tray balloon until found)."""
@@ -228,6 +241,7 @@ class DesktopApp:
         if denied:
             await asyncio.sleep(0)  # the answers go out before the sessions stop
         self.dialogs.close_all()
+        self.history.close()
         await self.notifier.close_all()
         await self.servers.stop()
         await self.sessions.stop_all()

@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         session_selected(str): this session was selected; the app answers with its
             `set_transcript` and `set_rules` (the window keeps no copy of them).
         settings_requested(): open the settings.
+        history_requested(): open the decision history (View → History).
         connect_agent_requested(): show how to connect an agent started elsewhere.
         quit_requested(): quit the app (asked first while requests wait; see
             `request_quit`).
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
     open_request_requested = Signal(str)
     session_selected = Signal(str)
     settings_requested = Signal()
+    history_requested = Signal()
     connect_agent_requested = Signal()
     quit_requested = Signal()
     visibility_changed = Signal(bool)
@@ -156,6 +158,11 @@ class MainWindow(QMainWindow):
             self.interrupt_requested))
         ui.stopAction.triggered.connect(lambda: self._emit_for_current(self.stop_requested))
         ui.openNextAction.triggered.connect(self._open_oldest)
+        self.history_action = ui.viewMenu.addAction("&History…")
+        self.history_action.setObjectName("historyAction")
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.setToolTip("Every request and who decided it (Ctrl+H)")
+        self.history_action.triggered.connect(self.history_requested)
         ui.sendButton.clicked.connect(self._send_prompt)
         ui.promptEdit.textChanged.connect(self._update_actions)
         ui.rulesView.revoke_requested.connect(self.revoke_requested)
