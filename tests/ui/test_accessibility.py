@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from accessibility_walk import controls, problems
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QLineEdit, QPushButton, QVBoxLayout, QWidget
 from test_dialog_fit import DIALOGS
 
@@ -32,6 +33,7 @@ from qoder_desktop.domain.models import (
     SessionState,
 )
 from qoder_desktop.ui.windows.help_dialogs import AboutDialog, ShortcutsDialog
+from qoder_desktop.ui.windows.history_window import HistoryWindow
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 
@@ -62,6 +64,7 @@ VIEWS: dict[str, Callable[[], QWidget]] = {
     **DIALOGS,
     "about": lambda: AboutDialog(about_info(AppPaths.under(Path("/tmp/qoder-a11y")))),
     "keyboard shortcuts": ShortcutsDialog,
+    "decision history": lambda: HistoryWindow(QStandardItemModel(0, 8)),
 }
 
 

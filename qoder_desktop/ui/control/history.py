@@ -223,6 +223,7 @@ class HistoryControl:
         self.set_filter(window.current_filter())  # the rows first: they are what is seen
         _deliver(self._relay, self._reader.sessions(),
                  lambda value: None if isinstance(value, BaseException)
+                 or self.window is not window  # closed meanwhile: nothing to show it in
                  else window.set_sessions(value))
 
     def set_filter(self, flt: HistoryFilter) -> None:

@@ -106,6 +106,9 @@ class HistoryDetail(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("historyDetailText")
+        self.text.setAccessibleName("Decision details")
+        self.text.setAccessibleDescription("The selected request whole: its input as asked "
+                                           "and as run, the outcome and who decided")
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setPlaceholderText("Open a request to see it whole.")

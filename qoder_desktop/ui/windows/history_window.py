@@ -208,6 +208,22 @@ class HistoryWindow(QWidget):
         bottom.addWidget(self.export_jsonl)
         bottom.addWidget(self.progress)
         bottom.addWidget(self.status, 1)
+        for widget, name, description in (
+                (self.session_combo, "Session", "Show the decisions of one session"),
+                (self.outcome_combo, "Outcome", "Show only decisions with this outcome"),
+                (self.decider_combo, "Decided by",
+                 "Show only what you, a session rule or the agent's CLI decided"),
+                (self.when_combo, "When", "Show only decisions made in this time"),
+                (self.search, "Search", "Show only rows whose tool, input, rule or message "
+                                        "holds this text"),
+                (self.table, "Decisions", "Every request with its outcome, newest first; "
+                                          "select one to see it whole"),
+                (self.export_csv, "Export view as CSV",
+                 "Write the rows shown to a CSV file, as qoder-desktop ledger export does"),
+                (self.export_jsonl, "Export view as JSONL",
+                 "Write the rows shown to a JSONL file, as qoder-desktop ledger export does")):
+            widget.setAccessibleName(name)
+            widget.setAccessibleDescription(description)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
         layout.addWidget(self.headline)
