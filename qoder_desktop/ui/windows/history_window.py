@@ -208,7 +208,7 @@ class HistoryWindow(QWidget):
         bottom.addWidget(self.export_jsonl)
         bottom.addWidget(self.progress)
         bottom.addWidget(self.status, 1)
-        for widget, name, description in (
+        described: tuple[tuple[QWidget, str, str], ...] = (
                 (self.session_combo, "Session", "Show the decisions of one session"),
                 (self.outcome_combo, "Outcome", "Show only decisions with this outcome"),
                 (self.decider_combo, "Decided by",
@@ -221,9 +221,10 @@ class HistoryWindow(QWidget):
                 (self.export_csv, "Export view as CSV",
                  "Write the rows shown to a CSV file, as qoder-desktop ledger export does"),
                 (self.export_jsonl, "Export view as JSONL",
-                 "Write the rows shown to a JSONL file, as qoder-desktop ledger export does")):
-            widget.setAccessibleName(name)
-            widget.setAccessibleDescription(description)
+                 "Write the rows shown to a JSONL file, as qoder-desktop ledger export does"))
+        for control, name, description in described:
+            control.setAccessibleName(name)
+            control.setAccessibleDescription(description)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
         layout.addWidget(self.headline)
