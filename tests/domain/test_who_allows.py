@@ -49,6 +49,15 @@ PERSONS_ACTIONS: Counter[Site] = Counter({
     ("approval/rule_decisions.py", "decide_by_rule", "DecidedBy.SESSION_RULE"): 1,
     # … and a request already waiting when the person granted the deny rule.
     ("approval/rule_decisions.py", "sibling_outcome", "DecidedBy.SESSION_RULE"): 1,
+    # Not a decision: the words for each decider (the ledger export's `who` column and
+    # the history window's counts), keyed by `DecidedBy` …
+    ("store/ledger.py", "", "DecidedBy.USER"): 1,
+    ("store/ledger.py", "", "DecidedBy.CLI"): 1,
+    ("store/ledger.py", "", "DecidedBy.SESSION_RULE"): 1,
+    ("store/ledger.py", "", "DecidedBy.WITHDRAWN"): 1,
+    ("store/ledger.py", "", "DecidedBy.ERROR"): 1,
+    # … and the look-up of those words for an error row.
+    ("store/ledger.py", "who_decided", "DecidedBy.ERROR"): 1,
     # A copy whose update is not a literal: a transcript event, not a Decision.
     ("agents/transcript.py", "ToolCallPairing.pair", "model_copy(update=?)"): 1,
 })

@@ -40,6 +40,7 @@ SHORTCUTS: tuple[tuple[str, str, str], ...] = (
     ("Main window", "Ctrl+.", "interrupt the selected session's turn"),
     ("Main window", "Ctrl+Shift+W", "stop the selected session"),
     ("Main window", "Ctrl+O", "open the oldest request that waits for you"),
+    ("Main window", "Ctrl+H", "the decision history"),
     ("Main window", "Ctrl+,", "settings"),
     ("Main window", "F1", "this list"),
     ("Main window", "Ctrl+Q", "quit (asks first while requests wait)"),
