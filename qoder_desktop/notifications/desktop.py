@@ -84,6 +84,10 @@ NotifierFactory = Callable[[str], Any]
 class NotificationService(Protocol):
     """What `RequestNotifier` needs from a notification backend."""
 
+    replaced: bool
+    """True once the service changed hands in this run (then "Allow once" is not offered:
+    whoever owns it now may be a stand-in)."""
+
     @property
     def available(self) -> bool:
         """True once `start()` found a notification service."""
@@ -156,6 +160,8 @@ class DesktopNotifications:
         self._factory = factory
         self._notifier: Any = None
         self._status = ServiceStatus(False, detail="not started")
+        self.replaced = False
+        """Never set here: desktop-notifier does not tell when the service changes hands."""
         self._shown: dict[str, _Shown] = {}
         self._watcher: asyncio.Task[None] | None = None
 

@@ -75,6 +75,9 @@ class FreedesktopNotifications:
         self._bus: Any = None
         self._status = ServiceStatus(False, detail="not started")
         self._owner = ""
+        self.replaced = False
+        """True once the service changed hands in this run (its owner left or was replaced):
+        whoever owns it now may be a stand-in, so no notification offers "Allow once"."""
         self._default_action = True
         self._shown: dict[str, _Shown] = {}
         self._watcher: asyncio.Task[None] | None = None
@@ -256,6 +259,11 @@ class FreedesktopNotifications:
 
     def _owner_changed(self, old: str, new: str) -> None:
         self._owner = new
+        if old and not self.replaced:
+            self.replaced = True
+            log.warning("%s changed hands (%s to %s): from now on notifications offer no "
+                        "Allow once (answer in the dialog); restart Qoder Desktop to have it "
+                        "back", BUS_NAME, old, new or "none")
         if self._shown:
             log.warning("%s changed owner (%s to %s): %d open notification(s) can no longer "
                         "answer; their requests wait in the dialogs", BUS_NAME,

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -192,7 +193,11 @@ class RequestNotifier(QObject):
 
     async def _show(self, request: ApprovalRequest) -> None:
         request_id = request.request_id
-        ok = await self._service.show(note_for(request))
+        note = note_for(request)
+        if self._service.replaced:  # the service changed hands: it may be a stand-in
+            note = replace(note, actions=tuple(action for action in note.actions
+                                               if action.key != ALLOW))
+        ok = await self._service.show(note)
         if request_id not in self._requests:  # answered while the service was asked
             await self._service.close(request_id)
             return
