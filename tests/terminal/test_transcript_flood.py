@@ -168,7 +168,8 @@ async def test_four_mib_appended_at_once_is_read_in_slices_and_skipped(
         await _shown(rig, followed.request.session_id, "the last line")
     # Read over many loop turns, the loop turning in between, never all in one turn.
     assert len(ticker.turns_with_lines) >= 3
-    assert len(_notes(rig, followed.request.session_id)) == 1
+    # A skip note says so (two when a poll lands while the write is still going on).
+    assert 1 <= len(_notes(rig, followed.request.session_id)) <= 2
     _report(f"4 MiB at once ({width}-character lines)", ticker, followed.follower)
     assert followed.follower.skipped > 10_000  # most of it was counted, not parsed
     assert rig.broker.is_pending(followed.request.request_id)

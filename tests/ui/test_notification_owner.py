@@ -124,7 +124,7 @@ def test_a_process_that_takes_the_service_over_cannot_allow_now_or_later(
     the person answers in the dialog."""
     caplog.set_level(logging.DEBUG, logger="qoder_desktop.notifications")
     first, second = _bash("make build"), _bash("make test")
-    stand_in = StandIn(bus)
+    stand_ins: list[StandIn] = []
 
     async def scenario() -> None:
         assert (await desktop.notifier.start()).buttons
@@ -132,6 +132,9 @@ def test_a_process_that_takes_the_service_over_cannot_allow_now_or_later(
         shown = server.last().notification_id
         assert desktop.notifier.is_showing(first.request_id)
         assert "allow" in server.last().actions  # the real server offered it
+
+        stand_in = StandIn(bus)  # (only now: it takes the name as soon as it runs)
+        stand_ins.append(stand_in)
 
         await settle(lambda: stand_in.ready)  # the stand-in now owns the name
         await settle(lambda: not desktop.notifier.is_showing(first.request_id))
@@ -158,7 +161,8 @@ def test_a_process_that_takes_the_service_over_cannot_allow_now_or_later(
     try:
         run(loop, scenario())
     finally:
-        stand_in.stop()
+        for stand_in in stand_ins:
+            stand_in.stop()
     assert "notifications offer no Allow once" in caplog.text
     assert len(server.notified) == 1  # the replaced server got nothing new
     outcomes = [entry.outcome for entry in desktop.broker._ledger.entries("s0")]  # type: ignore[attr-defined]
