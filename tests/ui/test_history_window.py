@@ -247,3 +247,27 @@ def test_opening_the_history_again_shows_what_was_decided_since(
     assert live_app.history.window is window
     run(loop, settle(lambda: _cells(window, 3) == ["npm test -- second", "npm test -- first"]
                      and window.totals.total == 2))
+
+
+def test_an_agents_markup_in_a_row_is_never_read_as_rich_text_in_its_tooltip(
+        live_app: DesktopApp, db: Database, loop: AppEventLoop) -> None:
+    """Tooltips render rich text by default; a command or session the agent wrote shows
+    as the characters it is, in the cell's tooltip and in the session filter's."""
+    markup = "<img src='file:///etc/passwd'><b>rm</b>"
+    db.upsert_session(SessionInfo(session_id=markup, name="", backend=Backend.TERMINAL,
+                                  cwd="/tmp", state=SessionState.RUNNING))
+    Ledger(db).record_rule_allowed(
+        ApprovalRequest(session_id=markup, session_name="", backend=Backend.TERMINAL,
+                        tool_name="Bash", tool_input={"command": markup},
+                        tool_use_id="toolu_markup"), "Bash")
+    db.flush()
+    window = _open(live_app, loop)
+    model = window.table.model()
+    tips = [model.index(0, column).data(Qt.ItemDataRole.ToolTipRole)
+            for column in range(model.columnCount())]
+    assert any("&lt;b&gt;rm&lt;/b&gt;" in (tip or "") for tip in tips), tips  # escaped …
+    assert not any("<b>" in (tip or "") or "<img" in (tip or "") for tip in tips)  # … only
+    run(loop, settle(lambda: window.session_combo.count() > 1))
+    session_tips = [window.session_combo.itemData(i, Qt.ItemDataRole.ToolTipRole)
+                    for i in range(1, window.session_combo.count())]
+    assert session_tips and all("<img" not in tip for tip in session_tips)

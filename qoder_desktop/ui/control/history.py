@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QWidget
 from qoder_desktop.domain.history import HistoryFilter, HistoryRow, HistoryTotals
 from qoder_desktop.store.history import PAGE_SIZE, HistoryReader
 from qoder_desktop.store.ledger_export import ExportFormat
+from qoder_desktop.ui.plain_text import tooltip
 from qoder_desktop.ui.windows.history_window import COLUMNS, HistoryWindow, row_cells
 
 log = logging.getLogger(__name__)
@@ -107,8 +108,10 @@ class HistoryModel(QAbstractTableModel):
         row = self._rows[index.row()]
         if role == Qt.ItemDataRole.UserRole:
             return row
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return row_cells(row)[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole:  # agent data: never read as rich text
+            return tooltip(row_cells(row)[index.column()])
         return None
 
     def canFetchMore(self, parent: _Index = QModelIndex()) -> bool:  # noqa: B008

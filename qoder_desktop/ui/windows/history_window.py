@@ -39,6 +39,7 @@ from qoder_desktop.domain.history import (
 from qoder_desktop.domain.revocation import RevokeReach
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.plain_text import tooltip
 from qoder_desktop.ui.windows.history_detail import (
     OUTCOME_WORDS,
     HistoryDetail,
@@ -268,8 +269,8 @@ class HistoryWindow(QWidget):
         self.session_combo.addItem("All sessions", None)
         for session_id, name in sessions:
             self.session_combo.addItem(make_visible(name or session_id), session_id)
-            self.session_combo.setItemData(self.session_combo.count() - 1, session_id,
-                                           Qt.ItemDataRole.ToolTipRole)
+            self.session_combo.setItemData(self.session_combo.count() - 1,
+                                           tooltip(session_id), Qt.ItemDataRole.ToolTipRole)
         found = self.session_combo.findData(current)
         self.session_combo.setCurrentIndex(max(found, 0))
         self.session_combo.blockSignals(False)
