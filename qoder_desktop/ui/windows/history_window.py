@@ -203,6 +203,7 @@ class HistoryWindow(QWidget):
         self.progress.setVisible(False)
         self.status = QLabel("", self)
         self.status.setObjectName("historyStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # errors and file names
         self.status.setWordWrap(True)
         bottom = QHBoxLayout()
         bottom.addWidget(self.export_csv)
