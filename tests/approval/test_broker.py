@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.broker_events import Recorder
+from helpers.broker_events import SESSION, Recorder, bash_request
 
 from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
@@ -27,13 +27,6 @@ from qoder_desktop.store.ledger import Ledger
 
 pytestmark = pytest.mark.asyncio
 
-SESSION = "session-1"
-
-
-def _bash(command: str, **fields: object) -> ApprovalRequest:
-    return ApprovalRequest(session_id=SESSION, session_name="demo", backend=Backend.CLAUDE,
-                           tool_name="Bash", tool_input={"command": command}, cwd="/tmp/ws",
-                           **fields)  # type: ignore[arg-type]
 
 
 def _rule(behavior: RuleBehavior, text: str) -> SessionRule:
@@ -43,7 +36,7 @@ def _rule(behavior: RuleBehavior, text: str) -> SessionRule:
 async def test_a_person_answers_and_the_decision_is_on_disk(
         broker: ApprovalBroker, ledger: Ledger) -> None:
     recorder = Recorder(broker)
-    task = asyncio.create_task(broker.request(_bash("make build")))
+    task = asyncio.create_task(broker.request(bash_request("make build")))
     request = await recorder.next_added()
     assert broker.pending() == [request]
     broker.answer(request.request_id, Decision.allow_once({"command": "make build"}))
@@ -66,7 +59,7 @@ async def test_the_queue_stays_oldest_first_as_requests_come_out_of_order_and_go
     start = datetime(2026, 1, 1, tzinfo=UTC)
     offsets = [5, 1, 9, 1, 3, 9, 0, 7, 2, 2]
     tasks = [asyncio.create_task(broker.request(
-        _bash(f"job {i}", received_at=start + timedelta(seconds=offset))))
+        bash_request(f"job {i}", received_at=start + timedelta(seconds=offset))))
         for i, offset in enumerate(offsets)]
     requests = [await recorder.next_added() for _ in offsets]
     arrival = {r.request_id: n for n, r in enumerate(requests)}
@@ -86,7 +79,7 @@ async def test_the_queue_stays_oldest_first_as_requests_come_out_of_order_and_go
         await asyncio.sleep(0)
         assert [r.request_id for r in broker.pending()] == expected(waiting)
     await asyncio.gather(*tasks)
-    late = asyncio.create_task(broker.request(_bash("late", received_at=start)))
+    late = asyncio.create_task(broker.request(bash_request("late", received_at=start)))
     assert [r.tool_input["command"] for r in [await recorder.next_added()]] == ["late"]
     assert [r.tool_input["command"] for r in broker.pending()] == ["late"]
     broker.answer(broker.pending()[0].request_id, Decision.deny("no"))
@@ -97,7 +90,7 @@ async def test_the_queue_stays_oldest_first_as_requests_come_out_of_order_and_go
 async def test_twenty_concurrent_requests_answered_in_random_order_each_get_their_own(
         broker: ApprovalBroker, ledger: Ledger) -> None:
     recorder = Recorder(broker)
-    tasks = [asyncio.create_task(broker.request(_bash(f"job {i}"))) for i in range(20)]
+    tasks = [asyncio.create_task(broker.request(bash_request(f"job {i}"))) for i in range(20)]
     requests = [await recorder.next_added() for _ in range(20)]
     assert [r.tool_input["command"] for r in broker.pending()] == [f"job {i}" for i in range(20)]
     order = list(requests)
@@ -119,7 +112,7 @@ async def test_twenty_concurrent_requests_answered_in_random_order_each_get_thei
 async def test_cancelled_request_is_recorded_as_withdrawn_not_denied(
         broker: ApprovalBroker, ledger: Ledger) -> None:
     recorder = Recorder(broker)
-    task = asyncio.create_task(broker.request(_bash("rm -rf build")))
+    task = asyncio.create_task(broker.request(bash_request("rm -rf build")))
     request = await recorder.next_added()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -140,7 +133,7 @@ async def test_exception_inside_a_subscriber_yields_a_deny(
             raise RuntimeError("the dialog could not be built")
 
     broker.subscribe(broken)
-    decision = await asyncio.wait_for(broker.request(_bash("make")), 5)
+    decision = await asyncio.wait_for(broker.request(bash_request("make")), 5)
     assert decision.kind is DecisionKind.ERROR
     assert not decision.kind.allows
     assert "the dialog could not be built" in decision.message
@@ -152,7 +145,7 @@ async def test_a_call_the_agent_asks_about_despite_a_granted_rule_goes_to_a_pers
     """The CLI holds the grant: a matching call reaching us was escalated on purpose."""
     recorder = Recorder(broker)
     db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)")])
-    task = asyncio.create_task(broker.request(_bash("make test")))
+    task = asyncio.create_task(broker.request(bash_request("make test")))
     request = await recorder.next_added()
     assert request.covered_by_rule == "Bash(make *)"
     broker.answer(request.request_id, Decision.deny("not this time"))
@@ -171,7 +164,7 @@ async def test_only_updates_the_agent_receives_are_granted_and_recorded(
         return "refused by the SDK" if update.rules and update.rules[0].tool_name == "Edit" \
             else None
 
-    task = asyncio.create_task(broker.request(_bash("npm test"), sdk_check))
+    task = asyncio.create_task(broker.request(bash_request("npm test"), sdk_check))
     request = await recorder.next_added()
     good = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(npm test)"),),
                                 behavior=RuleBehavior.ALLOW, destination="session")
@@ -190,7 +183,7 @@ async def test_only_updates_the_agent_receives_are_granted_and_recorded(
 async def test_deny_rule_beats_allow_rule(broker: ApprovalBroker, db: Database) -> None:
     db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(make *)"),
                   _rule(RuleBehavior.DENY, "Bash(make clean)")])
-    decision = await broker.request(_bash("make clean"))
+    decision = await broker.request(bash_request("make clean"))
     assert decision.kind is DecisionKind.DENY
     assert decision.decided_by is DecidedBy.SESSION_RULE
 
@@ -199,7 +192,7 @@ async def test_prefix_rule_never_allows_a_chained_command(
         broker: ApprovalBroker, db: Database) -> None:
     recorder = Recorder(broker)
     db.add_rules([_rule(RuleBehavior.ALLOW, "Bash(git diff *)")])
-    task = asyncio.create_task(broker.request(_bash("git diff; rm -rf ~")))
+    task = asyncio.create_task(broker.request(bash_request("git diff; rm -rf ~")))
     request = await recorder.next_added()
     assert request.tool_input["command"] == "git diff; rm -rf ~"
     broker.answer(request.request_id, Decision.deny("no"))
@@ -221,7 +214,7 @@ async def test_questions_are_never_answered_by_a_rule(broker: ApprovalBroker,
 async def test_allow_for_session_stores_the_granted_rules(
         broker: ApprovalBroker, db: Database) -> None:
     recorder = Recorder(broker)
-    task = asyncio.create_task(broker.request(_bash("npm test")))
+    task = asyncio.create_task(broker.request(bash_request("npm test")))
     request = await recorder.next_added()
     grant = PermissionSuggestion(type="addRules", rules=(RuleValue.parse("Bash(npm test)"),),
                                  behavior=RuleBehavior.ALLOW, destination="session")
@@ -233,7 +226,7 @@ async def test_allow_for_session_stores_the_granted_rules(
 async def test_duplicate_request_id_is_refused_and_the_first_still_waits(
         broker: ApprovalBroker) -> None:
     recorder = Recorder(broker)
-    first = _bash("make")
+    first = bash_request("make")
     task = asyncio.create_task(broker.request(first))
     await recorder.next_added()
     duplicate = await broker.request(first.model_copy(update={"tool_input": {"command": "rm"}}))
@@ -246,7 +239,7 @@ async def test_duplicate_request_id_is_refused_and_the_first_still_waits(
 async def test_withdrawing_a_session_answers_each_of_its_requests_once(
         broker: ApprovalBroker) -> None:
     recorder = Recorder(broker)
-    tasks = [asyncio.create_task(broker.request(_bash(f"c{i}"))) for i in range(3)]
+    tasks = [asyncio.create_task(broker.request(bash_request(f"c{i}"))) for i in range(3)]
     for _ in tasks:
         await recorder.next_added()
     assert broker.withdraw_session(SESSION) == 3
@@ -258,7 +251,7 @@ async def test_withdrawing_a_session_answers_each_of_its_requests_once(
 async def test_a_failed_ledger_write_turns_an_allow_into_a_deny(
         broker: ApprovalBroker, db: Database) -> None:
     recorder = Recorder(broker)
-    task = asyncio.create_task(broker.request(_bash("make")))
+    task = asyncio.create_task(broker.request(bash_request("make")))
     request = await recorder.next_added()
     db.close()
     broker.answer(request.request_id, Decision.allow_once({"command": "make"}))
@@ -269,7 +262,7 @@ async def test_a_failed_ledger_write_turns_an_allow_into_a_deny(
 
 async def test_a_person_cannot_answer_with_withdrawn(broker: ApprovalBroker) -> None:
     recorder = Recorder(broker)
-    task = asyncio.create_task(broker.request(_bash("make")))
+    task = asyncio.create_task(broker.request(bash_request("make")))
     request = await recorder.next_added()
     with pytest.raises(ValueError):
         broker.answer(request.request_id, Decision.withdrawn())
@@ -283,7 +276,7 @@ async def test_the_person_is_asked_while_the_request_is_written_and_the_answer_w
     disk = threading.Event()
     db.writer.submit(disk.wait)  # the writer thread is busy (a slow disk)
     try:
-        task = asyncio.create_task(broker.request(_bash("make")))
+        task = asyncio.create_task(broker.request(bash_request("make")))
         request = await recorder.next_added()  # the dialog does not wait for the disk
         broker.answer(request.request_id, Decision.allow_once({"command": "make"}))
         await asyncio.sleep(0.05)
@@ -299,7 +292,7 @@ async def test_a_request_that_cannot_be_recorded_is_denied_without_waiting_for_a
         broker: ApprovalBroker, db: Database) -> None:
     recorder = Recorder(broker)
     db.writer.close()  # every write now fails; reads still work
-    decision = await asyncio.wait_for(broker.request(_bash("make")), 5)
+    decision = await asyncio.wait_for(broker.request(bash_request("make")), 5)
     assert decision.kind is DecisionKind.ERROR
     assert "could not record" in decision.message
     assert [event for event, _, _ in recorder.events] == [BrokerEvent.ADDED,

@@ -12,12 +12,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from helpers.broker_events import Recorder
+from helpers.broker_events import SESSION, Recorder, bash_request
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
-    Backend,
     DecidedBy,
     Decision,
     DecisionKind,
@@ -30,13 +29,6 @@ from qoder_desktop.store.ledger import Ledger
 
 pytestmark = pytest.mark.asyncio
 
-SESSION = "session-1"
-
-
-def _bash(command: str, **fields: object) -> ApprovalRequest:
-    return ApprovalRequest(session_id=SESSION, session_name="demo", backend=Backend.CLAUDE,
-                           tool_name="Bash", tool_input={"command": command}, cwd="/tmp/ws",
-                           **fields)  # type: ignore[arg-type]
 
 
 def _grant(*rules: tuple[RuleBehavior, str]) -> tuple[PermissionSuggestion, ...]:
@@ -50,13 +42,13 @@ async def test_a_grant_never_answers_the_requests_already_waiting_it_marks_them(
     """Siblings were asked before the CLI held the grant, and our matcher is not the
     CLI: they stay pending, marked, until the person answers each one."""
     recorder = Recorder(broker)
-    first = asyncio.create_task(broker.request(_bash("npm test")))
+    first = asyncio.create_task(broker.request(bash_request("npm test")))
     granted_request = await recorder.next_added()
-    sibling = asyncio.create_task(broker.request(_bash("npm test")))
+    sibling = asyncio.create_task(broker.request(bash_request("npm test")))
     waiting = await recorder.next_added()
-    other_command = asyncio.create_task(broker.request(_bash("npm publish")))
+    other_command = asyncio.create_task(broker.request(bash_request("npm publish")))
     await recorder.next_added()
-    elsewhere = _bash("npm test").model_copy(update={"session_id": "session-2"})
+    elsewhere = bash_request("npm test").model_copy(update={"session_id": "session-2"})
     other_session = asyncio.create_task(broker.request(elsewhere))
     await recorder.next_added()
     broker.answer(granted_request.request_id, Decision.allow_session(
@@ -92,11 +84,11 @@ async def test_a_grant_never_answers_the_requests_already_waiting_it_marks_them(
 async def test_a_deny_rule_granted_with_an_allow_rule_denies_the_waiting_sibling_it_covers(
         broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
     recorder = Recorder(broker)
-    first = asyncio.create_task(broker.request(_bash("npm test")))
+    first = asyncio.create_task(broker.request(bash_request("npm test")))
     granted_request = await recorder.next_added()
-    publish = asyncio.create_task(broker.request(_bash("npm publish")))
+    publish = asyncio.create_task(broker.request(bash_request("npm publish")))
     await recorder.next_added()
-    lint = asyncio.create_task(broker.request(_bash("npm run lint")))
+    lint = asyncio.create_task(broker.request(bash_request("npm run lint")))
     covered = await recorder.next_added()
     broker.answer(granted_request.request_id, Decision.allow_session(
         {"command": "npm test"}, _grant((RuleBehavior.ALLOW, "Bash(npm *)"),
@@ -125,7 +117,7 @@ async def test_a_grant_does_not_let_a_waiting_command_through_a_symlink_out_of_t
     recorder = Recorder(broker)
 
     def touch(command: str) -> ApprovalRequest:
-        return _bash(command, agent_id="sub-1").model_copy(update={"cwd": str(workspace)})
+        return bash_request(command, agent_id="sub-1").model_copy(update={"cwd": str(workspace)})
 
     first = asyncio.create_task(broker.request(touch("touch a")))
     granted_request = await recorder.next_added()

@@ -7,9 +7,20 @@ import asyncio
 from collections.abc import Callable
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 
 Finished = tuple[BrokerEvent, ApprovalRequest, Decision | None]
+
+
+SESSION = "session-1"
+"""The session the broker tests' requests belong to."""
+
+
+def bash_request(command: str, **fields: object) -> ApprovalRequest:
+    """A Bash request of `SESSION` in /tmp/ws (`fields` override the rest)."""
+    return ApprovalRequest(session_id=SESSION, session_name="demo", backend=Backend.CLAUDE,
+                           tool_name="Bash", tool_input={"command": command}, cwd="/tmp/ws",
+                           **fields)  # type: ignore[arg-type]
 
 
 def route_broker_events(broker: ApprovalBroker, added: asyncio.Queue[ApprovalRequest],
