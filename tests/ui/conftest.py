@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.loop import run as run_on_loop
+from helpers.notification_server import NotificationServer, private_bus
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -183,3 +185,20 @@ def spares(qtbot: QtBot) -> Iterator[DialogSpares]:
     qtbot.waitUntil(pool.is_idle, timeout=5000)
     yield pool
     pool.stop()
+
+
+@pytest.fixture
+def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A private session bus (never the user's); the app finds it in the environment."""
+    with private_bus(tmp_path / "bus") as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        yield address
+
+
+@pytest.fixture
+def server(bus: str, loop: AppEventLoop) -> Iterator[NotificationServer]:
+    """The desktop's notification server on `bus`, answering on the app's loop."""
+    notifications = NotificationServer()
+    run_on_loop(loop, notifications.start(bus), timeout=30)
+    yield notifications
+    notifications.stop()

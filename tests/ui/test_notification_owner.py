@@ -57,23 +57,6 @@ async def settle(condition: Any) -> None:
 
 
 @pytest.fixture
-def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A private session bus (never the user's); the app finds it in the environment."""
-    with private_bus(tmp_path / "bus") as address:
-        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
-        yield address
-
-
-@pytest.fixture
-def server(bus: str, loop: AppEventLoop) -> Iterator[NotificationServer]:
-    """The desktop's notification server (it lets another process replace it)."""
-    notifications = NotificationServer()
-    run(loop, notifications.start(bus))
-    yield notifications
-    notifications.stop()
-
-
-@pytest.fixture
 def desktop(db: Database, loop: AppEventLoop, qtbot: QtBot,
             tmp_path: Path) -> Iterator[DesktopApp]:
     """The whole desktop wiring, notifications on even while the window is active."""

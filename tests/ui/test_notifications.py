@@ -56,23 +56,6 @@ async def settle(condition: Any) -> None:
     await settle_on_loop(condition, timeout=10.0)
 
 
-@pytest.fixture
-def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A private session bus; the app (and desktop-notifier) find it in the environment."""
-    with private_bus(tmp_path / "bus") as address:
-        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
-        yield address
-
-
-@pytest.fixture
-def server(bus: str, loop: AppEventLoop) -> Iterator[NotificationServer]:
-    """The notification server, on the bus, answering on the app's loop."""
-    notifications = NotificationServer()
-    run(loop, notifications.start(bus))
-    yield notifications
-    notifications.stop()
-
-
 def _desktop(db: Database, tmp_path: Path) -> DesktopApp:
     db.upsert_session(SessionInfo(session_id="s0", name="slow", backend=Backend.CLAUDE,
                                   cwd=str(tmp_path)))
