@@ -25,87 +25,22 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+
+from qoder_desktop.notifications.service import (
+    CALL_TIMEOUT,
+    DEFAULT_ACTION,
+    START_TIMEOUT,
+    BusService,
+    NoteSpec,
+    NotificationService,
+    ServiceStatus,
+)
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ACTION = "default"
-"""The action key of a click on the notification's body."""
-START_TIMEOUT = 5.0
-"""Seconds the service gets to say what it can do."""
-CALL_TIMEOUT = 5.0
-"""Seconds a Notify or CloseNotification call gets."""
-
-
-@dataclass(frozen=True)
-class NoteAction:
-    """One button of a notification: the key reported back and its label."""
-
-    key: str
-    label: str
-
-
-@dataclass(frozen=True)
-class NoteSpec:
-    """What one notification shows.
-
-    Attributes:
-        key: the caller's id for it (a request id); actions are reported with it.
-        title: the summary line (plain text).
-        body: the body, already safe for the server (see `ui.plain_text.notification_text`).
-        actions: the buttons, in order.
-    """
-
-    key: str
-    title: str
-    body: str
-    actions: tuple[NoteAction, ...] = ()
-
-
-@dataclass(frozen=True)
-class ServiceStatus:
-    """What `start()` found.
-
-    Attributes:
-        available: a notification service answered.
-        buttons: it shows action buttons (the ``actions`` capability).
-        detail: what was found, or why there is none (for logs and the status line).
-    """
-
-    available: bool
-    buttons: bool = False
-    detail: str = ""
-
-
 NotifierFactory = Callable[[str], Any]
 """Builds the `desktop_notifier.DesktopNotifier` for an app name (tests may swap it)."""
-
-
-class NotificationService(Protocol):
-    """What `RequestNotifier` needs from a notification backend."""
-
-    replaced: bool
-    """True once the service changed hands in this run (then "Allow once" is not offered:
-    whoever owns it now may be a stand-in)."""
-
-    @property
-    def available(self) -> bool:
-        """True once `start()` found a notification service."""
-
-    async def start(self, timeout: float = START_TIMEOUT) -> ServiceStatus:
-        """Connect and ask the service what it can do; never raises."""
-
-    async def show(self, spec: NoteSpec) -> bool:
-        """Show `spec`; False when the service did not take it."""
-
-    def is_shown(self, key: str) -> bool:
-        """True while the notification for `key` is up."""
-
-    async def close(self, key: str) -> None:
-        """Close the notification for `key`; never raises."""
-
-    async def stop(self) -> None:
-        """Close every notification and disconnect."""
 
 
 def open_service(app_name: str, on_action: Callable[[str, str], None],
@@ -143,7 +78,7 @@ class _Shown:
     actions: dict[str, str] = field(default_factory=dict)
 
 
-class DesktopNotifications:
+class DesktopNotifications(BusService):
     """Shows, and closes, notifications with buttons through `desktop-notifier` (macOS,
     Windows: notification centres the OS owns; Linux uses `freedesktop`).
 
@@ -155,25 +90,12 @@ class DesktopNotifications:
 
     def __init__(self, app_name: str, on_action: Callable[[str, str], None], *,
                  factory: NotifierFactory = _default_factory) -> None:
-        self._app_name = app_name
-        self._on_action = on_action
+        super().__init__(app_name, on_action)
         self._factory = factory
         self._notifier: Any = None
-        self._status = ServiceStatus(False, detail="not started")
-        self.replaced = False
-        """Never set here: desktop-notifier does not tell when the service changes hands."""
+        # `replaced` is never set here: desktop-notifier does not tell when the service
+        # changes hands.
         self._shown: dict[str, _Shown] = {}
-        self._watcher: asyncio.Task[None] | None = None
-
-    @property
-    def available(self) -> bool:
-        """True once `start()` found a notification service."""
-        return self._status.available
-
-    @property
-    def status(self) -> ServiceStatus:
-        """What `start()` found (``not started`` before it ran)."""
-        return self._status
 
     async def start(self, timeout: float = START_TIMEOUT) -> ServiceStatus:
         """Connect to the service and ask what it can do; never raises."""
@@ -187,19 +109,9 @@ class DesktopNotifications:
                                    "needs the signed app bundle)")
             capabilities = await asyncio.wait_for(notifier.get_capabilities(), timeout)
         except Exception as exc:  # no bus, no service, a broken service: fall back
-            self._disconnect(notifier)
-            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self._status = ServiceStatus(False, detail=detail)
-            log.info("no desktop notification service (%s)", detail)
-            return self._status
+            return self._start_failed(exc, _bus_of(notifier))
         self._notifier = notifier
-        bus = _bus_of(notifier)
-        if bus is not None:
-            self._watcher = asyncio.ensure_future(self._watch(bus))
-        buttons = Capability.BUTTONS in capabilities
-        self._status = ServiceStatus(True, buttons, "buttons" if buttons else "no buttons")
-        log.info("desktop notification service found (%s)", self._status.detail)
-        return self._status
+        return self._started(_bus_of(notifier), Capability.BUTTONS in capabilities)
 
     async def show(self, spec: NoteSpec) -> bool:
         """Show `spec` (replacing an earlier one with its key); False when it failed."""
@@ -226,10 +138,6 @@ class DesktopNotifications:
                                        {action.key: action.label for action in spec.actions})
         return True
 
-    def is_shown(self, key: str) -> bool:
-        """True while the notification for `key` is up (shown, not closed or clicked)."""
-        return key in self._shown
-
     async def close(self, key: str) -> None:
         """Close the notification for `key` (``CloseNotification``); never raises."""
         shown = self._shown.pop(key, None)
@@ -242,41 +150,16 @@ class DesktopNotifications:
         except Exception as exc:
             log.warning("could not close a notification: %s", exc)
 
-    async def close_all(self) -> None:
-        """Close every notification this app shows (the app is quitting)."""
-        for key in list(self._shown):
-            await self.close(key)
-
-    async def stop(self) -> None:
-        """Close every notification and leave the bus."""
-        await self.close_all()
+    def _release(self) -> Any:
         notifier, self._notifier = self._notifier, None
-        self._status = ServiceStatus(False, detail="stopped")
-        self._disconnect(notifier)
-        if self._watcher is not None:
-            await asyncio.gather(self._watcher, return_exceptions=True)
+        return _bus_of(notifier)
 
-    async def _watch(self, bus: Any) -> None:
-        """When the bus goes away (the session ends), fall back from then on."""
-        try:
-            await bus.wait_for_disconnect()
-            reason = "the session bus closed the connection"
-        except Exception as exc:
-            reason = f"the session bus went away ({type(exc).__name__})"
+    def _bus_lost(self, bus: Any, reason: str) -> None:
         if self._notifier is not None:
             log.info("desktop notifications stopped: %s", reason)
             self._notifier = None
             self._status = ServiceStatus(False, detail=reason)
             self._shown.clear()
-
-    @staticmethod
-    def _disconnect(notifier: Any) -> None:
-        bus = _bus_of(notifier)
-        if bus is not None:
-            try:
-                bus.disconnect()
-            except Exception as exc:  # already gone
-                log.debug("leaving the session bus: %s", exc)
 
     def _action(self, key: str, action: str) -> None:
         if self._shown.pop(key, None) is None:

@@ -25,14 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qoder_desktop.notifications.desktop import (
+from qoder_desktop.notifications.probe import BUS_NAME, OBJECT_PATH
+from qoder_desktop.notifications.service import (
     CALL_TIMEOUT,
     DEFAULT_ACTION,
     START_TIMEOUT,
+    BusService,
     NoteSpec,
     ServiceStatus,
 )
-from qoder_desktop.notifications.probe import BUS_NAME, OBJECT_PATH
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class _Shown:
     """The action keys this notification offered."""
 
 
-class FreedesktopNotifications:
+class FreedesktopNotifications(BusService):
     """Shows notifications and reports presses only from the server that showed them.
 
     The same interface as `desktop.DesktopNotifications` (see there), plus `on_gone`.
@@ -69,28 +70,15 @@ class FreedesktopNotifications:
 
     def __init__(self, app_name: str, on_action: Callable[[str, str], None],
                  on_gone: Callable[[str], None] | None = None) -> None:
-        self._app_name = app_name
-        self._on_action = on_action
+        super().__init__(app_name, on_action)
+        # `replaced` turns True once the service changed hands in this run (its owner
+        # left or was replaced): whoever owns it now may be a stand-in, so no
+        # notification offers "Allow once".
         self._on_gone = on_gone
         self._bus: Any = None
-        self._status = ServiceStatus(False, detail="not started")
         self._owner = ""
-        self.replaced = False
-        """True once the service changed hands in this run (its owner left or was replaced):
-        whoever owns it now may be a stand-in, so no notification offers "Allow once"."""
         self._default_action = True
         self._shown: dict[str, _Shown] = {}
-        self._watcher: asyncio.Task[None] | None = None
-
-    @property
-    def available(self) -> bool:
-        """True once `start()` found a notification service."""
-        return self._status.available
-
-    @property
-    def status(self) -> ServiceStatus:
-        """What `start()` found (``not started`` before it ran)."""
-        return self._status
 
     @property
     def owner(self) -> str:
@@ -107,18 +95,9 @@ class FreedesktopNotifications:
             bus.add_message_handler(self._on_message)
             capabilities = await asyncio.wait_for(self._introduce(bus), timeout)
         except Exception as exc:  # no bus, no service, a broken service: fall back
-            _disconnect(bus)
-            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self._status = ServiceStatus(False, detail=detail)
-            log.info("no desktop notification service (%s)", detail)
-            return self._status
+            return self._start_failed(exc, bus)
         self._bus = bus
-        self._watcher = asyncio.ensure_future(self._watch(bus))
-        buttons = "actions" in capabilities
-        self._status = ServiceStatus(True, buttons, "buttons" if buttons else "no buttons")
-        log.info("desktop notification service found (%s, owner %s)", self._status.detail,
-                 self._owner)
-        return self._status
+        return self._started(bus, "actions" in capabilities, f", owner {self._owner}")
 
     async def _introduce(self, bus: Any) -> list[str]:
         """Watch the name and the signals, learn the owner, then ask what it can do."""
@@ -168,10 +147,6 @@ class FreedesktopNotifications:
         self._shown[spec.key] = shown
         return True
 
-    def is_shown(self, key: str) -> bool:
-        """True while the notification for `key` is up (shown, not closed or clicked)."""
-        return key in self._shown
-
     async def close(self, key: str) -> None:
         """Close the notification for `key` (``CloseNotification``); never raises."""
         shown = self._shown.pop(key, None)
@@ -188,19 +163,9 @@ class FreedesktopNotifications:
         except Exception as exc:  # closed already, or that server is gone
             log.debug("could not close a notification: %s", exc)
 
-    async def close_all(self) -> None:
-        """Close every notification this app shows (the app is quitting)."""
-        for key in list(self._shown):
-            await self.close(key)
-
-    async def stop(self) -> None:
-        """Close every notification and leave the bus."""
-        await self.close_all()
+    def _release(self) -> Any:
         bus, self._bus = self._bus, None
-        self._status = ServiceStatus(False, detail="stopped")
-        _disconnect(bus)
-        if self._watcher is not None:
-            await asyncio.gather(self._watcher, return_exceptions=True)
+        return bus
 
     # -- signals -----------------------------------------------------------------------
 
@@ -276,13 +241,7 @@ class FreedesktopNotifications:
         if self._on_gone is not None:
             self._on_gone(key)
 
-    async def _watch(self, bus: Any) -> None:
-        """When the bus goes away (the session ends), fall back from then on."""
-        try:
-            await bus.wait_for_disconnect()
-            reason = "the session bus closed the connection"
-        except Exception as exc:
-            reason = f"the session bus went away ({type(exc).__name__})"
+    def _bus_lost(self, bus: Any, reason: str) -> None:
         if self._bus is bus:
             log.info("desktop notifications stopped: %s", reason)
             self._bus = None
@@ -305,11 +264,3 @@ async def _call(bus: Any, member: str, signature: str = "", body: Sequence[Any] 
         text = str(reply.body[0]) if reply is not None and reply.body else ""
         raise RuntimeError(f"{name}: {text}" if text else str(name))
     return reply
-
-
-def _disconnect(bus: Any) -> None:
-    if bus is not None:
-        try:
-            bus.disconnect()
-        except Exception as exc:  # already gone
-            log.debug("leaving the session bus: %s", exc)

@@ -25,12 +25,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision, RequestKind
-from qoder_desktop.notifications.desktop import (
-    NoteAction,
-    NoteSpec,
-    ServiceStatus,
-    open_service,
-)
+from qoder_desktop.notifications.desktop import open_service
+from qoder_desktop.notifications.service import NoteAction, NoteSpec, ServiceStatus
 from qoder_desktop.text.visible import describe_hidden, has_hidden
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
 from qoder_desktop.ui.plain_text import notification_text
