@@ -25,6 +25,7 @@ from benchmarks.common import REPO_ROOT, Figure, child_env
 BENCHMARKS = {
     "cold_start": "process start → first frame of the main window (xcb, private Xvfb)",
     "memory": "RSS with 10 idle sessions",
+    "memory_live": "RSS of qoder-desktop --demo, first dialog open (xcb, private Xvfb)",
     "dialog": "request → dialog visible, withdrawn → hidden (offscreen)",
     "dialog_xcb": "request → dialog visible, withdrawn → hidden (xcb, private Xvfb)",
     "preview": "1 MB markdown / HTML, pathological nesting",
