@@ -9,6 +9,10 @@ approval gateway and a warmed dialog. Nothing can ask for an approval before the
 exists: every way in (a session, the terminal hook server, the gateway) starts after it.
 Imports of pydantic, the SDKs and the gateway run on a worker thread, keyring calls on the
 keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
+
+The sessions a launch asks for start here too: the first one (`start_demo`,
+`start_from_args`, risky options confirmed first) and those a later launch hands over
+(`on_handover`). `ui.app` imports this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -18,32 +22,115 @@ import asyncio
 import importlib
 import logging
 import os
+import tempfile
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
+from qoder_desktop.cli import parse_app_args, session_options_from_args
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets, SecretStore
 from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.single_instance import InstanceServer
+from qoder_desktop.ui.windows.confirm import (
+    UserCancelled,
+    dangerous_mode_confirmation,
+    risky_options_confirmation,
+)
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:
     from qoder_desktop.agents.factory import DemoModel
     from qoder_desktop.config.settings import SettingsLoad
+    from qoder_desktop.domain.session_options import SessionOptions
     from qoder_desktop.scripted_model.server import ThreadedScriptedModel
     from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
 
 
+DEMO_PROMPT = "Show me what Qoder Desktop can do."
+"""The prompt of a demo session started without one."""
+
+
+def scratch_workspace(demo: DemoModel) -> str:
+    """A fresh, empty scratch folder for one more demo session (removed with the demo's)."""
+    demo.root.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkdtemp(prefix="workspace-", dir=demo.root)
+
+
+def start_demo(desktop: DesktopApp, demo: DemoModel | None, scenario: str, prompt: str,
+               cwd: str | None = None) -> None:
+    """Start a scripted demo session (in a fresh scratch folder unless `cwd` is given).
+
+    Without a scripted model (the app runs without --demo) nothing starts: the person is
+    told why, since a demo session there would talk to the real model service.
+    """
+    if demo is None:
+        desktop.window.show_status(
+            "A demo was asked for, but this Qoder Desktop runs without --demo: quit it, "
+            "then run qoder-desktop --demo.")
+        return
+    from qoder_desktop.domain.session_options import SessionOptions
+
+    desktop.start_session(SessionOptions(
+        prompt=prompt or DEMO_PROMPT, cwd=cwd or scratch_workspace(demo), scenario=scenario,
+        name=f"Demo ({scenario})"))
+
+
+def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
+    """Start the session a command line asked for; risky options are confirmed first."""
+    backend = desktop.settings.default_backend
+    try:
+        options = session_options_from_args(args, default_backend=backend)
+    except ValueError as exc:
+        desktop.window.show_status(f"Could not start the session: {exc}")
+        return
+    risks = options.risks()
+    if not risks:
+        desktop.start_session(options)
+        return
+    desktop.tasks.spawn(_confirm_then_start(desktop, options, risks),
+                        "confirming the session options")
+
+
+async def _confirm_then_start(desktop: DesktopApp, options: SessionOptions,
+                              risks: list[str]) -> None:
+    mode = options.permission_mode
+    box = (dangerous_mode_confirmation(desktop.window, mode, risks=risks)
+           if mode.needs_confirmation and len(risks) == 1 else
+           risky_options_confirmation(desktop.window, risks, mode))
+    try:
+        consent = await box.wait()
+    except UserCancelled:
+        return
+    desktop.start_session(options.model_copy(update={"consent": consent}))
+
+
+def on_handover(message: dict[str, Any], desktop: DesktopApp,
+                demo: DemoModel | None = None) -> None:
+    """What a later launch sent: show the window, start its session or its demo."""
+    desktop.window.bring_to_front()
+    if message.get("action") == "demo":
+        start_demo(desktop, demo, str(message.get("scenario") or DEMO_SCENARIO),
+                   str(message.get("prompt") or ""))
+    elif message.get("action") == "start":
+        try:
+            args = parse_app_args([str(part) for part in message.get("argv", [])])
+        except SystemExit:
+            desktop.window.show_status("A second launch sent arguments that are not valid.")
+            return
+        base = str(message.get("cwd") or os.getcwd())
+        args.cwd = os.path.join(base, args.cwd or ".")
+        args.add_dirs = [os.path.join(base, folder) for folder in args.add_dirs]
+        start_from_args(args, desktop)
+
+
 def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
                      desktop: DesktopApp) -> None:
-    from qoder_desktop.ui.app import start_demo, start_from_args
-
     if demo is not None:
         start_demo(desktop, demo, args.scenario or DEMO_SCENARIO, args.prompt or "",
                    str(demo.workspace))
@@ -147,7 +234,6 @@ class StartUp:
 
     async def _load(self) -> None:
         from qoder_desktop.ui import icons
-        from qoder_desktop.ui.app import on_handover, scratch_workspace
 
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own

@@ -102,7 +102,7 @@ def test_only_the_persons_confirmation_in_the_dialog_switches_to_a_risky_mode(
 def test_permission_mode_accept_edits_on_the_command_line_starts_only_once_confirmed(
         desktop: DesktopApp, harness: QoderHarness, loop: AppEventLoop, qtbot: QtBot) -> None:
     from qoder_desktop.cli import parse_app_args
-    from qoder_desktop.ui.app import start_from_args
+    from qoder_desktop.ui.start_up import start_from_args
 
     args = parse_app_args(["--backend", "qoder", "--prompt", "Tidy up", "--cwd",
                            str(harness.workspace), "--permission-mode", "acceptEdits"])
