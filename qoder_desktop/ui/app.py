@@ -32,6 +32,7 @@ from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.error_reporter import ErrorReporter
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.scheduling import after_first_paint
 from qoder_desktop.ui.single_instance import (
     LOCK_FILE,
     STARTING_WAIT_S,
@@ -40,7 +41,7 @@ from qoder_desktop.ui.single_instance import (
     hand_over_when_ready,
     server_name,
 )
-from qoder_desktop.ui.start_up import StartUp, after_first_paint
+from qoder_desktop.ui.start_up import StartUp
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:  # the core (and pydantic with its models) loads after the first paint

@@ -1,12 +1,13 @@
 """What the app loads after the main window's first paint (`StartUp`), step by step.
 
-The window is on screen first (`after_first_paint`): it is built without pydantic and
-the domain's models (`domain.kinds` has the enums it needs). Then, each step in its own
-loop turn so the window keeps taking input: the application icon (for dialogs; the window
-has its own), pydantic with the models and the settings, the core and the wiring
-(`DesktopApp`), the new-session form, the first session, the terminal hook server, the
-approval gateway and a warmed dialog. Nothing can ask for an approval before the core
-exists: every way in (a session, the terminal hook server, the gateway) starts after it.
+The window is on screen first (`scheduling.after_first_paint`): it is built without
+pydantic and the domain's models (`domain.kinds` has the enums it needs). Then, each step
+in its own loop turn (`scheduling.next_turn`) so the window keeps taking input: the
+application icon (for dialogs; the window has its own), pydantic with the models and the
+settings, the core and the wiring (`DesktopApp`), the new-session form, the first
+session, the terminal hook server, the approval gateway and a warmed dialog. Nothing can
+ask for an approval before the core exists: every way in (a session, the terminal hook
+server, the gateway) starts after it.
 Imports of pydantic, the SDKs and the gateway run on a worker thread, keyring calls on the
 keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
 
@@ -23,17 +24,16 @@ import importlib
 import logging
 import os
 import tempfile
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.cli import parse_app_args, session_options_from_args
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets, SecretStore
 from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.store.database import Database
+from qoder_desktop.ui.scheduling import next_turn
 from qoder_desktop.ui.single_instance import InstanceServer
 from qoder_desktop.ui.windows.confirm import (
     UserCancelled,
@@ -138,36 +138,6 @@ def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
         start_from_args(args, desktop)
 
 
-class _FirstPaint(QObject):
-    """Calls `then` once, in the loop turn after the watched widget's first paint."""
-
-    def __init__(self, widget: QWidget, then: Callable[[], object], fallback_ms: int) -> None:
-        super().__init__(widget)
-        self._widget = widget
-        self._then: Callable[[], object] | None = then
-        widget.installEventFilter(self)
-        # A window that is never painted (started hidden, minimised) still loads.
-        QTimer.singleShot(fallback_ms, self, self._run)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Note the first paint; the work runs after it is on screen."""
-        if watched is self._widget and event.type() == QEvent.Type.Paint and self._then:
-            QTimer.singleShot(0, self, self._run)
-        return False
-
-    def _run(self) -> None:
-        then, self._then = self._then, None
-        if then is not None:
-            self._widget.removeEventFilter(self)
-            then()
-
-
-def after_first_paint(widget: QWidget, then: Callable[[], object], *,
-                      fallback_ms: int = 1000) -> QObject:
-    """Run `then` once `widget` has painted (or after `fallback_ms` if it never does)."""
-    return _FirstPaint(widget, then, fallback_ms)
-
-
 CORE_MODULES: tuple[str, ...] = (
     "qoder_desktop.config.settings", "qoder_desktop.domain.session_options",
     "qoder_desktop.store.ledger", "qoder_desktop.approval.broker",
@@ -245,9 +215,9 @@ class StartUp:
             self.loaded = load_settings(self.paths.settings_file)
             for problem in self.loaded.problems:
                 self.window.show_status(f"Settings: {problem}")
-        await asyncio.sleep(0)
+        await next_turn()
         preload(WIRING_MODULES)
-        await asyncio.sleep(0)
+        await next_turn()
         desktop = self._build_core(self.loaded)
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)
@@ -256,9 +226,9 @@ class StartUp:
         if demo is not None:
             desktop.window.set_scratch_folder(lambda: scratch_workspace(demo))
         desktop.start_notifications()
-        await asyncio.sleep(0)  # let the window take input between steps
+        await next_turn()  # let the window take input between steps
         preload(VIEW_MODULES)
-        await asyncio.sleep(0)
+        await next_turn()
         wanted = list(PRELOAD_MODULES)
         if self.demo is not None or self.args.backend:
             backend = "claude" if self.demo is not None else str(self.args.backend)
@@ -279,9 +249,9 @@ class StartUp:
             desktop.broker, desktop.hub,
             wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
         await self._start_gateway(desktop)
-        await asyncio.sleep(0)
+        await next_turn()
         warm_dialog(desktop)
-        await asyncio.sleep(0)
+        await next_turn()
         from qoder_desktop.diagnostics.memory import settle_memory
 
         settle_memory()
