@@ -158,8 +158,8 @@ def test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_req
         assert window_updates[-1] == [survivor]
         [dialog] = desktop.dialogs.open_dialogs()
         assert dialog.request.request_id == survivor
-        assert desktop.window._model.pending_count("s0") == 0
-        assert desktop.window._model.pending_count("s1") == 1
+        assert desktop.window.session_pane.model.pending_count("s0") == 0
+        assert desktop.window.session_pane.model.pending_count("s1") == 1
         assert "1 pending" in desktop.tray.tooltip()
         desktop.broker.withdraw_session("s1")
         await other
