@@ -31,9 +31,6 @@ if TYPE_CHECKING:  # pydantic and the models load after the first paint
     from qoder_desktop.domain.models import SessionInfo, SessionRule
     from qoder_desktop.domain.session_options import TranscriptEvent
 
-MAX_EVENTS_PER_SESSION = 5000
-"""The newest events of a session's transcript shown when it is selected."""
-
 _LIVE = (SessionState.STARTING, SessionState.RUNNING, SessionState.WAITING, SessionState.IDLE)
 _BUSY = (SessionState.RUNNING, SessionState.WAITING)
 
@@ -176,9 +173,10 @@ class SessionPane(QObject):
             self._ui.transcriptView.append_event(event)
 
     def set_transcript(self, session_id: str, events: list[TranscriptEvent]) -> None:
-        """Show a session's whole transcript (the newest events) if it is selected."""
+        """Show a session's transcript as the hub keeps it (capped there,
+        `hub.TRANSCRIPT_LIMIT`) if it is selected."""
         if session_id == self._current:
-            self._ui.transcriptView.set_events(list(events[-MAX_EVENTS_PER_SESSION:]))
+            self._ui.transcriptView.set_events(list(events))
 
     def set_rules(self, session_id: str, rules: list[SessionRule]) -> None:
         """Show a session's rules (active and revoked) if it is selected."""
