@@ -26,7 +26,7 @@ SESSIONS = 10
 IMPORT_STEPS = (
     ("PySide6 + QApplication", "from PySide6.QtWidgets import QApplication; a = QApplication([])"),
     ("qoder_desktop.ui (asyncio, pydantic, our models; PySide6's import check made cheap)",
-     "import qoder_desktop.ui"),
+     "from qoder_desktop.ui.lean_imports import apply_lean_imports; apply_lean_imports()"),
     ("qasync", "import qasync"),
     ("pydantic + our models", "import qoder_desktop.domain.models"),
     ("claude_agent_sdk", "import claude_agent_sdk"),

@@ -37,7 +37,8 @@ now = time.perf_counter
 
 
 def setup_env(home: Path | None = None) -> Path:
-    """Offscreen Qt, a private QODER_DESKTOP_HOME and HOME; returns the scratch root."""
+    """Offscreen Qt, a private QODER_DESKTOP_HOME and HOME, and the app's lean imports
+    (`ui.lean_imports`); returns the scratch root."""
     root = home or Path(tempfile.mkdtemp(prefix="qoder-bench-"))
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     os.environ["QODER_DESKTOP_HOME"] = str(root / "qoder-home")
@@ -50,6 +51,9 @@ def setup_env(home: Path | None = None) -> Path:
         os.environ[var] = str(user_home / sub)
     for var in ("ANTHROPIC_API_KEY", "QODER_PERSONAL_ACCESS_TOKEN"):
         os.environ.pop(var, None)
+    from qoder_desktop.ui.lean_imports import apply_lean_imports
+
+    apply_lean_imports()  # as the app's entry point does, before Qt and the libraries load
     return root
 
 

@@ -64,3 +64,22 @@ def test_importing_the_core_loads_no_qt_at_run_time() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=PACKAGE.parent)
     assert result.stdout.strip() == ""
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Modules `path` imports anywhere (inside functions too), `from a import b` as `a.b`."""
+    names = _imports(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_only_the_entry_point_imports_the_app_module() -> None:
+    """`ui.app` starts `ui.start_up`, never the other way round: an import inside a
+    function would hide the cycle from a reader, not from this test (nor from the
+    import-linter layers contract app -> start_up -> wiring)."""
+    importers = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                       if "qoder_desktop.ui.app" in _imported_names(path))
+    assert importers == ["__main__.py"]

@@ -13,6 +13,9 @@ own code in it, once, so from then on it is the real module. The stdlib's
 `importlib.util.LazyLoader` cannot do this here: its module loads on *any* attribute
 access, including the ``__spec__`` that every later ``import jsonschema`` reads, so the
 second library to import it would load it at once.
+
+Importing this module changes nothing: the GUI's entry point calls `defer_modules` (through
+`ui.lean_imports.apply_lean_imports`) before the libraries load.
 """
 
 from __future__ import annotations

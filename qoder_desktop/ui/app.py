@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from logging.handlers import RotatingFileHandler
@@ -25,7 +24,6 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop import __version__
-from qoder_desktop.cli import session_options_from_args
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets
 from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
@@ -34,6 +32,7 @@ from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.error_reporter import ErrorReporter
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.scheduling import after_first_paint
 from qoder_desktop.ui.single_instance import (
     LOCK_FILE,
     STARTING_WAIT_S,
@@ -42,19 +41,11 @@ from qoder_desktop.ui.single_instance import (
     hand_over_when_ready,
     server_name,
 )
-from qoder_desktop.ui.start_up import StartUp, after_first_paint
-from qoder_desktop.ui.windows.confirm import (
-    UserCancelled,
-    dangerous_mode_confirmation,
-    risky_options_confirmation,
-)
+from qoder_desktop.ui.start_up import StartUp
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:  # the core (and pydantic with its models) loads after the first paint
-    from qoder_desktop.agents.factory import DemoModel
     from qoder_desktop.diagnostics.about import AboutInfo
-    from qoder_desktop.domain.session_options import SessionOptions
-    from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +73,6 @@ def _setup_logging(paths: AppPaths) -> RedactSecrets:
     return redactor
 
 
-DEMO_PROMPT = "Show me what Qoder Desktop can do."
-
-
 def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
     if args.demo:
         return {"action": "demo", "scenario": args.scenario or DEMO_SCENARIO,
@@ -92,60 +80,6 @@ def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
     if args.backend and args.prompt:
         return {"action": "start", "argv": sys.argv[1:], "cwd": os.getcwd()}
     return {"action": "show"}
-
-
-def scratch_workspace(demo: DemoModel) -> str:
-    """A fresh, empty scratch folder for one more demo session (removed with the demo's)."""
-    demo.root.mkdir(parents=True, exist_ok=True)
-    return tempfile.mkdtemp(prefix="workspace-", dir=demo.root)
-
-
-def start_demo(desktop: DesktopApp, demo: DemoModel | None, scenario: str, prompt: str,
-               cwd: str | None = None) -> None:
-    """Start a scripted demo session (in a fresh scratch folder unless `cwd` is given).
-
-    Without a scripted model (the app runs without --demo) nothing starts: the person is
-    told why, since a demo session there would talk to the real model service.
-    """
-    if demo is None:
-        desktop.window.show_status(
-            "A demo was asked for, but this Qoder Desktop runs without --demo: quit it, "
-            "then run qoder-desktop --demo.")
-        return
-    from qoder_desktop.domain.session_options import SessionOptions
-
-    desktop.start_session(SessionOptions(
-        prompt=prompt or DEMO_PROMPT, cwd=cwd or scratch_workspace(demo), scenario=scenario,
-        name=f"Demo ({scenario})"))
-
-
-def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
-    """Start the session a command line asked for; risky options are confirmed first."""
-    backend = desktop.settings.default_backend
-    try:
-        options = session_options_from_args(args, default_backend=backend)
-    except ValueError as exc:
-        desktop.window.show_status(f"Could not start the session: {exc}")
-        return
-    risks = options.risks()
-    if not risks:
-        desktop.start_session(options)
-        return
-    desktop.tasks.spawn(_confirm_then_start(desktop, options, risks),
-                        "confirming the session options")
-
-
-async def _confirm_then_start(desktop: DesktopApp, options: SessionOptions,
-                              risks: list[str]) -> None:
-    mode = options.permission_mode
-    box = (dangerous_mode_confirmation(desktop.window, mode, risks=risks)
-           if mode.needs_confirmation and len(risks) == 1 else
-           risky_options_confirmation(desktop.window, risks, mode))
-    try:
-        consent = await box.wait()
-    except UserCancelled:
-        return
-    desktop.start_session(options.model_copy(update={"consent": consent}))
 
 
 def run_gui(args: argparse.Namespace) -> int:
@@ -242,24 +176,3 @@ def _quit_on_signals(quit_app: Callable[[], None]) -> QTimer:
     timer.timeout.connect(lambda: None)
     timer.start(250)
     return timer
-
-
-def on_handover(message: dict[str, Any], desktop: DesktopApp,
-                demo: DemoModel | None = None) -> None:
-    """What a later launch sent: show the window, start its session or its demo."""
-    desktop.window.bring_to_front()
-    if message.get("action") == "demo":
-        start_demo(desktop, demo, str(message.get("scenario") or DEMO_SCENARIO),
-                   str(message.get("prompt") or ""))
-    elif message.get("action") == "start":
-        from qoder_desktop.cli import parse_app_args
-
-        try:
-            args = parse_app_args([str(part) for part in message.get("argv", [])])
-        except SystemExit:
-            desktop.window.show_status("A second launch sent arguments that are not valid.")
-            return
-        base = str(message.get("cwd") or os.getcwd())
-        args.cwd = os.path.join(base, args.cwd or ".")
-        args.add_dirs = [os.path.join(base, folder) for folder in args.add_dirs]
-        start_from_args(args, desktop)

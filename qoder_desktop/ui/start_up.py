@@ -1,14 +1,19 @@
 """What the app loads after the main window's first paint (`StartUp`), step by step.
 
-The window is on screen first (`after_first_paint`): it is built without pydantic and
-the domain's models (`domain.kinds` has the enums it needs). Then, each step in its own
-loop turn so the window keeps taking input: the application icon (for dialogs; the window
-has its own), pydantic with the models and the settings, the core and the wiring
-(`DesktopApp`), the new-session form, the first session, the terminal hook server, the
-approval gateway and a warmed dialog. Nothing can ask for an approval before the core
-exists: every way in (a session, the terminal hook server, the gateway) starts after it.
+The window is on screen first (`scheduling.after_first_paint`): it is built without
+pydantic and the domain's models (`domain.kinds` has the enums it needs). Then, each step
+in its own loop turn (`scheduling.next_turn`) so the window keeps taking input: the
+application icon (for dialogs; the window has its own), pydantic with the models and the
+settings, the core and the wiring (`DesktopApp`), the new-session form, the first
+session, the terminal hook server, the approval gateway and a warmed dialog. Nothing can
+ask for an approval before the core exists: every way in (a session, the terminal hook
+server, the gateway) starts after it.
 Imports of pydantic, the SDKs and the gateway run on a worker thread, keyring calls on the
 keyring's own thread (`config.keyring_calls.keyring_call`), file sweeps on a worker thread.
+
+The sessions a launch asks for start here too: the first one (`start_demo`,
+`start_from_args`, risky options confirmed first) and those a later launch hands over
+(`on_handover`). `ui.app` imports this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -18,67 +23,119 @@ import asyncio
 import importlib
 import logging
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import tempfile
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 
+from qoder_desktop.cli import parse_app_args, session_options_from_args
 from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.config.secrets import RedactSecrets, SecretStore
 from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.store.database import Database
+from qoder_desktop.ui.scheduling import next_turn
 from qoder_desktop.ui.single_instance import InstanceServer
+from qoder_desktop.ui.windows.confirm import (
+    UserCancelled,
+    dangerous_mode_confirmation,
+    risky_options_confirmation,
+)
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:
     from qoder_desktop.agents.factory import DemoModel
     from qoder_desktop.config.settings import SettingsLoad
+    from qoder_desktop.domain.session_options import SessionOptions
     from qoder_desktop.scripted_model.server import ThreadedScriptedModel
     from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
 
 
+DEMO_PROMPT = "Show me what Qoder Desktop can do."
+"""The prompt of a demo session started without one."""
+
+
+def scratch_workspace(demo: DemoModel) -> str:
+    """A fresh, empty scratch folder for one more demo session (removed with the demo's)."""
+    demo.root.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkdtemp(prefix="workspace-", dir=demo.root)
+
+
+def start_demo(desktop: DesktopApp, demo: DemoModel | None, scenario: str, prompt: str,
+               cwd: str | None = None) -> None:
+    """Start a scripted demo session (in a fresh scratch folder unless `cwd` is given).
+
+    Without a scripted model (the app runs without --demo) nothing starts: the person is
+    told why, since a demo session there would talk to the real model service.
+    """
+    if demo is None:
+        desktop.window.show_status(
+            "A demo was asked for, but this Qoder Desktop runs without --demo: quit it, "
+            "then run qoder-desktop --demo.")
+        return
+    from qoder_desktop.domain.session_options import SessionOptions
+
+    desktop.start_session(SessionOptions(
+        prompt=prompt or DEMO_PROMPT, cwd=cwd or scratch_workspace(demo), scenario=scenario,
+        name=f"Demo ({scenario})"))
+
+
+def start_from_args(args: argparse.Namespace, desktop: DesktopApp) -> None:
+    """Start the session a command line asked for; risky options are confirmed first."""
+    backend = desktop.settings.default_backend
+    try:
+        options = session_options_from_args(args, default_backend=backend)
+    except ValueError as exc:
+        desktop.window.show_status(f"Could not start the session: {exc}")
+        return
+    risks = options.risks()
+    if not risks:
+        desktop.start_session(options)
+        return
+    desktop.tasks.spawn(_confirm_then_start(desktop, options, risks),
+                        "confirming the session options")
+
+
+async def _confirm_then_start(desktop: DesktopApp, options: SessionOptions,
+                              risks: list[str]) -> None:
+    mode = options.permission_mode
+    box = (dangerous_mode_confirmation(desktop.window, mode, risks=risks)
+           if mode.needs_confirmation and len(risks) == 1 else
+           risky_options_confirmation(desktop.window, risks, mode))
+    try:
+        consent = await box.wait()
+    except UserCancelled:
+        return
+    desktop.start_session(options.model_copy(update={"consent": consent}))
+
+
+def on_handover(message: dict[str, Any], desktop: DesktopApp,
+                demo: DemoModel | None = None) -> None:
+    """What a later launch sent: show the window, start its session or its demo."""
+    desktop.window.bring_to_front()
+    if message.get("action") == "demo":
+        start_demo(desktop, demo, str(message.get("scenario") or DEMO_SCENARIO),
+                   str(message.get("prompt") or ""))
+    elif message.get("action") == "start":
+        try:
+            args = parse_app_args([str(part) for part in message.get("argv", [])])
+        except SystemExit:
+            desktop.window.show_status("A second launch sent arguments that are not valid.")
+            return
+        base = str(message.get("cwd") or os.getcwd())
+        args.cwd = os.path.join(base, args.cwd or ".")
+        args.add_dirs = [os.path.join(base, folder) for folder in args.add_dirs]
+        start_from_args(args, desktop)
+
+
 def _initial_session(args: argparse.Namespace, demo: DemoModel | None,
                      desktop: DesktopApp) -> None:
-    from qoder_desktop.ui.app import start_demo, start_from_args
-
     if demo is not None:
         start_demo(desktop, demo, args.scenario or DEMO_SCENARIO, args.prompt or "",
                    str(demo.workspace))
     elif args.backend:
         start_from_args(args, desktop)
-
-
-class _FirstPaint(QObject):
-    """Calls `then` once, in the loop turn after the watched widget's first paint."""
-
-    def __init__(self, widget: QWidget, then: Callable[[], object], fallback_ms: int) -> None:
-        super().__init__(widget)
-        self._widget = widget
-        self._then: Callable[[], object] | None = then
-        widget.installEventFilter(self)
-        # A window that is never painted (started hidden, minimised) still loads.
-        QTimer.singleShot(fallback_ms, self, self._run)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Note the first paint; the work runs after it is on screen."""
-        if watched is self._widget and event.type() == QEvent.Type.Paint and self._then:
-            QTimer.singleShot(0, self, self._run)
-        return False
-
-    def _run(self) -> None:
-        then, self._then = self._then, None
-        if then is not None:
-            self._widget.removeEventFilter(self)
-            then()
-
-
-def after_first_paint(widget: QWidget, then: Callable[[], object], *,
-                      fallback_ms: int = 1000) -> QObject:
-    """Run `then` once `widget` has painted (or after `fallback_ms` if it never does)."""
-    return _FirstPaint(widget, then, fallback_ms)
 
 
 CORE_MODULES: tuple[str, ...] = (
@@ -147,7 +204,6 @@ class StartUp:
 
     async def _load(self) -> None:
         from qoder_desktop.ui import icons
-        from qoder_desktop.ui.app import on_handover, scratch_workspace
 
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
@@ -159,9 +215,9 @@ class StartUp:
             self.loaded = load_settings(self.paths.settings_file)
             for problem in self.loaded.problems:
                 self.window.show_status(f"Settings: {problem}")
-        await asyncio.sleep(0)
+        await next_turn()
         preload(WIRING_MODULES)
-        await asyncio.sleep(0)
+        await next_turn()
         desktop = self._build_core(self.loaded)
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)
@@ -170,9 +226,9 @@ class StartUp:
         if demo is not None:
             desktop.window.set_scratch_folder(lambda: scratch_workspace(demo))
         desktop.start_notifications()
-        await asyncio.sleep(0)  # let the window take input between steps
+        await next_turn()  # let the window take input between steps
         preload(VIEW_MODULES)
-        await asyncio.sleep(0)
+        await next_turn()
         wanted = list(PRELOAD_MODULES)
         if self.demo is not None or self.args.backend:
             backend = "claude" if self.demo is not None else str(self.args.backend)
@@ -193,9 +249,9 @@ class StartUp:
             desktop.broker, desktop.hub,
             wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
         await self._start_gateway(desktop)
-        await asyncio.sleep(0)
+        await next_turn()
         warm_dialog(desktop)
-        await asyncio.sleep(0)
+        await next_turn()
         from qoder_desktop.diagnostics.memory import settle_memory
 
         settle_memory()

@@ -32,6 +32,7 @@ from qoder_desktop.ui.control.settings import CurrentSettings, SettingsControlle
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.notifications import RequestNotifier
+from qoder_desktop.ui.scheduling import next_turn
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.windows.history_window import HistoryWindow
@@ -239,7 +240,7 @@ class DesktopApp:
         denied = [self.bridge.answer(request.request_id, Decision.deny(QUIT_DENY_MESSAGE))
                   for request in self.broker.pending() if request.backend is not Backend.TERMINAL]
         if denied:
-            await asyncio.sleep(0)  # the answers go out before the sessions stop
+            await next_turn()  # the answers go out before the sessions stop
         self.dialogs.close_all()
         self.history.close()
         await self.notifier.close_all()

@@ -1,4 +1,6 @@
-"""Modules the libraries import but an idle app never uses run on first use (issue #15)."""
+"""Modules the libraries import but an idle app never uses run on first use; the app's
+entry point applies that (and the other import savings) explicitly, importing the views
+alone changes no other library."""
 
 from __future__ import annotations
 
@@ -12,13 +14,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.app_home import app_home
+from helpers.desktop import stop_group, wait_for
 
-import qoder_desktop.ui  # noqa: F401  (as in the app: PySide6's import check reads the file)
 from qoder_desktop.diagnostics.deferred import DeferredModule, DeferredName, defer, defer_submodule
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+
+apply_lean_imports()  # as in the app: PySide6's import check reads each file once
 
 APP_PROBE = """
 import json, sys
-import qoder_desktop.ui  # the app's GUI process imports this first
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does before the GUI's imports
 import claude_agent_sdk, qoder_desktop.gateway.server, qoder_desktop.agents.claude
 idle = sorted(name for name in sys.modules
               if (name.split(".")[0] in ("jsonschema", "referencing", "rpds", "pydantic_settings",
@@ -223,3 +230,83 @@ def test_threads_racing_to_first_use_run_the_module_once(package: Path) -> None:
         thread.join(timeout=30)
     assert results == [2] * 8
     assert _runs() == 1
+
+
+BARE_IMPORT_PROBE = """
+import json, sys
+finders = list(sys.meta_path)
+import qoder_desktop.ui, qoder_desktop.ui.app  # the views alone, without the entry point
+from qoder_desktop.diagnostics.deferred import DeferredModule
+
+def changes():
+    feature = sys.modules["shibokensupport.feature"]
+    return {"deferred": sorted(name for name, module in sys.modules.items()
+                               if isinstance(module, DeferredModule)),
+            "skipped": "httpx._main" in sys.modules,
+            "finders added": [type(f).__name__ for f in sys.meta_path if f not in finders],
+            "pyside check replaced": getattr(feature._mod_uses_pyside, "_qoder_reads_once",
+                                             False)}
+
+before = changes()
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()
+print(json.dumps({"imported": before, "applied": changes()}))
+"""
+
+
+def test_importing_the_views_alone_changes_no_other_library(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    done = subprocess.run([sys.executable, "-c", BARE_IMPORT_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["imported"] == {"deferred": [], "skipped": False, "finders added": [],
+                                  "pyside check replaced": False}
+    applied = report["applied"]  # what the entry point's explicit call changes
+    assert {"jsonschema", "more_itertools", "httpx"} <= set(applied["deferred"])
+    assert applied["skipped"] is True and applied["finders added"] == ["_DeferringFinder"]
+    assert applied["pyside check replaced"] is True
+
+
+ENTRY_PROBE = """
+import atexit, json, runpy, sys
+report_file, sys.argv = sys.argv[1], ["qoder-desktop"]
+
+def report():  # what the app's imports were like when it quit
+    feature = sys.modules.get("shibokensupport.feature")
+    with open(report_file, "w", encoding="utf-8") as out:
+        json.dump({"first": [name for name in sys.modules  # in the order imports began
+                             if name in ("qoder_desktop.store.database", "shiboken6")],
+                   "gateway": "mcp.server.lowlevel.server" in sys.modules,
+                   "jsonschema": type(sys.modules.get("jsonschema")).__name__,
+                   "httpx._main skipped": sys.modules.get("httpx._main", 0) is None,
+                   "pyside check replaced": getattr(getattr(feature, "_mod_uses_pyside", None),
+                                                    "_qoder_reads_once", False)}, out)
+
+atexit.register(report)
+runpy.run_module("qoder_desktop", run_name="__main__", alter_sys=True)  # python -m qoder_desktop
+"""
+
+
+def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: Path) -> None:
+    home = tmp_path / "app-home"
+    app_home(home)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QODER_DESKTOP_HOME=str(home),
+               HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path),
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    log_file, report_file = home / "state" / "qoder-desktop.log", tmp_path / "report.json"
+    app = subprocess.Popen([sys.executable, "-c", ENTRY_PROBE, str(report_file)], env=env,
+                           cwd=str(tmp_path), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:  # the gateway (mcp, which imports jsonschema) is among the last to start
+        wait_for(lambda: log_file.exists() and "approval gateway listening" in log_file.read_text(),
+                 90, "the app's start-up to reach the gateway")
+    finally:
+        stop_group(app, timeout=30)
+    assert app.returncode == 0  # quit cleanly on SIGTERM
+    report = json.loads(report_file.read_text(encoding="utf-8"))
+    assert report["gateway"] is True and report["jsonschema"] == "DeferredModule"
+    assert report["httpx._main skipped"] is True and report["pyside check replaced"] is True
+    # the Qt-free modules the window needs came before PySide6 (`pyside_scan.prepare_imports`)
+    assert report["first"] == ["qoder_desktop.store.database", "shiboken6"]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 PROBE = """
 import json, sys
-import qoder_desktop.ui  # the app's GUI process imports this first
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does before the GUI's imports
 import http.server, threading, httpx
 server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -60,7 +61,8 @@ def test_importing_the_app_leaves_garbage_collection_on(tmp_path: object) -> Non
 
 KEYRING_PROBE = """
 import json, sys
-import qoder_desktop.ui  # the app's GUI process imports this first
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does before the GUI's imports
 from qoder_desktop.config.secrets import SecretStore
 status = SecretStore().check_backend()
 print(json.dumps({"usable": status.usable, "message": status.message,

@@ -1,10 +1,15 @@
 """View tests: offscreen Qt, Qt warnings fail the test, helpers to open decision dialogs."""
+# ruff: noqa: E402  (the app's lean imports are applied before the views and PySide6 load)
 
 from __future__ import annotations
 
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+
+apply_lean_imports()  # as the app's entry point does, before the views and PySide6 load
 
 import asyncio
 from collections.abc import Callable, Iterator

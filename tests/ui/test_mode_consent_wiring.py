@@ -102,7 +102,7 @@ def test_only_the_persons_confirmation_in_the_dialog_switches_to_a_risky_mode(
 def test_permission_mode_accept_edits_on_the_command_line_starts_only_once_confirmed(
         desktop: DesktopApp, harness: QoderHarness, loop: AppEventLoop, qtbot: QtBot) -> None:
     from qoder_desktop.cli import parse_app_args
-    from qoder_desktop.ui.app import start_from_args
+    from qoder_desktop.ui.start_up import start_from_args
 
     args = parse_app_args(["--backend", "qoder", "--prompt", "Tidy up", "--cwd",
                            str(harness.workspace), "--permission-mode", "acceptEdits"])
@@ -132,3 +132,44 @@ def test_permission_mode_accept_edits_on_the_command_line_starts_only_once_confi
     info = harness.hub.session(session_id)
     assert info.permission_mode is EDITS
     assert info.state is not SessionState.FAILED  # the start spent the box's consent
+
+
+def _shown_mode(desktop: DesktopApp) -> tuple[str, list[str]]:
+    """The mode the toolbar's combo box shows, and the checked entries of the mode menu."""
+    modes = desktop.window.modes
+    return (str(desktop.window.mode_combo.currentData()),
+            [action.text() for action in modes.menu.actions() if action.isChecked()])
+
+
+def test_the_mode_shown_is_the_hubs_until_it_reports_the_switch(
+        desktop: DesktopApp, harness: QoderHarness, loop: AppEventLoop) -> None:
+    async def scenario() -> None:
+        session_id, peer = await harness.start()
+        await settle(lambda: desktop.window.mode_combo.isEnabled())
+        plan = next(a for a in desktop.window.modes.menu.actions() if a.text() == "plan")
+        plan.trigger()  # the person picks plan in the Session menu
+        assert _shown_mode(desktop) == ("default", ["default"])  # not switched yet
+        await settle(lambda: harness.hub.session(session_id).permission_mode
+                     is PermissionMode.PLAN)
+        await settle(lambda: _shown_mode(desktop) == ("plan", ["plan"]))
+        assert {"subtype": "set_permission_mode", "mode": "plan"} in peer.sdk_requests
+
+    run(loop, scenario(), timeout=30)
+
+
+def test_a_mode_switch_that_fails_leaves_the_mode_the_session_has(
+        desktop: DesktopApp, harness: QoderHarness, loop: AppEventLoop) -> None:
+    status = desktop.window.ui.statusBar.currentMessage
+
+    async def scenario() -> None:
+        # an agent started elsewhere: its CLI runs outside the app, which cannot switch it
+        info = harness.hub.external_session("an MCP client")
+        await settle(lambda: desktop.window.selected_session_id() == info.session_id
+                     and desktop.window.mode_combo.isEnabled())
+        plan = next(a for a in desktop.window.modes.menu.actions() if a.text() == "plan")
+        plan.trigger()
+        await settle(lambda: "permission mode" in status())
+        assert harness.hub.session(info.session_id).permission_mode is PermissionMode.DEFAULT
+        assert _shown_mode(desktop) == ("default", ["default"])
+
+    run(loop, scenario(), timeout=30)

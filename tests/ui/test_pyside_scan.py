@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import qoder_desktop.ui  # noqa: F401 (applies the check's replacement, as the app does)
+from qoder_desktop.ui.lean_imports import apply_lean_imports
 from qoder_desktop.ui.pyside_scan import read_sources_once
+
+apply_lean_imports()  # the check's replacement, as the app's entry point applies it
 
 
 @pytest.fixture
@@ -54,6 +56,8 @@ ORDER_PROBE = """
 import json, linecache, sys
 if sys.argv[1] == "qt-first":  # as in tests and benchmarks: PySide6 before the app
     import PySide6.QtWidgets
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does
 import qoder_desktop.ui.app
 import qoder_desktop.ui.wiring
 print(json.dumps(sorted(name for name in linecache.cache if name.endswith(".py"))))

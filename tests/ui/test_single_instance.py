@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 
 from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.domain.session_options import SessionOptions
-from qoder_desktop.ui import app as app_module
+from qoder_desktop.ui import start_up as start_up_module
 from qoder_desktop.ui.single_instance import (
     InstanceServer,
     claim_instance,
@@ -114,7 +114,7 @@ def test_a_handed_over_session_starts_in_the_second_launchs_folder(tmp_path: Pat
     message = {"action": "start", "cwd": str(tmp_path),
                "argv": ["--backend", "qoder", "--prompt", "Add tests", "--cwd", "proj",
                         "--add-dir", "data", "--permission-mode", "plan"]}
-    app_module.on_handover(message, desktop)
+    start_up_module.on_handover(message, desktop)
     [options] = started
     assert options.backend is Backend.QODER
     assert options.prompt == "Add tests"
@@ -132,7 +132,7 @@ def test_a_handed_over_demo_starts_in_a_fresh_scratch_folder(tmp_path: Path) -> 
     demo = DemoModel("http://127.0.0.1:9", root=tmp_path / "demo")
     first_workspace = demo.workspace
     for _ in range(2):
-        app_module.on_handover({"action": "demo", "scenario": "write_edit", "prompt": ""},
+        start_up_module.on_handover({"action": "demo", "scenario": "write_edit", "prompt": ""},
                                 desktop, demo)
     assert [o.scenario for o in started] == ["write_edit", "write_edit"]
     assert [o.name for o in started] == ["Demo (write_edit)"] * 2
@@ -145,7 +145,7 @@ def test_a_handed_over_demo_starts_in_a_fresh_scratch_folder(tmp_path: Path) -> 
 def test_a_demo_handed_to_an_app_without_demo_starts_nothing_and_says_why() -> None:
     started: list[SessionOptions] = []
     desktop: Any = SimpleNamespace(window=_Window(), start_session=started.append)
-    app_module.on_handover({"action": "demo", "scenario": "bash"}, desktop, None)
+    start_up_module.on_handover({"action": "demo", "scenario": "bash"}, desktop, None)
     assert started == []
     assert "runs without --demo" in desktop.window.status[-1]
 

@@ -30,7 +30,8 @@ from qoder_desktop.config.secrets import RedactSecrets, SecretStore
 from qoder_desktop.config.settings import load_settings
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.start_up import StartUp, after_first_paint
+from qoder_desktop.ui.scheduling import after_first_paint
+from qoder_desktop.ui.start_up import StartUp
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 T = TypeVar("T")

@@ -158,8 +158,8 @@ def test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_req
         assert window_updates[-1] == [survivor]
         [dialog] = desktop.dialogs.open_dialogs()
         assert dialog.request.request_id == survivor
-        assert desktop.window._model.pending_count("s0") == 0
-        assert desktop.window._model.pending_count("s1") == 1
+        assert desktop.window.session_pane.model.pending_count("s0") == 0
+        assert desktop.window.session_pane.model.pending_count("s1") == 1
         assert "1 pending" in desktop.tray.tooltip()
         desktop.broker.withdraw_session("s1")
         await other
@@ -344,7 +344,7 @@ def test_a_handed_over_bypass_session_waits_for_the_real_confirmation(
     from PySide6.QtWidgets import QMessageBox
 
     from qoder_desktop.domain.models import PermissionMode
-    from qoder_desktop.ui import app as app_module
+    from qoder_desktop.ui import start_up as start_up_module
 
     message = {"action": "start", "cwd": str(tmp_path),
                "argv": ["--backend", "claude", "--prompt", "x",
@@ -355,7 +355,7 @@ def test_a_handed_over_bypass_session_waits_for_the_real_confirmation(
         return box if box is not None and box.isVisible() else None
 
     async def scenario() -> None:
-        app_module.on_handover(message, desktop)
+        start_up_module.on_handover(message, desktop)
         await settle(lambda: open_box() is not None)
         assert desktop.hub.sessions() == []
         box = open_box()
@@ -365,7 +365,7 @@ def test_a_handed_over_bypass_session_waits_for_the_real_confirmation(
         await asyncio.sleep(0.05)
         assert desktop.hub.sessions() == []  # cancelled: nothing started
 
-        app_module.on_handover(message, desktop)
+        start_up_module.on_handover(message, desktop)
         await settle(lambda: open_box() is not None)
         box = open_box()
         assert box is not None

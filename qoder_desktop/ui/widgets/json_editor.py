@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.preview.diffs import json_edit_diff, pretty_json
+from qoder_desktop.ui.scheduling import TurnSteps
 from qoder_desktop.ui.widgets.json_highlight import (
     DiffHighlighter,
     JsonHighlighter,
@@ -56,7 +57,7 @@ from qoder_desktop.ui.widgets.large_text import (
     soft_broken_text,
     unified_linear,
 )
-from qoder_desktop.ui.widgets.loaders import SoftBreakLoader, TurnSteps
+from qoder_desktop.ui.widgets.loaders import SoftBreakLoader
 from qoder_desktop.ui.widgets.preview import plain_label
 
 __all__ = ["LARGE_TEXT", "JsonEditor", "monospace_font", "parse_object", "wrap_mode_for"]

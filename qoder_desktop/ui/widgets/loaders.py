@@ -1,7 +1,8 @@
 """Large texts go into their views over several loop turns, so no turn blocks the app.
 
-`TurnSteps` runs a generator one step per loop turn (each `yield` ends a turn). The two
-loaders use it: `SoftBreakLoader` puts a large JSON text into the editor as soft-broken
+`scheduling.TurnSteps` runs a generator one step per loop turn (each `yield` ends a
+turn); it is also importable from here, where the loaders' users find it. The two loaders
+use it: `SoftBreakLoader` puts a large JSON text into the editor as soft-broken
 blocks (see `large_text`), `ChunkedLoader` a large command into a read-only view. Both
 compute their text in a turn of its own too, so the caller's turn only starts them.
 """
@@ -10,66 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
+from qoder_desktop.ui.scheduling import TurnSteps
 from qoder_desktop.ui.widgets.large_text import SOFT, display_pieces
+
+__all__ = ["LOAD_STEP", "ChunkedLoader", "SoftBreakLoader", "Spans", "TurnSteps"]
 
 LOAD_STEP = 128 * 1024
 """Characters a loader puts into its view per loop turn."""
 
 Spans = list[tuple[int, int, QTextCharFormat]]
-
-
-class TurnSteps(QObject):
-    """Runs a generator one step per loop turn: each `yield` hands the loop back.
-
-    `run` replaces a generator still running; `cancel` drops it.
-
-    Signals:
-        (none)
-    """
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self.step)
-        self._steps: Iterator[None] | None = None
-
-    def run(self, steps: Iterator[None], *, now: bool = False) -> None:
-        """Start `steps`: its first step now (`now`) or in the next loop turn."""
-        self.cancel()
-        self._steps = steps
-        if now:
-            self.step()
-        else:
-            self._timer.start()
-
-    def cancel(self) -> None:
-        """Drop the running generator (what it did so far stays done)."""
-        self._timer.stop()
-        self._steps = None
-
-    def is_running(self) -> bool:
-        """True while a generator has steps left."""
-        return self._steps is not None
-
-    def step(self) -> None:
-        """Run one step now (the loop calls this; tests may to finish early)."""
-        steps = self._steps
-        if steps is None:
-            return
-        try:
-            next(steps)
-        except StopIteration:
-            if self._steps is steps:
-                self._steps = None
-            return
-        if self._steps is steps:  # (a step may have started another generator)
-            self._timer.start()
 
 
 class ChunkedLoader(QObject):

@@ -14,8 +14,9 @@ from qoder_desktop.ui.windows import confirm
 class ModeSwitcher(QObject):
     """Lets the person switch the selected session's mode; bypass modes need confirming.
 
-    The combo box and the menu always show the session's actual mode: a declined
-    confirmation puts them back, and a granted switch shows once the app reports it.
+    The combo box and the menu always show the session's actual mode, as the hub
+    published it (`set_session`): a pick puts them back at once, and a switch shows
+    only once the app reports it; a switch that fails leaves the mode the session has.
 
     Signals:
         mode_requested(str, PermissionMode, object): switch this session to this mode;
@@ -67,13 +68,14 @@ class ModeSwitcher(QObject):
             self._show(self._mode)
             return
         if not mode.needs_confirmation:
+            self._show(self._mode)  # the session's mode until the app reports the switch
             self.mode_requested.emit(session_id, mode, None)
             return
 
         def answered(consent: ModeConsent | None) -> None:
+            if self._session_id == session_id:
+                self._show(self._mode)  # declined, or shown once the app reports it
             if consent is not None:
                 self.mode_requested.emit(session_id, mode, consent)
-            elif self._session_id == session_id:
-                self._show(self._mode)
 
         confirm.confirm_dangerous_mode(self._window, mode, answered, session_id=session_id)

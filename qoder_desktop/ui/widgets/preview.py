@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser, QVBoxLayout, QWidget
 from shiboken6 import isValid
@@ -46,6 +46,7 @@ from qoder_desktop.preview.sanitize import (
     sanitize_preview,
 )
 from qoder_desktop.text.visible import make_visible
+from qoder_desktop.ui.scheduling import in_next_turn
 from qoder_desktop.ui.widgets.preview_worker import sanitize_later
 from qoder_desktop.ui.widgets.wrap_label import WrapLabel
 
@@ -184,7 +185,7 @@ class SafePreviewBrowser(QTextBrowser):
             "plain", "", simplified=True,
             reason=f"The preview could not be rendered ({type(result).__name__}).")
         document = self._parsed(preview)
-        QTimer.singleShot(0, self, partial(self._install, generation, preview, document))
+        in_next_turn(partial(self._install, generation, preview, document), self)
 
     def _install(self, generation: int, preview: SanitizedPreview,
                  document: QTextDocument) -> None:

@@ -12,46 +12,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, Qt, Signal, SignalInstance
-from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import (
-    QLabel,
-    QMainWindow,
-    QMessageBox,
-    QSizePolicy,
-    QSplitter,
-    QWidget,
-)
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShowEvent
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QWidget
 
-from qoder_desktop.domain.kinds import Backend, PermissionMode, SessionState
-from qoder_desktop.domain.revocation import RevokeReach, revoke_reach
-from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons, window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
-from qoder_desktop.ui.plain_text import set_plain, tooltip
-from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
-from qoder_desktop.ui.widgets.session_list import (
-    SessionTableModel,
-    fit_folder_column,
-    session_details,
-    setup_sessions_view,
-)
 from qoder_desktop.ui.windows.help_dialogs import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
 from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
+from qoder_desktop.ui.windows.session_pane import SessionIntents, SessionPane
 
 if TYPE_CHECKING:  # pydantic, the models and the form load after the first paint
     from qoder_desktop.domain.models import ApprovalRequest, SessionInfo, SessionRule
     from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
     from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
 
-MAX_EVENTS_PER_SESSION = 5000
 STATUS_TIMEOUT_MS = 10_000
 SESSIONS_PANE_WIDTH = 580
-
-_LIVE = (SessionState.STARTING, SessionState.RUNNING, SessionState.WAITING, SessionState.IDLE)
-_BUSY = (SessionState.RUNNING, SessionState.WAITING)
 
 
 class MainWindow(QMainWindow):
@@ -97,17 +76,20 @@ class MainWindow(QMainWindow):
         self.ui = Ui_MainWindow()
         self.ui.setupUi(self)
         self.setWindowIcon(icons.app_icon())
-        self._model = SessionTableModel(self)
         self._pending: list[ApprovalRequest] = []
         self._quitting = False
         self._quit_box: QMessageBox | None = None
-        self._current: str | None = None
         self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
         self.help = HelpMenu(self, self.ui.shortcutsAction, self.ui.aboutAction)
         self._setup_views()
-        self._setup_toolbar()
+        self.session_pane = SessionPane(self, self.ui, SessionIntents(
+            selected=self.session_selected, prompt=self.prompt_requested,
+            interrupt=self.interrupt_requested, stop=self.stop_requested))
+        """The sessions list and the selected session (header, prompt, transcript, rules)."""
+        self.modes = self.session_pane.modes
+        self.mode_combo = self.modes.combo
+        self.ui.mainToolBar.addAction(self.ui.settingsAction)
         self._connect()
-        self._update_session_header()
         self._update_pending_display()
         window_state.fit_to_screen(self, center=True)
         self._share_width()
@@ -119,7 +101,6 @@ class MainWindow(QMainWindow):
         for label in (ui.sessionsHeader, ui.queueHeader, ui.rulesHeader):
             label.setProperty("role", "paneHeader")
         ui.sessionTitle.setObjectName("sessionTitle")
-        setup_sessions_view(ui.sessionsView, self._model)
         ui.mainSplitter.setStretchFactor(0, 0)
         ui.mainSplitter.setStretchFactor(1, 1)
         ui.mainSplitter.setSizes([560, 840])
@@ -128,8 +109,6 @@ class MainWindow(QMainWindow):
         ui.centerSplitter.setStretchFactor(1, 0)
         ui.centerSplitter.setSizes([620, 160])
         self._pending_display = PendingDisplay(self, ui)
-        QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self._send_prompt,
-                  context=Qt.ShortcutContext.WidgetShortcut)
 
     def _share_width(self) -> None:
         """Give the sessions side about 43 % of the (fitted) window, at most
@@ -137,52 +116,27 @@ class MainWindow(QMainWindow):
         left = min(SESSIONS_PANE_WIDTH, round(self.width() * 0.43))
         self.ui.mainSplitter.setSizes([left, max(1, self.width() - left)])
 
-    def _setup_toolbar(self) -> None:
-        self.modes = ModeSwitcher(self, self.ui.sessionMenu)
-        self.mode_combo = self.modes.combo
-        self.ui.mainToolBar.addWidget(QLabel("  Mode: ", self))
-        self.ui.mainToolBar.addWidget(self.mode_combo)
-        spacer = QWidget(self)
-        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.ui.mainToolBar.addWidget(spacer)
-        self.ui.mainToolBar.addAction(self.ui.settingsAction)
-
     def _connect(self) -> None:
         ui = self.ui
         ui.newSessionAction.triggered.connect(self.open_new_session_form)
         ui.settingsAction.triggered.connect(self.settings_requested)
         ui.connectAgentAction.triggered.connect(self.connect_agent_requested)
         ui.quitAction.triggered.connect(self.request_quit)
-        ui.promptAction.triggered.connect(ui.promptEdit.setFocus)
-        ui.interruptAction.triggered.connect(lambda: self._emit_for_current(
-            self.interrupt_requested))
-        ui.stopAction.triggered.connect(lambda: self._emit_for_current(self.stop_requested))
         ui.openNextAction.triggered.connect(self._open_oldest)
         self.history_action = ui.viewMenu.addAction("&History…")
         self.history_action.setObjectName("historyAction")
         self.history_action.setShortcut(QKeySequence("Ctrl+H"))
         self.history_action.setToolTip("Every request and who decided it (Ctrl+H)")
         self.history_action.triggered.connect(self.history_requested)
-        ui.sendButton.clicked.connect(self._send_prompt)
-        ui.promptEdit.textChanged.connect(self._update_actions)
         ui.rulesView.revoke_requested.connect(self.revoke_requested)
         ui.queueView.open_requested.connect(self.open_request_requested)
-        ui.sessionsView.selectionModel().selectionChanged.connect(self._selection_changed)
         self.modes.mode_requested.connect(self.mode_change_requested)
 
-    # -- sessions ----------------------------------------------------------------------
+    # -- sessions (the session pane shows them) ----------------------------------------
 
     def set_sessions(self, sessions: list[SessionInfo]) -> None:
         """Show exactly `sessions` (keeps the selection when that session is still there)."""
-        current = self._current
-        self._model.set_sessions(sessions)
-        self._model.set_pending_counts(self._pending_counts())
-        if current is not None and self._model.row_of(current) is not None:
-            self.select_session(current)
-        elif sessions:
-            self.select_session(sessions[0].session_id)
-        else:
-            self._set_current(None)
+        self.session_pane.set_sessions(sessions)
 
     def update_session(self, info: SessionInfo) -> None:
         """Add or refresh one session's row.
@@ -190,89 +144,27 @@ class MainWindow(QMainWindow):
         A new session started here (Claude or Qoder) is selected; one that arrives by
         itself (an external or terminal agent) only when nothing is selected.
         """
-        is_new = self._model.row_of(info.session_id) is None
-        self._model.update_session(info)
-        if is_new:
-            fit_folder_column(self.ui.sessionsView, self._model)
-        if self._current is None or (is_new and info.backend in (Backend.CLAUDE,
-                                                                 Backend.QODER)):
-            self.select_session(info.session_id)
-        elif info.session_id == self._current:
-            self._update_session_header()
+        self.session_pane.update_session(info)
 
     def select_session(self, session_id: str) -> None:
         """Select the session's row (and show its transcript and rules)."""
-        row = self._model.row_of(session_id)
-        if row is not None:
-            self.ui.sessionsView.selectRow(row)
+        self.session_pane.select(session_id)
 
     def selected_session_id(self) -> str | None:
         """The id of the selected session, or None."""
-        return self._current
-
-    def _selection_changed(self, _sel: QItemSelection, _old: QItemSelection) -> None:
-        rows = self.ui.sessionsView.selectionModel().selectedRows()
-        info = self._model.session_at(rows[0].row()) if rows else None
-        self._set_current(info.session_id if info else None)
-
-    def _set_current(self, session_id: str | None) -> None:
-        if session_id == self._current:
-            return
-        self._current = session_id
-        self.ui.promptEdit.clear()
-        self.ui.transcriptView.set_events([])  # the app answers session_selected with them
-        self.ui.rulesView.set_rules([])
-        self._update_session_header()
-        if session_id is not None:
-            self.session_selected.emit(session_id)
-
-    def _update_session_header(self) -> None:
-        ui = self.ui
-        info = self._model.session(self._current) if self._current else None
-        if info is None:
-            ui.sessionTitle.setText("No session selected")
-            ui.sessionDetails.setText("Start a session with File › New session (Ctrl+N).")
-        else:
-            set_plain(ui.sessionTitle, make_visible(info.name))
-            set_plain(ui.sessionDetails,
-                      session_details(info, self._model.pending_count(info.session_id)))
-            ui.sessionDetails.setToolTip(tooltip(info.cwd))
-        self._update_actions()
-
-    def _update_actions(self) -> None:
-        info = self._model.session(self._current) if self._current else None
-        live = info is not None and info.state in _LIVE
-        ui = self.ui
-        ui.promptEdit.setEnabled(live)
-        ui.sendButton.setEnabled(live and bool(ui.promptEdit.toPlainText().strip()))
-        ui.promptAction.setEnabled(live)
-        ui.interruptAction.setEnabled(info is not None and info.state in _BUSY)
-        ui.stopAction.setEnabled(live)
-        self.modes.set_session(self._current, info.permission_mode if info else
-                               PermissionMode.DEFAULT, enabled=live)
-        ui.openNextAction.setEnabled(bool(self._pending))
-        ui.rulesView.set_reach(revoke_reach(info.backend, info.state) if info is not None
-                               else RevokeReach.NONE)
-
-    # -- transcript and rules ----------------------------------------------------------
-
-    # The window keeps no copy: the hub holds each session's transcript and the store its
-    # rules; the window shows the selected session's, and is given them on selection.
+        return self.session_pane.current
 
     def append_transcript(self, event: TranscriptEvent) -> None:
         """Show one new event if its session is the selected one."""
-        if event.session_id == self._current:
-            self.ui.transcriptView.append_event(event)
+        self.session_pane.append_transcript(event)
 
     def set_transcript(self, session_id: str, events: list[TranscriptEvent]) -> None:
-        """Show a session's whole transcript (the newest events) if it is selected."""
-        if session_id == self._current:
-            self.ui.transcriptView.set_events(list(events[-MAX_EVENTS_PER_SESSION:]))
+        """Show a session's whole transcript if it is selected."""
+        self.session_pane.set_transcript(session_id, events)
 
     def set_rules(self, session_id: str, rules: list[SessionRule]) -> None:
         """Show a session's rules (active and revoked) if it is selected."""
-        if session_id == self._current:
-            self.ui.rulesView.set_rules(rules)
+        self.session_pane.set_rules(session_id, rules)
 
     # -- pending requests --------------------------------------------------------------
 
@@ -283,17 +175,10 @@ class MainWindow(QMainWindow):
         the sessions list update only what changed, the session header only when the
         selected session's count changed.
         """
-        current = self._current
-        before = self._model.pending_count(current) if current is not None else 0
         self._pending = sorted(requests, key=lambda r: r.received_at)
-        self._model.set_pending_counts(self._pending_counts())
+        self.session_pane.set_pending_counts(dict(Counter(r.session_id for r in self._pending)))
         self.ui.queueView.set_requests(self._pending)
-        if current is not None and self._model.pending_count(current) != before:
-            self._update_session_header()
         self._update_pending_display()
-
-    def _pending_counts(self) -> dict[str, int]:
-        return dict(Counter(r.session_id for r in self._pending))
 
     def set_tray_available(self, available: bool) -> None:
         """Without a tray, the title and a status-bar badge show the pending count."""
@@ -317,19 +202,6 @@ class MainWindow(QMainWindow):
         """Take `text` off the status bar if it still shows (a wait that has ended)."""
         if self.ui.statusBar.currentMessage() == " ".join(text.split()):
             self.ui.statusBar.clearMessage()
-
-    # -- intents -----------------------------------------------------------------------
-
-    def _emit_for_current(self, signal: SignalInstance) -> None:
-        if self._current is not None:
-            signal.emit(self._current)
-
-    def _send_prompt(self) -> None:
-        text = self.ui.promptEdit.toPlainText().strip()
-        if self._current is None or not text or not self.ui.promptEdit.isEnabled():
-            return
-        self.prompt_requested.emit(self._current, text)
-        self.ui.promptEdit.clear()
 
     # -- new session form --------------------------------------------------------------
 
