@@ -117,7 +117,15 @@ def hook_command(hook: str, agent: str) -> str:
 
 
 def _paths(payload: dict[str, Any]) -> tuple[str, str, str]:
-    folder = os.path.join(os.path.expanduser("~"), payload["folder"])
+    """(our folder, the hook, the token) in this user's HOME.
+
+    Raises:
+        HostProblem: HOME is not an absolute path.
+    """
+    home = os.environ.get("HOME", "")
+    if not os.path.isabs(home):
+        raise HostProblem(f"HOME is not an absolute path ({home!r}); nothing was changed.")
+    folder = os.path.join(home, payload["folder"])
     return (folder, os.path.join(folder, payload["hook_name"]),
             os.path.join(folder, payload["token_name"]))
 
