@@ -9,7 +9,6 @@ ssh's stdin; it is never on a command line and never in a file on the desk.
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,7 +16,7 @@ from typing import Any
 
 from qoder_desktop.config.secrets import SecretValue
 from qoder_desktop.diagnostics.cli_check import CLAUDE_CLI, QODER_CLI
-from qoder_desktop.remote.hook_file import MIN_PYTHON, hook_source, hook_version
+from qoder_desktop.remote.hook_file import MIN_PYTHON, hook_source
 from qoder_desktop.remote.hosts import RemoteError
 from qoder_desktop.remote.layout import HOOK_NAME, REMOTE_FOLDER, TOKEN_NAME
 from qoder_desktop.remote.ssh import run_remote
@@ -159,14 +158,3 @@ def run_on_host(host: str, probe_result: HostProbe, action: str, *,
         raise RemoteError(f"{host}: {answer['error']}")
     return answer
 
-
-def remote_hook_command(probe_result: HostProbe, agent: Agent) -> str:
-    """The hook command the deploy writes into the agent's settings on the host."""
-    hook = f"{probe_result.home.rstrip('/')}/{REMOTE_FOLDER}/{HOOK_NAME}"
-    return shlex.join([probe_result.python, hook, "hook", "permission-request",
-                       "--agent", agent.value])
-
-
-def current_hook_version() -> str:
-    """The version of the hook this app deploys."""
-    return hook_version()
