@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from helpers.remote_desk import Desk
+from keyring.backends import fail
 
+from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.remote.hook_file import hook_version
 
 
@@ -128,4 +130,16 @@ def test_an_unreachable_host_says_why(desk: Desk, capsys: pytest.CaptureFixture[
     out = capsys.readouterr().out
     assert f"{desk.host.closed_alias}: not reachable: " in out
     assert "Connection refused" in out
+    assert desk.registry.hosts() == []
+
+
+def test_without_a_keyring_nothing_is_deployed(desk: Desk,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    desk.store = SecretStore(fail.Keyring())
+
+    assert desk.remote("add", desk.host.alias) == 1
+
+    out = capsys.readouterr().out
+    assert "kept in the OS keyring only" in out
+    assert not (desk.host.user.home / ".qoder-desktop").exists()
     assert desk.registry.hosts() == []
