@@ -42,6 +42,8 @@ def test_add_deploys_the_hook_the_token_and_our_settings_entry(
     token = desk.token(desk.host.alias)
     assert token and token_file.read_text().strip() == token
     assert token not in out
+    assert token not in desk.registry.path.read_text()  # the desk keeps it in the keyring
+    assert _mode(desk.registry.path) == 0o600
     for settings in (user.home / ".claude" / "settings.json",
                      user.home / ".qoder" / "settings.json"):
         [command] = _our_commands(settings)
