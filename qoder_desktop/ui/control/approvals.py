@@ -1,29 +1,38 @@
 """Requests waiting for a person in the window's queue, the tray and its notifications;
-the dialogs' answers go back through the bridge."""
+the controller awaits each dialog's answer and gives it to the request's
+`PendingApproval`."""
 
 from __future__ import annotations
+
+import logging
 
 from PySide6.QtWidgets import QApplication
 
 from qoder_desktop.approval.broker import Unwritten
+from qoder_desktop.approval.pending import PendingApproval
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.settings import CurrentSettings
+from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.dialogs import BaseDecisionDialog
+from qoder_desktop.ui.dialogs.base import DialogWithdrawn
 from qoder_desktop.ui.dialogs.storage_notice import show_storage_notice
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.main_window import MainWindow
 
+log = logging.getLogger(__name__)
+
+LATE_ANSWER = "That request was already answered or withdrawn."
 
 class ApprovalController:
     """Shows pending requests and answers them; a late answer is said, not raised."""
 
     def __init__(self, bridge: BrokerBridge, dialogs: DialogQueue, window: MainWindow,
                  tray: Tray, notifier: RequestNotifier, current: CurrentSettings, *,
-                 tray_available: bool) -> None:
+                 tray_available: bool, tasks: Tasks | None = None) -> None:
         # the dialog queue hears the bridge's pending_changed directly (wiring.py)
         self._bridge = bridge
         self._dialogs = dialogs
@@ -31,6 +40,7 @@ class ApprovalController:
         self._tray = tray
         self._notifier = notifier
         self._current = current
+        self._tasks = tasks if tasks is not None else Tasks(window.show_status)
         self.tray_available = tray_available
         """Whether the system tray shows balloons (the desktop's, told at start)."""
         self._storage_notice: str | None = None
@@ -67,9 +77,21 @@ class ApprovalController:
         self._tray.withdraw(request.request_id)
 
     def decided(self, request_id: str, decision: Decision) -> None:
-        """A dialog's answer; a late one (answered or withdrawn meanwhile) is only said."""
+        """An answer from a notification's button; a late one (answered or withdrawn
+        meanwhile) is only said."""
         if not self._bridge.answer(request_id, decision):
-            self._window.show_status("That request was already answered or withdrawn.")
+            self._window.show_status(LATE_ANSWER)
+
+    async def answer_from(self, dialog: BaseDecisionDialog, pending: PendingApproval) -> None:
+        """Await the person's answer in `dialog` and give it to `pending`; a dialog that
+        closed unanswered (withdrawn, answered elsewhere) gives nothing."""
+        try:
+            decision = await dialog.decision()
+        except DialogWithdrawn:
+            return
+        if not pending.answer(decision):
+            log.info("ignored a late answer for request %s", pending.request_id)
+            self._window.show_status(LATE_ANSWER)
 
     def unrecorded(self, kept: Unwritten) -> None:
         """The ledger could not write an outcome: the person is told in the status bar
@@ -82,7 +104,11 @@ class ApprovalController:
             show_storage_notice(dialog, text)
 
     def dialog_opened(self, dialog: BaseDecisionDialog) -> None:
-        """A dialog opened while outcomes wait to be written: it says so too."""
+        """A dialog opened: its answer is awaited (`answer_from`); while outcomes wait to
+        be written it says so too."""
+        pending = self._dialogs.approval_of(dialog.request.request_id)
+        if pending is not None:
+            self._tasks.spawn(self.answer_from(dialog, pending), "answering a request")
         if self._storage_notice is not None and self._bridge.unwritten():
             show_storage_notice(dialog, self._storage_notice)
 

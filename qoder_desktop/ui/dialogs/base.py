@@ -19,6 +19,7 @@ The dialog's Ctrl chords work whatever has focus (`chords.ChordKeeper`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
@@ -52,6 +53,11 @@ HELD_NOTE = "Release {keys} to enable the buttons and keys."
 """What a dialog says while a held key keeps it unarmed (its line is always reserved)."""
 
 
+class DialogWithdrawn(Exception):
+    """The dialog closed without the person's answer (the request was withdrawn or
+    answered elsewhere)."""
+
+
 def button_text(text: str) -> str:
     """Model text made safe for a button/check box/group title: visible, `&` literal."""
     return make_visible(text).replace("&", "&&")
@@ -83,13 +89,14 @@ class BaseDecisionDialog(QDialog):
         self._request: ApprovalRequest | None = None
         self._finished = False
         self._withdrawn = False
+        self._decision: Decision | None = None
         self._decision_buttons: list[QPushButton] = []
         self._shortcuts: list[QShortcut] = []
         self._chords = ChordKeeper(self, lambda: self._finished)
         self._laid_out = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
-        self._after_paint: list[Callable[[], None]] | None = []
+        self._after_paint: list[Callable[[], object]] | None = []
         """What to call in the loop turn after the first paint (None once called)."""
         self._paint_seen = False
         self.finished.connect(self._closed)
@@ -195,7 +202,7 @@ class BaseDecisionDialog(QDialog):
         finally:
             store.endPaint()
 
-    def when_painted(self, then: Callable[[], None]) -> None:
+    def when_painted(self, then: Callable[[], object]) -> None:
         """Call `then` once, in the loop turn after this dialog's first paint (or as it
         closes unpainted); a dialog that has painted calls it in the next loop turn."""
         if self._after_paint is None:
@@ -284,6 +291,7 @@ class BaseDecisionDialog(QDialog):
         if self._finished:
             return False
         self._finish()
+        self._decision = decision
         self.decided.emit(decision)
         code = QDialog.DialogCode.Accepted if decision.kind.allows else QDialog.DialogCode.Rejected
         self.done(code.value)
@@ -294,6 +302,34 @@ class BaseDecisionDialog(QDialog):
         return Decision.deny("The user closed the dialog.")
 
     # -- public API ------------------------------------------------------------------
+    async def decision(self) -> Decision:
+        """Wait for the person's answer: `answer = await dialog.decision()` (qtrio
+        style, as `ui/windows/confirm.py`'s `Confirmation`). For controllers: a view
+        never awaits. Cancelling the wait closes the dialog (as a withdrawal).
+
+        Raises:
+            DialogWithdrawn: the dialog closed without an answer.
+        """
+        answer = self._decision
+        if not self._finished:
+            answered: asyncio.Future[Decision | None] = (
+                asyncio.get_running_loop().create_future())
+
+            def settle(decision: object = None) -> None:
+                if not answered.done():
+                    answered.set_result(decision if isinstance(decision, Decision) else None)
+
+            self.decided.connect(settle)
+            self.finished.connect(lambda _code: settle())
+            try:
+                answer = await answered  # (the dialog may be deleted once this returns)
+            except asyncio.CancelledError:
+                self.withdraw()
+                raise
+        if answer is None:
+            raise DialogWithdrawn("the decision dialog closed without an answer")
+        return answer
+
     def is_armed(self) -> bool:
         """True once the arming delay has passed since the dialog was shown."""
         return self.gate.is_armed()
