@@ -97,15 +97,12 @@ class BrokerBridge(QObject):
     `PendingApproval` of the request.
 
     Signals:
-        request_added(ApprovalRequest): a request waits for a person.
-        request_updated(ApprovalRequest): a waiting request changed (a rule granted
-            meanwhile covers it) and still waits; its notification shows the change.
-        request_finished(ApprovalRequest): a request was answered or withdrawn (its
-            notification closes).
+        approval_added(PendingApproval): a request waits for a person; observe the
+            object for what happens to it next (a newer state, its end).
         pending_changed(list): the `PendingApproval`s now waiting (oldest first), for
-            the dialog queue: at once, then at most once more per event-loop turn (see the module
-            docstring), so a listener may skip intermediate states but always sees the
-            last one.
+            the dialog queue: at once, then at most once more per event-loop turn (see
+            the module docstring), so a listener may skip intermediate states but
+            always sees the last one.
         views_pending_changed(list): the same list for the window and the tray, two
             turns after a change, once per burst.
         unrecorded(Unwritten): the ledger could not write an outcome (disk full,
@@ -114,9 +111,7 @@ class BrokerBridge(QObject):
             still wait.
     """
 
-    request_added = Signal(object)
-    request_updated = Signal(object)
-    request_finished = Signal(object)
+    approval_added = Signal(object)
     pending_changed = Signal(list)
     views_pending_changed = Signal(list)
     unrecorded = Signal(object)
@@ -142,11 +137,9 @@ class BrokerBridge(QObject):
             self.recorded_late.emit(request, len(self._broker.unwritten()))
             return
         if event is BrokerEvent.ADDED:
-            self.request_added.emit(request)
-        elif event is BrokerEvent.UPDATED:
-            self.request_updated.emit(request)
-        else:
-            self.request_finished.emit(request)
+            added = self._broker.approval(request.request_id)
+            if added is not None:
+                self.approval_added.emit(added)
         self._dialogs.notify()
         self._views.notify()
 

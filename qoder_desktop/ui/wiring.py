@@ -101,9 +101,7 @@ class DesktopApp:
         sessions, approvals = self.sessions, self.approvals
         bridge.pending_changed.connect(dialogs.set_pending)
         bridge.views_pending_changed.connect(approvals.show_pending)
-        bridge.request_added.connect(approvals.request_added)
-        bridge.request_updated.connect(approvals.request_updated)
-        bridge.request_finished.connect(approvals.request_finished)
+        bridge.approval_added.connect(approvals.approval_added)
         bridge.unrecorded.connect(approvals.unrecorded)
         bridge.recorded_late.connect(approvals.recorded_late)
         dialogs.dialog_opened.connect(approvals.dialog_opened)
