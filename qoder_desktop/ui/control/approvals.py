@@ -8,8 +8,8 @@ import logging
 
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.approval.broker import Unwritten
 from qoder_desktop.approval.pending import PendingApproval, PendingEvent
+from qoder_desktop.approval.unwritten import Unwritten
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.bridge import BrokerBridge
