@@ -1,8 +1,9 @@
 """One approval's whole life in one object: `PendingApproval`.
 
-The broker makes one for each request and keeps it while it waits; the views (the
-dialog queue and its dialogs, the window's queue, the tray, the notifications) observe
-it and answer it, and none of them keeps a copy of the request's state. Built after
+The broker makes one for each request and keeps it while it waits; the dialog queue
+(for the request's dialog) and the approvals controller (for its notification and tray
+balloon) observe it and answer it, the window's queue and the tray's menu show the
+broker's list of them, and none of them keeps a copy of the request's state. Built after
 qutebrowser's question objects: a request is *asked*, then *shown* (its dialog is on
 screen), and ends exactly once, *answered*, *withdrawn* or *timed out*:
 
@@ -135,7 +136,6 @@ class PendingApproval:
         sent: what went back to the agent, once the broker has recorded the end (a
             failed write turns an allow into a deny; a grant keeps only the updates
             the agent's SDK accepts).
-        removals: revoked allow rules that go with an allow (`carry_removals`).
         started: when it was asked (`time.monotonic()`); orders equal received times.
         row_written: ends once the request's ledger row is written (or failed).
 
@@ -151,7 +151,7 @@ class PendingApproval:
         self.state = ApprovalState.ASKED
         self.decision: Decision | None = None
         self.sent: Decision | None = None
-        self.removals: tuple[RuleValue, ...] = ()
+        self._removals: tuple[RuleValue, ...] = ()
         self.started = time.monotonic()
         self._ledger = ledger
         self._observers: list[Observer] = []
@@ -193,9 +193,16 @@ class PendingApproval:
         return tuple(decision.updates) if decision is not None else ()
 
     def carry_removals(self, revoked: tuple[RuleValue, ...]) -> None:
-        """Allow rules revoked in the app that go to the agent with this answer, if it
-        allows (a CLI can only be told inside an answer; `approval/results.py`)."""
-        self.removals = tuple(revoked)
+        """Give this answer the allow rules revoked in the app since the last allow (a
+        CLI can only be told inside an answer; `approval/results.py`)."""
+        self._removals = tuple(revoked)
+
+    @property
+    def removals(self) -> tuple[RuleValue, ...]:
+        """The revoked rules to deliver with the answer: only an allow carries them (the
+        CLI ignores updates in a deny, so they wait for the next allow)."""
+        decision = self.sent or self.decision
+        return self._removals if decision is not None and decision.kind.allows else ()
 
     def is_waiting(self) -> bool:
         """True until it ends (asked or shown)."""
