@@ -26,13 +26,15 @@ from qoder_desktop.ui.windows.main_window import MainWindow
 log = logging.getLogger(__name__)
 
 LATE_ANSWER = "That request was already answered or withdrawn."
+"""The status line for an answer that came after the request had ended."""
+
 
 class ApprovalController:
     """Shows pending requests and answers them; a late answer is said, not raised."""
 
     def __init__(self, bridge: BrokerBridge, dialogs: DialogQueue, window: MainWindow,
                  tray: Tray, notifier: RequestNotifier, current: CurrentSettings, *,
-                 tray_available: bool, tasks: Tasks | None = None) -> None:
+                 tray_available: bool, tasks: Tasks) -> None:
         # the dialog queue hears the bridge's pending_changed directly (wiring.py)
         self._bridge = bridge
         self._dialogs = dialogs
@@ -40,7 +42,7 @@ class ApprovalController:
         self._tray = tray
         self._notifier = notifier
         self._current = current
-        self._tasks = tasks if tasks is not None else Tasks(window.show_status)
+        self._tasks = tasks
         self.tray_available = tray_available
         """Whether the system tray shows balloons (the desktop's, told at start)."""
         self._watched: dict[str, PendingApproval] = {}
