@@ -322,6 +322,12 @@ class ApprovalBroker:
         entry = self.approval(request_id)
         return entry is not None and entry.withdraw(reason)
 
+    def time_out(self, request_id: str, reason: str = "") -> bool:
+        """Nobody answered in time (a way in stopped waiting): the request is denied
+        (fail closed); returns False if it is not pending."""
+        entry = self.approval(request_id)
+        return entry is not None and entry.time_out(reason)
+
     def withdraw_session(self, session_id: str) -> int:
         """Withdraw every pending request of a session; returns how many."""
         ids = [p.request_id for p in self._pending.values()

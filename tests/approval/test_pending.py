@@ -322,3 +322,20 @@ async def test_with_a_held_row_a_request_that_cannot_be_recorded_is_still_denied
     decision = await asyncio.wait_for(task, 5)
     assert decision.kind is DecisionKind.ERROR and "could not record" in decision.message
     assert not broker.pending()
+
+
+async def test_a_request_nobody_answered_in_time_is_denied_and_recorded(
+        broker: ApprovalBroker, ledger: Ledger) -> None:
+    recorder = Recorder(broker)
+    task = asyncio.create_task(broker.request(bash_request("make deploy")))
+    request = await recorder.next_added()
+    approval = broker.approval(request.request_id)
+    assert approval is not None
+    assert broker.time_out(request.request_id, "The terminal stopped waiting.")
+    assert not broker.time_out(request.request_id)
+    decision = await asyncio.wait_for(task, 5)
+    assert decision.kind is DecisionKind.ERROR and decision.message == (
+        "The terminal stopped waiting.")
+    assert approval.state is ApprovalState.TIMED_OUT
+    [entry] = ledger.entries(SESSION)
+    assert entry.outcome is DecisionKind.ERROR
