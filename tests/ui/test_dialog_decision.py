@@ -15,10 +15,12 @@ from pytestqt.qtbot import QtBot
 
 from qoder_desktop.approval.pending import ApprovalState, PendingApproval
 from qoder_desktop.domain.models import ApprovalRequest, DecidedBy, Decision, DecisionKind
+from qoder_desktop.ui.control.approvals import LATE_ANSWER
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.dialogs import dialog_for
 from qoder_desktop.ui.dialogs.base import DialogWithdrawn
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.wiring import DesktopApp
 
 
 def test_awaiting_a_dialog_gives_the_persons_answer(
@@ -114,3 +116,29 @@ def test_a_dialog_shows_a_newer_state_of_its_approval(
     pending.withdraw()
     assert queue.open_dialogs() == []
     queue.close_all()
+
+
+def test_the_controller_gives_the_dialogs_answer_to_its_approval_and_says_a_late_one(
+        desktop: DesktopApp, loop: AppEventLoop, qtbot: QtBot, open_dialog: Any,
+        make_request: Callable[..., ApprovalRequest],
+        approval_of: Callable[[ApprovalRequest], PendingApproval]) -> None:
+    statuses: list[str] = []
+    desktop.window.show_status = statuses.append  # type: ignore[method-assign]
+    first, late = (make_request("Bash", {"command": command}) for command in ("make", "ls"))
+    answered, ended = approval_of(first), approval_of(late)
+    dialog, _ = open_dialog(dialog_for(first))
+    other, _ = open_dialog(dialog_for(late))
+
+    async def scenario() -> None:
+        waits = [asyncio.ensure_future(desktop.approvals.answer_from(dialog, answered)),
+                 asyncio.ensure_future(desktop.approvals.answer_from(other, ended))]
+        await asyncio.sleep(0)
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # the person answers the first
+        ended.answer(Decision.deny("from the notification"))  # the second ends elsewhere…
+        qtbot.keyClick(other, Qt.Key.Key_Escape)  # …as the person answers it too
+        await asyncio.gather(*waits)
+
+    run(loop, scenario())
+    assert answered.decision is not None and answered.decision.decided_by is DecidedBy.USER
+    assert ended.decision is not None and ended.decision.message == "from the notification"
+    assert statuses == [LATE_ANSWER]
