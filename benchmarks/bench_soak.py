@@ -240,7 +240,7 @@ def figures(soak: Soak, platform: str) -> list[Figure]:
     for name, start_values, end_values, note in (
             ("dialog open p95 (due → painted), end vs start", first.dialog_open,
              last.dialog_open, "due = the request arrived, or the dialog before it was answered "
-             "(DialogQueue.decided) or its request withdrawn, whichever came later; painted = "
+             "(the dialog's decided) or its request withdrawn, whichever came later; painted = "
              f"the loop turn after the dialog's first paint; end = the last {span} round(s)"),
             ("ledger write p95 (SQLite, writer thread), end vs start",
              first.ledger_write, last.ledger_write,

@@ -91,15 +91,15 @@ class Person:
 
         self._unsubscribe = desktop.broker.subscribe(on_broker)
         desktop.app.dialogs.dialog_opened.connect(self._opened)
-        desktop.app.dialogs.decided.connect(self._decided)
 
-    def _decided(self, _request_id: str, _decision: Any) -> None:
+    def _decided(self, _decision: Any) -> None:
         """A dialog was answered: the next request's dialog is due from now."""
         self._last_finished = now()
 
     def _opened(self, dialog: Any) -> None:
         """A dialog is shown: note when it was due, hand it to the answering task."""
         due = max(self._added.get(dialog.request.request_id, now()), self._last_finished)
+        dialog.decided.connect(self._decided)
         self._dialogs.put_nowait((dialog, due))
 
     def start(self) -> None:
@@ -109,7 +109,6 @@ class Person:
     async def stop(self) -> None:
         """Stop answering (the harness's own task ends)."""
         self.desktop.app.dialogs.dialog_opened.disconnect(self._opened)
-        self.desktop.app.dialogs.decided.disconnect(self._decided)
         self._unsubscribe()
         if self._task is not None:
             self._task.cancel()

@@ -1,15 +1,19 @@
-"""The bridge between the approval broker and Qt: broker events in, answers out.
+"""The bridge between the approval broker and Qt: broker events in, pending lists out.
 
 This is the only UI module that knows the broker (the composition root in
-`ui/wiring.py` hands it over). The broker tells its subscribers synchronously on the
-asyncio loop; under qasync that loop runs on the GUI thread, so the signals are
-delivered at once. The bridge must live on the thread the broker notifies on (the GUI
-thread): its timers, below, run there.
+`ui/wiring.py` hands it over). Each waiting request is a `PendingApproval`
+(`approval/pending.py`): the dialog queue gets those objects and observes and answers
+them directly; nothing calls back into the broker to answer or to write a row. The
+broker tells its subscribers synchronously on the asyncio loop; under qasync that loop
+runs on the GUI thread, so the signals are delivered at once. The bridge must live on
+the thread the broker notifies on (the GUI thread): its timers, below, run there.
 
 The pending list is batched here, and only here, by one mechanism (`TurnThrottle`):
 
-- `pending_changed` (for the dialog queue) comes with the first broker event of an
-  event-loop turn (a lone request reaches its dialog without waiting); further events
+- `pending_changed` (for the dialog queue: the `PendingApproval`s) comes with the first
+  broker event of an event-loop turn (a lone request reaches its dialog without waiting,
+  inside the broker's ADDED, so the dialog queue can hold the request's ledger row until
+  the dialog has painted: `PendingApproval.hold_row_until_shown`); further events
   in the same turn — a session stopping with twenty requests pending withdraws them
   all in one turn — are folded into one more emission when the turn ends.
 - `views_pending_changed` (for the window's queue and the tray) comes two turns after
@@ -18,8 +22,8 @@ The pending list is batched here, and only here, by one mechanism (`TurnThrottle
   expose: the dialog the person waits for is painted first.
 
 Every emission carries the pending list as it is then, each request as it is now (a
-request marked by a new grant is a new object with the same id: the dialog queue and
-the window's queue show the change).
+request marked by a new grant is a new object with the same id: the window's queue
+shows the change; the open dialog hears it from its `PendingApproval`).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent, Unwritten
-from qoder_desktop.approval.row_write import Presenter
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent, Unwritten
+from qoder_desktop.approval.pending import PendingApproval
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 
 log = logging.getLogger(__name__)
@@ -89,18 +93,16 @@ class TurnThrottle(QObject):
 
 
 class BrokerBridge(QObject):
-    """Re-emits an `ApprovalBroker`'s events as Qt signals and forwards answers to it.
+    """Re-emits an `ApprovalBroker`'s events as Qt signals; answers go to the
+    `PendingApproval` of the request.
 
     Signals:
-        request_added(ApprovalRequest): a request waits for a person.
-        request_updated(ApprovalRequest): a waiting request changed (a rule granted
-            meanwhile covers it) and still waits; its notification shows the change.
-        request_finished(ApprovalRequest): a request was answered or withdrawn (its
-            notification closes).
-        pending_changed(list): the requests now waiting (oldest first), for the dialog
-            queue: at once, then at most once more per event-loop turn (see the module
-            docstring), so a listener may skip intermediate states but always sees the
-            last one.
+        approval_added(PendingApproval): a request waits for a person; observe the
+            object for what happens to it next (a newer state, its end).
+        pending_changed(list): the `PendingApproval`s now waiting (oldest first), for
+            the dialog queue: at once, then at most once more per event-loop turn (see
+            the module docstring), so a listener may skip intermediate states but
+            always sees the last one.
         views_pending_changed(list): the same list for the window and the tray, two
             turns after a change, once per burst.
         unrecorded(Unwritten): the ledger could not write an outcome (disk full,
@@ -109,9 +111,7 @@ class BrokerBridge(QObject):
             still wait.
     """
 
-    request_added = Signal(object)
-    request_updated = Signal(object)
-    request_finished = Signal(object)
+    approval_added = Signal(object)
     pending_changed = Signal(list)
     views_pending_changed = Signal(list)
     unrecorded = Signal(object)
@@ -120,7 +120,7 @@ class BrokerBridge(QObject):
     def __init__(self, broker: ApprovalBroker, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._broker = broker
-        self._dialogs = TurnThrottle(lambda: self.pending_changed.emit(self.pending()),
+        self._dialogs = TurnThrottle(lambda: self.pending_changed.emit(broker.approvals()),
                                      leading=True, parent=self)
         self._views = TurnThrottle(lambda: self.views_pending_changed.emit(self.pending()),
                                    leading=False, turns=2, parent=self)
@@ -137,22 +137,19 @@ class BrokerBridge(QObject):
             self.recorded_late.emit(request, len(self._broker.unwritten()))
             return
         if event is BrokerEvent.ADDED:
-            self.request_added.emit(request)
-        elif event is BrokerEvent.UPDATED:
-            self.request_updated.emit(request)
-        else:
-            self.request_finished.emit(request)
+            added = self._broker.approval(request.request_id)
+            if added is not None:
+                self.approval_added.emit(added)
         self._dialogs.notify()
         self._views.notify()
-
-    def present_with(self, presenter: Presenter) -> None:
-        """Let `presenter` (the dialog queue's `when_painted`) say when a new request's
-        dialog has painted; the broker writes the request's row then."""
-        self._broker.set_presenter(presenter)
 
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a person, oldest first."""
         return self._broker.pending()
+
+    def approval(self, request_id: str) -> PendingApproval | None:
+        """The `PendingApproval` of `request_id` while it waits."""
+        return self._broker.approval(request_id)
 
     def unwritten(self) -> list[Unwritten]:
         """Outcomes the ledger could not write yet (kept in memory), oldest first."""
@@ -163,14 +160,14 @@ class BrokerBridge(QObject):
         return self._broker.is_pending(request_id)
 
     def answer(self, request_id: str, decision: Decision) -> bool:
-        """Answer a request; a late answer (already answered or withdrawn) does nothing.
+        """Answer a request (its `PendingApproval`); a late answer (already answered or
+        withdrawn) does nothing.
 
         Returns:
             True when this answer was the one that counted.
         """
-        try:
-            self._broker.answer(request_id, decision)
-        except AlreadyAnswered:
+        pending = self._broker.approval(request_id)
+        if pending is None or not pending.answer(decision):
             log.info("ignored a late answer for request %s (already answered or withdrawn)",
                      request_id)
             return False
@@ -181,7 +178,6 @@ class BrokerBridge(QObject):
         self._dialogs.stop()
         self._views.stop()
         if self._unsubscribe is not None:
-            self._broker.set_presenter(None)
             unsubscribe, self._unsubscribe = self._unsubscribe, None
             try:
                 unsubscribe()

@@ -1,26 +1,31 @@
 """Which decision dialogs are open: the oldest pending request gets one, the rest wait.
 
-The main window's queue shows every pending request; a person can open any of them
-directly. When a dialog's request is answered (by anyone) or withdrawn, the dialog
-closes at once and the next oldest request gets its dialog; when it changes while
-waiting (a rule granted meanwhile covers it), the open dialog shows the change. Dialogs come from
-`DialogSpares` (a spare built ahead, filled in with the request) once
-`prepare_spares()` has been called; until then each is built for its request.
-`when_painted` tells the broker when a new request's dialog has painted (the loop turn
-after its first Paint event), so that the request's ledger row is written after the
-first frame, not while it is being made.
+The dialog queue follows the broker's `PendingApproval`s (through the bridge) and
+observes each one it shows a dialog for: when the approval ends (answered by anyone,
+withdrawn, timed out) the dialog closes at once and the next oldest request gets its
+dialog; when it changes while waiting (a rule granted meanwhile covers it), the open
+dialog shows the change. The main window's queue shows every pending request; a person
+can open any of them directly. Dialogs come from `DialogSpares` (a spare built ahead,
+filled in with the request) once `prepare_spares()` has been called; until then each is
+built for its request.
+
+A dialog opened inside the broker's ADDED holds its request's ledger row until it has
+painted (`PendingApproval.hold_row_until_shown`), and marks the approval shown in the
+loop turn after its first Paint event (`mark_shown`, which queues the row): the writer
+thread does not share the CPU with the first frame. The person's answer is awaited by
+the approvals controller (`await dialog.decision()`), which answers the approval.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import partial
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.approval.pending import PendingApproval, PendingEvent
+from qoder_desktop.domain.models import ApprovalRequest
 from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError
 from qoder_desktop.ui.dialogs.spares import DialogSpares
 
@@ -30,16 +35,15 @@ DialogFactory = Callable[[ApprovalRequest, QWidget | None], BaseDecisionDialog]
 
 
 class DialogQueue(QObject):
-    """Opens, raises and closes decision dialogs for pending requests.
+    """Opens, raises and closes decision dialogs for pending approvals.
 
     Signals:
-        decided(str, object): a person answered request_id with a `Decision`.
+        dialog_opened(object): a dialog was shown; its approval is `approval_of(id)`
+            (the approvals controller awaits its answer).
         build_failed(str, str): no dialog could be built for request_id (message); the
             caller must fail closed.
-        dialog_opened(object): a dialog was shown (for tests and benchmarks).
     """
 
-    decided = Signal(str, object)
     build_failed = Signal(str, str)
     dialog_opened = Signal(object)
 
@@ -50,9 +54,9 @@ class DialogQueue(QObject):
         self.spares = DialogSpares(parent_widget)
         self._factory: DialogFactory = factory or self.spares.take
         self._dialogs: dict[str, BaseDecisionDialog] = {}
-        self._pending: list[ApprovalRequest] = []
-        self._unpainted: set[str] = set()
-        """The requests whose dialog is shown but has not painted yet."""
+        self._watching: dict[str, Callable[[], None]] = {}
+        """How to stop observing the approval of each open dialog."""
+        self._pending: list[PendingApproval] = []
 
     def prepare_spares(self, warm_up_cwd: str | None = None) -> None:
         """Build spare dialogs while the loop is idle (after start-up), so a request
@@ -67,25 +71,17 @@ class DialogQueue(QObject):
         """Every dialog open now."""
         return list(self._dialogs.values())
 
-    def when_painted(self, request: ApprovalRequest, then: Callable[[], None]) -> bool:
-        """Call `then` once `request`'s dialog has painted (the loop turn after its first
-        Paint event) or closed unpainted; False, and nothing is called, when no dialog
-        of it is on its way."""
-        dialog = self._dialogs.get(request.request_id)
-        if dialog is None or request.request_id not in self._unpainted:
-            return False
-        dialog.when_painted(then)
-        return True
+    def approval_of(self, request_id: str) -> PendingApproval | None:
+        """The waiting approval of `request_id` (as the last pending list had it)."""
+        return next((p for p in self._pending
+                     if p.request_id == request_id and p.is_waiting()), None)
 
-    def set_pending(self, pending: list[ApprovalRequest]) -> None:
-        """Follow the broker's pending list; opens a dialog when none is open."""
-        self._pending = list(pending)
-        still = {request.request_id: request for request in pending}
+    def set_pending(self, pending: list[PendingApproval]) -> None:
+        """Follow the broker's waiting approvals; opens a dialog when none is open."""
+        self._pending = [p for p in pending if p.is_waiting()]
+        still = {p.request_id for p in self._pending}
         for request_id in [rid for rid in self._dialogs if rid not in still]:
             self.close(request_id)
-        for request_id, dialog in self._dialogs.items():
-            if dialog.request is not still[request_id] and dialog.request != still[request_id]:
-                dialog.update_request(still[request_id])  # (marked by a new grant)
         if not self._dialogs and self._pending:
             self.open(self._pending[0].request_id)
 
@@ -96,20 +92,20 @@ class DialogQueue(QObject):
             existing.raise_()
             existing.activateWindow()
             return existing
-        request = next((r for r in self._pending if r.request_id == request_id), None)
-        if request is None:
+        pending = self.approval_of(request_id)
+        if pending is None:
             return None
         try:
-            dialog = self._factory(request, self._parent_widget)
+            dialog = self._factory(pending.request, self._parent_widget)
         except DialogBuildError as exc:
             log.warning("no dialog for request %s: %s", request_id, exc)
             self.build_failed.emit(request_id, str(exc))
             return None
         self._dialogs[request_id] = dialog
-        dialog.decided.connect(lambda decision, rid=request_id: self._on_decided(rid, decision))
+        self._watching[request_id] = pending.observe(self._on_approval)
         dialog.finished.connect(lambda _code, rid=request_id: self._forget(rid))
-        self._unpainted.add(request_id)
-        dialog.when_painted(partial(self._unpainted.discard, request_id))
+        pending.hold_row_until_shown()  # (only inside ADDED: the row is not queued yet)
+        dialog.when_painted(pending.mark_shown)
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
@@ -118,6 +114,7 @@ class DialogQueue(QObject):
 
     def close(self, request_id: str) -> None:
         """The request was answered elsewhere or withdrawn: close its dialog, emit nothing."""
+        self._stop_watching(request_id)
         dialog = self._dialogs.pop(request_id, None)
         if dialog is not None:
             dialog.withdraw()  # (its `when_painted` calls run as it closes)
@@ -129,10 +126,21 @@ class DialogQueue(QObject):
         for request_id in list(self._dialogs):
             self.close(request_id)
 
-    def _on_decided(self, request_id: str, decision: Decision) -> None:
-        self.decided.emit(request_id, decision)
+    def _on_approval(self, pending: PendingApproval, event: PendingEvent) -> None:
+        if event is PendingEvent.UPDATED:
+            dialog = self._dialogs.get(pending.request_id)
+            if dialog is not None:
+                dialog.update_request(pending.request)  # (marked by a new grant)
+        elif not pending.is_waiting():
+            self.close(pending.request_id)
+
+    def _stop_watching(self, request_id: str) -> None:
+        stop = self._watching.pop(request_id, None)
+        if stop is not None:
+            stop()
 
     def _forget(self, request_id: str) -> None:
+        self._stop_watching(request_id)
         dialog = self._dialogs.pop(request_id, None)
         if dialog is not None:
             dialog.deleteLater()

@@ -82,7 +82,7 @@ class DesktopApp:
         self.sessions = SessionController(hub, self.window, self.tasks)
         self.approvals = ApprovalController(self.bridge, self.dialogs, self.window, self.tray,
                                             self.notifier, settings,
-                                            tray_available=tray_available)
+                                            tray_available=tray_available, tasks=self.tasks)
         self.servers = AgentServers(settings, self.window, self.tasks, secrets)
         self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
         self.history = HistoryControl(ledger_path)
@@ -101,15 +101,11 @@ class DesktopApp:
         window, tray, bridge, dialogs = self.window, self.tray, self.bridge, self.dialogs
         sessions, approvals = self.sessions, self.approvals
         bridge.pending_changed.connect(dialogs.set_pending)
-        bridge.present_with(dialogs.when_painted)
         bridge.views_pending_changed.connect(approvals.show_pending)
-        bridge.request_added.connect(approvals.request_added)
-        bridge.request_updated.connect(approvals.request_updated)
-        bridge.request_finished.connect(approvals.request_finished)
+        bridge.approval_added.connect(approvals.approval_added)
         bridge.unrecorded.connect(approvals.unrecorded)
         bridge.recorded_late.connect(approvals.recorded_late)
         dialogs.dialog_opened.connect(approvals.dialog_opened)
-        dialogs.decided.connect(approvals.decided)
         dialogs.build_failed.connect(approvals.build_failed)
         window.new_session_requested.connect(sessions.start)
         window.prompt_requested.connect(sessions.send)

@@ -173,10 +173,14 @@ async def test_only_updates_the_agent_receives_are_granted_and_recorded(
     star = good.model_copy(update={"rules": (RuleValue.parse("Bash(*)"),)})
     bypass = PermissionSuggestion(type="setMode", mode="bypassPermissions",
                                   destination="session")
+    approval = broker.approval(request.request_id)
+    assert approval is not None
     broker.answer(request.request_id, Decision.allow_session(
         {"command": "npm test"}, (good, refused_by_sdk, no_behavior, star, bypass)))
     decision = await task
     assert decision.updates == (good,)
+    assert approval.updates == (good,)  # what the agent receives, not all the person ticked
+    assert approval.decision is not None and len(approval.decision.updates) == 5
     assert [str(r.rule) for r in db.active_rules(SESSION)] == ["Bash(npm test)"]
 
 

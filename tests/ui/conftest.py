@@ -24,6 +24,7 @@ from pytestqt.qtbot import QtBot
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.approval.pending import PendingApproval
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, SessionInfo
@@ -111,6 +112,16 @@ def _make_request(tool_name: str = "Bash", tool_input: dict | None = None,
 def make_request() -> Callable[..., ApprovalRequest]:
     """`make_request(tool_name, tool_input, **fields)`: an ApprovalRequest with defaults."""
     return _make_request
+
+
+@pytest.fixture
+def approval_of(db: Database, loop: AppEventLoop) -> Callable[[ApprovalRequest], PendingApproval]:
+    """`approval_of(request)`: the request's `PendingApproval` on the app's loop, its
+    rows in a real ledger (the sessions of `make_request` are in the database)."""
+    db.upsert_session(SessionInfo(session_id="s-1", name="demo", backend=Backend.CLAUDE,
+                                  cwd="/tmp"))
+    ledger = Ledger(db)
+    return lambda request: PendingApproval(request, ledger, loop=loop)
 
 
 @pytest.fixture

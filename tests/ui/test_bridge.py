@@ -15,6 +15,7 @@ import pytest
 from helpers.loop import run, settle
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.approval.pending import PendingApproval
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -59,7 +60,8 @@ class Recorder:
     def __init__(self, bridge: BrokerBridge) -> None:
         self.events: list[tuple[str, tuple[Any, ...]]] = []
         self.pending: list[list[str]] = []
-        bridge.request_added.connect(lambda r: self.events.append(("added", (r,))))
+        bridge.approval_added.connect(
+            lambda pending: self.events.append(("added", (pending.request,))))
         bridge.pending_changed.connect(
             lambda items: self.pending.append([r.request_id for r in items]))
 
@@ -74,12 +76,12 @@ def test_request_is_added_and_an_answer_through_the_bridge_completes_it(
     request = bash(session)
     decisions: list[bool] = []
 
-    def answer_when_added(added: ApprovalRequest) -> None:
-        # Answer from the Qt side, as a dialog would: a plain callback, no awaiting.
+    def answer_when_added(added: PendingApproval) -> None:
+        # Answer from the Qt side, as a notification's button would: a plain callback.
         loop.call_soon(lambda: decisions.append(
-            bridge.answer(added.request_id, Decision.allow_once(added.tool_input))))
+            bridge.answer(added.request_id, Decision.allow_once(added.request.tool_input))))
 
-    bridge.request_added.connect(answer_when_added)
+    bridge.approval_added.connect(answer_when_added)
     decision = run(loop, broker.request(request))
     assert decision.kind is DecisionKind.ALLOW_ONCE
     assert decision.final_input == {"command": "make"}
@@ -102,11 +104,11 @@ def test_a_second_answer_while_pending_is_ignored(
     request = bash(session, "rm -r build")
     results: list[bool] = []
 
-    def answer_twice(added: ApprovalRequest) -> None:
-        results.append(bridge.answer(added.request_id, Decision.deny("no")))
-        results.append(bridge.answer(added.request_id, Decision.allow_once(added.tool_input)))
+    def answer_twice(added: PendingApproval) -> None:
+        results.append(added.answer(Decision.deny("no")))
+        results.append(added.answer(Decision.allow_once(added.request.tool_input)))
 
-    bridge.request_added.connect(answer_twice)
+    bridge.approval_added.connect(answer_twice)
     decision = run(loop, broker.request(request))
     assert results == [True, False]
     assert decision.kind is DecisionKind.DENY
@@ -141,7 +143,7 @@ def test_qt_timers_and_asyncio_share_the_loop(
     from PySide6.QtCore import QTimer
 
     request = bash(session)
-    bridge.request_added.connect(lambda added: QTimer.singleShot(
+    bridge.approval_added.connect(lambda added: QTimer.singleShot(
         20, lambda: bridge.answer(added.request_id, Decision.deny("by a Qt timer"))))
     decision = run(loop, broker.request(request))
     assert decision.message == "by a Qt timer"

@@ -228,7 +228,7 @@ def test_a_malformed_question_in_a_spare_fails_closed(qtbot: QtBot, spares: Dial
 
 
 def test_the_queue_fills_a_spare_and_builds_the_next_one_after_the_first_paint(
-        qtbot: QtBot, make_request: Any) -> None:
+        qtbot: QtBot, make_request: Any, approval_of: Any) -> None:
     queue = DialogQueue(None)
     queue.prepare_spares(warm_up_cwd="/tmp")
     qtbot.waitUntil(queue.spares.is_idle, timeout=8000)
@@ -238,7 +238,7 @@ def test_the_queue_fills_a_spare_and_builds_the_next_one_after_the_first_paint(
     assert spare.testAttribute(Qt.WidgetAttribute.WA_WState_Created)
     assert all(queue.spares.spare(kind).windowTitle() == "" for kind in RequestKind)
     request = make_request("Bash", {"command": "make test"}, cwd="/work/p")
-    queue.set_pending([request])
+    queue.set_pending([approval_of(request)])
     [dialog] = queue.open_dialogs()
     qtbot.addWidget(dialog)
     assert dialog is spare and dialog.isVisible()
@@ -254,14 +254,14 @@ def test_the_queue_fills_a_spare_and_builds_the_next_one_after_the_first_paint(
 
 
 def test_a_failing_spare_makes_the_queue_report_the_build_failure(
-        qtbot: QtBot, make_request: Any) -> None:
+        qtbot: QtBot, make_request: Any, approval_of: Any) -> None:
     queue = DialogQueue(None)
     queue.prepare_spares()
     qtbot.waitUntil(queue.spares.is_idle, timeout=8000)
     failures: list[tuple[str, str]] = []
     queue.build_failed.connect(lambda rid, message: failures.append((rid, message)))
     bad = make_request("AskUserQuestion", {"questions": "not a list"})
-    queue.set_pending([bad])
+    queue.set_pending([approval_of(bad)])
     assert queue.open_dialogs() == []
     assert failures and failures[0][0] == bad.request_id
     assert "could not show this request" in failures[0][1]

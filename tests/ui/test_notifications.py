@@ -176,8 +176,13 @@ def test_deny_from_a_notification_denies_with_a_message_the_agent_sees(
     async def scenario() -> Decision:
         await desktop.notifier.start()
         answer, call = await _notified(desktop, server, _bash("rm -rf build"))
+        assert len(desktop.dialogs.open_dialogs()) == 1
         server.click(call.notification_id, "deny")
-        return await answer
+        decision = await answer
+        # its dialog observes the same approval: it closed, and the person's later
+        # answer there is not asked for
+        await settle(lambda: desktop.dialogs.open_dialogs() == [])
+        return decision
 
     decision = run(loop, scenario())
     assert decision.kind is DecisionKind.DENY

@@ -11,7 +11,7 @@ from helpers.loop import run, settle
 from PySide6.QtCore import QEvent, QObject
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.approval import row_write
+from qoder_desktop.approval import pending
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, DecisionKind
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.dialogs import BaseDecisionDialog
@@ -44,7 +44,7 @@ class _Painted(QObject):
 def test_the_row_is_written_after_the_dialog_painted_and_the_answer_is_recorded(
         desktop: DesktopApp, loop: AppEventLoop, db: Database, qtbot: QtBot,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(row_write, "ROW_HOLD_MAX_S", 30.0)  # only the paint counts
+    monkeypatch.setattr(pending, "ROW_HOLD_MAX_S", 30.0)  # only the paint counts
     at_open: list[list[Any]] = []
     painted: list[_Painted] = []
 
@@ -73,7 +73,7 @@ def test_no_row_is_written_while_the_dialog_paints_its_first_frame(
         desktop: DesktopApp, loop: AppEventLoop, db: Database,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The row is queued the loop turn after the first Paint event, not during it."""
-    monkeypatch.setattr(row_write, "ROW_HOLD_MAX_S", 30.0)
+    monkeypatch.setattr(pending, "ROW_HOLD_MAX_S", 30.0)
     at_paint: list[list[Any]] = []
     factory = desktop.dialogs._factory
 
@@ -107,7 +107,7 @@ def test_no_row_is_written_while_the_dialog_paints_its_first_frame(
 def test_a_request_withdrawn_before_its_dialog_painted_is_recorded_as_withdrawn(
         desktop: DesktopApp, loop: AppEventLoop, db: Database,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(row_write, "ROW_HOLD_MAX_S", 30.0)
+    monkeypatch.setattr(pending, "ROW_HOLD_MAX_S", 30.0)
     tasks: list[asyncio.Future[Decision]] = []
     desktop.dialogs.dialog_opened.connect(lambda _dialog: tasks[0].cancel())
 
@@ -125,7 +125,7 @@ def test_a_request_withdrawn_before_its_dialog_painted_is_recorded_as_withdrawn(
 def test_a_second_request_behind_an_open_dialog_is_written_at_once(
         desktop: DesktopApp, loop: AppEventLoop, db: Database,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(row_write, "ROW_HOLD_MAX_S", 30.0)
+    monkeypatch.setattr(pending, "ROW_HOLD_MAX_S", 30.0)
 
     async def scenario() -> None:
         first = asyncio.ensure_future(desktop.broker.request(_bash("make")))

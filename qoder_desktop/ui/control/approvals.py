@@ -1,21 +1,32 @@
 """Requests waiting for a person in the window's queue, the tray and its notifications;
-the dialogs' answers go back through the bridge."""
+the controller awaits each dialog's answer and gives it to the request's
+`PendingApproval`."""
 
 from __future__ import annotations
 
+import logging
+
 from PySide6.QtWidgets import QApplication
 
-from qoder_desktop.approval.broker import Unwritten
+from qoder_desktop.approval.pending import PendingApproval, PendingEvent
+from qoder_desktop.approval.unwritten import Unwritten
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.settings import CurrentSettings
+from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.dialog_queue import DialogQueue
 from qoder_desktop.ui.dialogs import BaseDecisionDialog
+from qoder_desktop.ui.dialogs.base import DialogWithdrawn
 from qoder_desktop.ui.dialogs.storage_notice import show_storage_notice
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+LATE_ANSWER = "That request was already answered or withdrawn."
+"""The status line for an answer that came after the request had ended."""
 
 
 class ApprovalController:
@@ -23,7 +34,7 @@ class ApprovalController:
 
     def __init__(self, bridge: BrokerBridge, dialogs: DialogQueue, window: MainWindow,
                  tray: Tray, notifier: RequestNotifier, current: CurrentSettings, *,
-                 tray_available: bool) -> None:
+                 tray_available: bool, tasks: Tasks) -> None:
         # the dialog queue hears the bridge's pending_changed directly (wiring.py)
         self._bridge = bridge
         self._dialogs = dialogs
@@ -31,8 +42,11 @@ class ApprovalController:
         self._tray = tray
         self._notifier = notifier
         self._current = current
+        self._tasks = tasks
         self.tray_available = tray_available
         """Whether the system tray shows balloons (the desktop's, told at start)."""
+        self._watched: dict[str, PendingApproval] = {}
+        """The approvals waiting now, by request id (each observed until it ends)."""
         self._storage_notice: str | None = None
         """The last "could not record" message, shown in each dialog while outcomes wait."""
 
@@ -41,35 +55,52 @@ class ApprovalController:
         self._window.set_pending(pending)
         self._tray.set_pending(pending)
 
-    def request_added(self, request: ApprovalRequest) -> None:
-        """Notify through the desktop's notification service (the tray balloon without
-        one), if the person wants it (and the app is inactive)."""
+    def approval_added(self, pending: PendingApproval) -> None:
+        """A request waits: notify through the desktop's notification service (the tray
+        balloon without one), if the person wants it (and the app is inactive), and
+        follow the approval: a newer state shows again, its end takes the notification
+        and the balloon away."""
+        self._watched[pending.request_id] = pending
+        pending.observe(self._on_approval)
         inactive = QApplication.instance() is None or QApplication.activeWindow() is None
         prefs = self._current.value.notifications
         if prefs.enabled and (inactive or not prefs.only_when_inactive):
-            self._notifier.announce(request)  # the tray balloon when there is no service
+            self._notifier.announce(pending.request)  # the tray balloon without a service
             if prefs.sound and self._notifier.available:
                 QApplication.beep()
 
-    def request_updated(self, request: ApprovalRequest) -> None:
-        """A waiting request changed (a new rule covers it): its notification, if one
-        shows, is shown again with the change (and its "Allow once" armed again)."""
-        self._notifier.update(request)
+    def _on_approval(self, pending: PendingApproval, event: PendingEvent) -> None:
+        if event is PendingEvent.UPDATED:
+            # A new rule covers it: its notification, if one shows, is shown again with
+            # the change (and its "Allow once" armed again).
+            self._notifier.update(pending.request)
+        elif not pending.is_waiting():
+            self._watched.pop(pending.request_id, None)
+            self._notifier.withdraw(pending.request_id)
+            self._tray.withdraw(pending.request_id)
 
     def balloon(self, request: ApprovalRequest) -> None:
         """The tray balloon for `request` (no notification service)."""
         if self.tray_available:
             self._tray.notify(request, sound=self._current.value.notifications.sound)
 
-    def request_finished(self, request: ApprovalRequest) -> None:
-        """A request was answered or withdrawn: its notification and balloon go."""
-        self._notifier.withdraw(request.request_id)
-        self._tray.withdraw(request.request_id)
-
     def decided(self, request_id: str, decision: Decision) -> None:
-        """A dialog's answer; a late one (answered or withdrawn meanwhile) is only said."""
-        if not self._bridge.answer(request_id, decision):
-            self._window.show_status("That request was already answered or withdrawn.")
+        """An answer from a notification's button, given to the request's approval; a
+        late one (answered or withdrawn meanwhile) is only said."""
+        pending = self._watched.get(request_id)
+        if pending is None or not pending.answer(decision):
+            self._window.show_status(LATE_ANSWER)
+
+    async def answer_from(self, dialog: BaseDecisionDialog, pending: PendingApproval) -> None:
+        """Await the person's answer in `dialog` and give it to `pending`; a dialog that
+        closed unanswered (withdrawn, answered elsewhere) gives nothing."""
+        try:
+            decision = await dialog.decision()
+        except DialogWithdrawn:
+            return
+        if not pending.answer(decision):
+            log.info("ignored a late answer for request %s", pending.request_id)
+            self._window.show_status(LATE_ANSWER)
 
     def unrecorded(self, kept: Unwritten) -> None:
         """The ledger could not write an outcome: the person is told in the status bar
@@ -82,7 +113,11 @@ class ApprovalController:
             show_storage_notice(dialog, text)
 
     def dialog_opened(self, dialog: BaseDecisionDialog) -> None:
-        """A dialog opened while outcomes wait to be written: it says so too."""
+        """A dialog opened: its answer is awaited (`answer_from`); while outcomes wait to
+        be written it says so too."""
+        pending = self._dialogs.approval_of(dialog.request.request_id)
+        if pending is not None:
+            self._tasks.spawn(self.answer_from(dialog, pending), "answering a request")
         if self._storage_notice is not None and self._bridge.unwritten():
             show_storage_notice(dialog, self._storage_notice)
 
@@ -102,11 +137,14 @@ class ApprovalController:
 
     def build_failed(self, request_id: str, message: str) -> None:
         """A request whose dialog could not be built is denied with the reason (fail closed)."""
-        self._bridge.answer(request_id, Decision.error(message))
+        pending = self._watched.get(request_id) or self._bridge.approval(request_id)
+        if pending is not None:
+            pending.answer(Decision.error(message))
         self._window.show_status(message)
 
     def open_from_tray(self, request_id: str) -> None:
         """Bring the window up and open the request's dialog while it still waits."""
         self._window.bring_to_front()
-        if self._bridge.is_pending(request_id):
+        pending = self._watched.get(request_id)
+        if pending is not None and pending.is_waiting():
             self._dialogs.open(request_id)

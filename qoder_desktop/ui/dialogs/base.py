@@ -1,9 +1,11 @@
-"""What every decision dialog shares: arming, `shown`, exactly-once emission, withdraw.
+"""What every decision dialog shares: its safety life cycle — arming, the input's
+origin, exactly-once answer, withdraw — and the request it holds. Staging a spare
+(built in parts, laid out while hidden, first paint seen) is `ui/dialogs/staging.py`.
 
 A decision dialog takes a value object (`ApprovalRequest`), shows it, and emits one
-`models.Decision` through `decided`. It never awaits, never touches storage or the
-broker, and opens with `show()`/`open()` (never `exec()`, which would nest an event loop
-under qasync).
+`models.Decision` through `decided` (a controller may `await dialog.decision()`). It
+never awaits, never touches storage or the broker, and opens with `show()`/`open()`
+(never `exec()`, which would nest an event loop under qasync).
 
 Life cycle (qutebrowser's question objects): a dialog ends exactly once, either
 *answered* (the user decided: `decided` is emitted, then the dialog closes) or
@@ -19,19 +21,14 @@ The dialog's Ctrl chords work whatever has focus (`chords.ChordKeeper`).
 
 from __future__ import annotations
 
-import logging
+import asyncio
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import (
     QCloseEvent,
-    QGuiApplication,
     QKeyEvent,
     QKeySequence,
-    QPainter,
-    QPaintEvent,
-    QPixmap,
-    QRegion,
     QShortcut,
     QShowEvent,
 )
@@ -42,8 +39,7 @@ from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.arming import ArmingGate
 from qoder_desktop.ui.dialogs.chords import ChordKeeper
 from qoder_desktop.ui.dialogs.input_origin import InputNote, InputOrigin
-
-log = logging.getLogger(__name__)
+from qoder_desktop.ui.dialogs.staging import StagedDialog
 
 DIALOG_PROPERTY = "decisionDialog"
 """Dynamic property set on every decision dialog; the app stylesheet (`resources/style.qss`)
@@ -52,16 +48,21 @@ HELD_NOTE = "Release {keys} to enable the buttons and keys."
 """What a dialog says while a held key keeps it unarmed (its line is always reserved)."""
 
 
+class DialogWithdrawn(Exception):
+    """The dialog closed without the person's answer (the request was withdrawn or
+    answered elsewhere)."""
+
+
 def button_text(text: str) -> str:
     """Model text made safe for a button/check box/group title: visible, `&` literal."""
     return make_visible(text).replace("&", "&&")
 
 
-class BaseDecisionDialog(QDialog):
+class BaseDecisionDialog(StagedDialog):
     """Base for the approval, question and plan dialogs.
 
     Subclasses build their widgets in `__init__` (a part of them may be left to
-    `build_step()`, see `build_later`), register their decision buttons with
+    `build_step()`, see `StagedDialog.build_later`), register their decision buttons with
     `guard()` and their keys with `add_shortcut()`, put the request's content in with
     `_fill()`, and implement `escape_decision()`. A dialog built without a request (a
     spare, see `ui/dialogs/spares.py`) is filled later by `load()`, exactly once, and
@@ -74,25 +75,16 @@ class BaseDecisionDialog(QDialog):
 
     decided = Signal(object)
     shown = Signal()
-    STORE_AHEAD = False
-    """Whether `lay_out()` readies the X11 backing store too (it then holds width ×
-    height × 4 bytes of shared memory while the spare waits)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._request: ApprovalRequest | None = None
         self._finished = False
         self._withdrawn = False
+        self._decision: Decision | None = None
         self._decision_buttons: list[QPushButton] = []
         self._shortcuts: list[QShortcut] = []
         self._chords = ChordKeeper(self, lambda: self._finished)
-        self._laid_out = False
-        self._unbuilt: list[Callable[[], None]] = []
-        """Parts a staged spare builds later (`build_step`), in order."""
-        self._after_paint: list[Callable[[], None]] | None = []
-        """What to call in the loop turn after the first paint (None once called)."""
-        self._paint_seen = False
-        self.finished.connect(self._closed)
         self.gate = ArmingGate(self)
         self.gate.set_ready_check(self.content_complete)
         self.gate.armed_changed.connect(self._on_armed_changed)
@@ -149,73 +141,10 @@ class BaseDecisionDialog(QDialog):
             self._finish()
             raise
 
-    def build_step(self) -> bool:
-        """Build the next part a staged constructor left for later; True while more
-        parts remain (see `ui/dialogs/spares.py`)."""
-        if self._unbuilt:
-            self._unbuilt[0]()
-            del self._unbuilt[0]  # (a part that failed is tried again by `load`)
-        if self._unbuilt:
-            return True
-        # Built: the notes take their place now, so showing does not change the layout.
-        self._place_held_note()
-        return False
-
-    def lay_out(self) -> None:
-        """What the first `show()` does to the widgets, minus the showing: style polish
-        of every widget, the native window, and every child laid out at the dialog's
-        size (their pending move and resize events delivered, as rendering a hidden
-        widget does), and on X11 the backing store the first paint draws into (see
-        `STORE_AHEAD`). A spare does this while the loop is idle."""
-        self.ensurePolished()
-        self.winId()
-        layout = self.layout()
-        if layout is not None:
-            layout.activate()
-        self.render(QPixmap(1, 1), QPoint(), QRegion(0, 0, 1, 1))
-        self._ready_backing_store()
-        self._laid_out = True
-
-    def _ready_backing_store(self) -> None:
-        """On X11, make the window's backing store at the dialog's size and touch it once
-        (a plain fill, never flushed to the screen), so the first paint after the expose
-        does not fault in a new shared-memory image (~1.5 ms). The first expose repaints
-        the whole window before anything reaches the screen."""
-        store = self.backingStore()
-        if (not self.STORE_AHEAD or store is None
-                or QGuiApplication.platformName() != "xcb"):
-            return
-        store.resize(self.size())
-        area = QRegion(self.rect())
-        store.beginPaint(area)
-        try:
-            painter = QPainter(store.paintDevice())
-            painter.fillRect(self.rect(), self.palette().window())
-            painter.end()
-        finally:
-            store.endPaint()
-
-    def when_painted(self, then: Callable[[], None]) -> None:
-        """Call `then` once, in the loop turn after this dialog's first paint (or as it
-        closes unpainted); a dialog that has painted calls it in the next loop turn."""
-        if self._after_paint is None:
-            QTimer.singleShot(0, then)
-        else:
-            self._after_paint.append(then)
-
-    def is_laid_out(self) -> bool:
-        """True once `lay_out()` has run: the widgets have their sizes."""
-        return self._laid_out
-
-    def finish_building(self) -> None:
-        """Build every part left for later, in order."""
-        while self.build_step():
-            pass
-
     # -- for subclasses --------------------------------------------------------------
-    def build_later(self, parts: Sequence[Callable[[], None]]) -> None:
-        """Leave `parts` of the widgets to `build_step()` / `finish_building()`."""
-        self._unbuilt.extend(parts)
+    def built(self) -> None:
+        """Built: the notes take their place now, so showing does not change the layout."""
+        self._place_held_note()
 
     def _fill(self, request: ApprovalRequest) -> None:
         """Show `request` in the widgets built by `__init__` (subclasses override)."""
@@ -284,6 +213,7 @@ class BaseDecisionDialog(QDialog):
         if self._finished:
             return False
         self._finish()
+        self._decision = decision
         self.decided.emit(decision)
         code = QDialog.DialogCode.Accepted if decision.kind.allows else QDialog.DialogCode.Rejected
         self.done(code.value)
@@ -294,6 +224,34 @@ class BaseDecisionDialog(QDialog):
         return Decision.deny("The user closed the dialog.")
 
     # -- public API ------------------------------------------------------------------
+    async def decision(self) -> Decision:
+        """Wait for the person's answer: `answer = await dialog.decision()` (qtrio
+        style, as `ui/windows/confirm.py`'s `Confirmation`). For controllers: a view
+        never awaits. Cancelling the wait closes the dialog (as a withdrawal).
+
+        Raises:
+            DialogWithdrawn: the dialog closed without an answer.
+        """
+        answer = self._decision
+        if not self._finished:
+            answered: asyncio.Future[Decision | None] = (
+                asyncio.get_running_loop().create_future())
+
+            def settle(decision: object = None) -> None:
+                if not answered.done():
+                    answered.set_result(decision if isinstance(decision, Decision) else None)
+
+            self.decided.connect(settle)
+            self.finished.connect(lambda _code: settle())
+            try:
+                answer = await answered  # (the dialog may be deleted once this returns)
+            except asyncio.CancelledError:
+                self.withdraw()
+                raise
+        if answer is None:
+            raise DialogWithdrawn("the decision dialog closed without an answer")
+        return answer
+
     def is_armed(self) -> bool:
         """True once the arming delay has passed since the dialog was shown."""
         return self.gate.is_armed()
@@ -320,15 +278,6 @@ class BaseDecisionDialog(QDialog):
         if visible and self._request is None:
             raise RuntimeError("a decision dialog is never shown without its request")
         super().setVisible(visible)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        """At the first paint on screen, the `when_painted` calls are queued for the next
-        loop turn (a writer thread woken now would share the CPU with the rest of the
-        frame)."""
-        super().paintEvent(event)
-        if not self._paint_seen and self.isVisible():  # (not a render of a hidden spare)
-            self._paint_seen = True
-            QTimer.singleShot(0, self._painted)
 
     def showEvent(self, event: QShowEvent) -> None:
         """Start the arming delay and announce `shown`."""
@@ -382,19 +331,6 @@ class BaseDecisionDialog(QDialog):
         event.accept()
 
     # -- internals -------------------------------------------------------------------
-    @Slot(int)
-    def _closed(self, _code: int) -> None:
-        self._painted()
-
-    @Slot()
-    def _painted(self) -> None:
-        waiting, self._after_paint = self._after_paint, None
-        for then in waiting or ():
-            try:
-                then()
-            except Exception:
-                log.exception("a call after a dialog's first paint failed")
-
     def _escape(self) -> None:
         self.emit_decision(self.escape_decision())
 

@@ -1,0 +1,136 @@
+"""A decision dialog built ahead of need: in parts, laid out while hidden, and told
+when its first frame is on screen.
+
+This is the spare staging side of a decision dialog (`ui/dialogs/spares.py` builds
+spares while the loop is idle), apart from its safety life cycle (arming, input origin,
+the answer) in `ui/dialogs/base.py`:
+
+- a constructor may leave parts of the widgets for later (`build_later`), built one per
+  loop turn (`build_step`) or all at once when a request takes the dialog half-built
+  (`finish_building`);
+- `lay_out()` does what the first `show()` would (polish, native window, layout, on X11
+  the backing store) while the dialog is hidden;
+- `when_painted` calls back in the loop turn after the first paint on screen (or as the
+  dialog closes unpainted): the request's ledger row and the next spare wait for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QPoint, QTimer, Slot
+from PySide6.QtGui import QGuiApplication, QPainter, QPaintEvent, QPixmap, QRegion
+from PySide6.QtWidgets import QDialog, QWidget
+
+log = logging.getLogger(__name__)
+
+
+class StagedDialog(QDialog):
+    """A dialog whose widgets may be built in parts and laid out before it is shown,
+    and that says when its first frame has been painted."""
+
+    STORE_AHEAD = False
+    """Whether `lay_out()` readies the X11 backing store too (it then holds width ×
+    height × 4 bytes of shared memory while the spare waits)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._laid_out = False
+        self._unbuilt: list[Callable[[], None]] = []
+        """Parts a staged spare builds later (`build_step`), in order."""
+        self._after_paint: list[Callable[[], object]] | None = []
+        """What to call in the loop turn after the first paint (None once called)."""
+        self._paint_seen = False
+        self.finished.connect(self._closed)
+
+    def build_later(self, parts: Sequence[Callable[[], None]]) -> None:
+        """Leave `parts` of the widgets to `build_step()` / `finish_building()`."""
+        self._unbuilt.extend(parts)
+
+    def build_step(self) -> bool:
+        """Build the next part a staged constructor left for later; True while more
+        parts remain (see `ui/dialogs/spares.py`)."""
+        if self._unbuilt:
+            self._unbuilt[0]()
+            del self._unbuilt[0]  # (a part that failed is tried again by `load`)
+        if self._unbuilt:
+            return True
+        self.built()
+        return False
+
+    def built(self) -> None:
+        """Every part is built (subclasses put what must not move at show in place)."""
+
+    def finish_building(self) -> None:
+        """Build every part left for later, in order."""
+        while self.build_step():
+            pass
+
+    def lay_out(self) -> None:
+        """What the first `show()` does to the widgets, minus the showing: style polish
+        of every widget, the native window, and every child laid out at the dialog's
+        size (their pending move and resize events delivered, as rendering a hidden
+        widget does), and on X11 the backing store the first paint draws into (see
+        `STORE_AHEAD`). A spare does this while the loop is idle."""
+        self.ensurePolished()
+        self.winId()
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        self.render(QPixmap(1, 1), QPoint(), QRegion(0, 0, 1, 1))
+        self._ready_backing_store()
+        self._laid_out = True
+
+    def _ready_backing_store(self) -> None:
+        """On X11, make the window's backing store at the dialog's size and touch it once
+        (a plain fill, never flushed to the screen), so the first paint after the expose
+        does not fault in a new shared-memory image (~1.5 ms). The first expose repaints
+        the whole window before anything reaches the screen."""
+        store = self.backingStore()
+        if (not self.STORE_AHEAD or store is None
+                or QGuiApplication.platformName() != "xcb"):
+            return
+        store.resize(self.size())
+        area = QRegion(self.rect())
+        store.beginPaint(area)
+        try:
+            painter = QPainter(store.paintDevice())
+            painter.fillRect(self.rect(), self.palette().window())
+            painter.end()
+        finally:
+            store.endPaint()
+
+    def is_laid_out(self) -> bool:
+        """True once `lay_out()` has run: the widgets have their sizes."""
+        return self._laid_out
+
+    def when_painted(self, then: Callable[[], object]) -> None:
+        """Call `then` once, in the loop turn after this dialog's first paint (or as it
+        closes unpainted); a dialog that has painted calls it in the next loop turn."""
+        if self._after_paint is None:
+            QTimer.singleShot(0, then)
+        else:
+            self._after_paint.append(then)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """At the first paint on screen, the `when_painted` calls are queued for the next
+        loop turn (a writer thread woken now would share the CPU with the rest of the
+        frame)."""
+        super().paintEvent(event)
+        if not self._paint_seen and self.isVisible():  # (not a render of a hidden spare)
+            self._paint_seen = True
+            QTimer.singleShot(0, self._painted)
+
+    @Slot(int)
+    def _closed(self, _code: int) -> None:
+        self._painted()
+
+    @Slot()
+    def _painted(self) -> None:
+        waiting, self._after_paint = self._after_paint, None
+        for then in waiting or ():
+            try:
+                then()
+            except Exception:
+                log.exception("a call after a dialog's first paint failed")
