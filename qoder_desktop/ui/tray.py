@@ -161,8 +161,9 @@ class Tray(QObject):
     # -- state -------------------------------------------------------------------------
 
     def set_pending(self, requests: list[ApprovalRequest]) -> None:
-        """Show how many requests wait (badge, tooltip) and list them in the menu."""
-        self._pending = sorted(requests, key=lambda r: r.received_at)
+        """Show how many requests wait (badge, tooltip) and list them in the menu, in the
+        order given (the broker's: oldest first)."""
+        self._pending = list(requests)
         count = len(self._pending)
         self._icon.setIcon(self._icon_for(count))
         self._icon.setToolTip(tooltip_text(count))
