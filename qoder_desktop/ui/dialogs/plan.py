@@ -20,10 +20,8 @@ from qoder_desktop.ui.widgets.preview import PreviewPane
 from qoder_desktop.ui.windows import confirm
 
 KEEP_PLANNING = "Keep planning."
-CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (
-    (PermissionMode.DEFAULT, "Default — ask before each tool that needs permission"),
-    (PermissionMode.ACCEPT_EDITS, "Accept edits — file edits run without asking"),
-)
+CONTINUE_MODES = (PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS)
+"""The modes a plan may continue in, shown by their `PermissionMode.label`."""
 
 
 class PlanDialog(BaseDecisionDialog):
@@ -49,8 +47,8 @@ class PlanDialog(BaseDecisionDialog):
         ui.planLayout.addWidget(self.preview)
         self.preview.browser.setAccessibleName("Plan")
         self.preview.browser.setAccessibleDescription("The agent's plan, as it wrote it")
-        for mode, text in CONTINUE_MODES:
-            ui.modeCombo.addItem(text, mode.value)
+        for mode in CONTINUE_MODES:
+            ui.modeCombo.addItem(mode.label, mode.value)
         ui.modeCombo.setCurrentIndex(0)
 
         self.guard(ui.approveButton, self.approve, approves=True)
