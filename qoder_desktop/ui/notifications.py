@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision, RequestKind
+from qoder_desktop.domain.workspace import is_inside
 from qoder_desktop.notifications.desktop import (
     NoteAction,
     NoteSpec,
@@ -60,8 +60,8 @@ def whole_value(request: ApprovalRequest) -> str | None:
     """
     if request.kind is not RequestKind.TOOL:
         return None
-    if request.blocked_path and not _inside(request.blocked_path,
-                                            (request.cwd, *request.add_dirs)):
+    if request.blocked_path and not is_inside(request.blocked_path,
+                                              (request.cwd, *request.add_dirs)):
         return None  # a path outside the session's folders: the dialog says more
     values = [v for k, v in request.tool_input.items() if k not in _NOT_EXECUTED]
     if len(values) != 1 or not isinstance(values[0], str):
@@ -73,19 +73,6 @@ def whole_value(request: ApprovalRequest) -> str | None:
                                      request.decision_reason, request.blocked_path,
                                      request.display_name, request.session_name))
     return None if describe_hidden(meta) else value
-
-
-def _inside(path: str, roots: tuple[str | None, ...]) -> bool:
-    """True when `path` (absolute) is one of `roots` or below one (compared as text)."""
-    if not os.path.isabs(path):
-        return False
-    target = os.path.normpath(path)
-    for root in roots:
-        if root and os.path.isabs(root):
-            base = os.path.normpath(root)
-            if os.path.commonpath([target, base]) == base:
-                return True
-    return False
 
 
 def actions_for(request: ApprovalRequest) -> tuple[NoteAction, ...]:
