@@ -31,7 +31,7 @@ from qoder_desktop.notifications.desktop import (
     ServiceStatus,
     open_service,
 )
-from qoder_desktop.text.visible import describe_hidden, has_hidden
+from qoder_desktop.text.visible import has_hidden, hidden_in_request_texts
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
 from qoder_desktop.ui.plain_text import notification_text
 from qoder_desktop.ui.summaries import covered_note, one_line
@@ -69,10 +69,7 @@ def whole_value(request: ApprovalRequest) -> str | None:
     value = values[0]
     if not value or has_hidden(value) or one_line(value) != value or len(value) > ALLOW_LIMIT:
         return None
-    meta = "".join(t or "" for t in (request.title, request.description,
-                                     request.decision_reason, request.blocked_path,
-                                     request.display_name, request.session_name))
-    return None if describe_hidden(meta) else value
+    return None if hidden_in_request_texts(request) else value
 
 
 def actions_for(request: ApprovalRequest) -> tuple[NoteAction, ...]:
