@@ -16,6 +16,7 @@ from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.forms.ui_plan_dialog import Ui_PlanDialog
+from qoder_desktop.ui.plain_text import set_plain
 from qoder_desktop.ui.widgets.preview import PreviewPane
 from qoder_desktop.ui.windows import confirm
 
@@ -61,7 +62,7 @@ class PlanDialog(BaseDecisionDialog):
         """Show who asks and the plan."""
         self.setWindowTitle(make_visible(f"Approve plan — {request.session_name}"
                                          if request.session_name else "Approve plan"))
-        self.ui.whoLabel.setText(make_visible(who_text(request)))
+        set_plain(self.ui.whoLabel, who_text(request))
         plan = request.tool_input.get("plan")
         if isinstance(plan, str) and plan.strip():
             self.preview.show_preview(plan, "markdown")
