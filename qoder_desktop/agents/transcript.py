@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
-from qoder_desktop.text.subject import tool_subject
+from qoder_desktop.text.subject import call_summary
 
 SUMMARY_LIMIT = 2_000
 """Characters of a tool call's input summary kept in the transcript."""
@@ -35,19 +35,13 @@ STOPPED_TEXT = "Stopped by you."
 """What the transcript says when a person denied a call and stopped the agent."""
 
 
-def summarize_input(tool_input: dict[str, Any]) -> str:
-    """A plain-text summary of a tool call's input for the transcript (the tool name apart):
-    its subject (`text.subject.tool_subject`), else the input as JSON.
+def summarize_call(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """A tool call's line in the transcript (the tool name apart): its summary
+    (`text.subject.call_summary`, the one every view shows), bounded.
 
-    Long inputs say how much was left out; nothing is cut silently.
+    Long summaries say how much was left out; nothing is cut silently.
     """
-    if not tool_input:
-        return ""
-    text = tool_subject(tool_input)
-    if not text:
-        questions = tool_input.get("questions")
-        text = json.dumps(questions if isinstance(questions, list) and questions
-                          else tool_input, ensure_ascii=False, sort_keys=True)
+    text = call_summary(tool_name, tool_input)
     if len(text) > SUMMARY_LIMIT:
         text = f"{text[:SUMMARY_LIMIT]}… ({len(text) - SUMMARY_LIMIT} more characters)"
     return text
@@ -182,12 +176,3 @@ def edited_fields(original: dict[str, Any], final: dict[str, Any]) -> str:
             shown = f"{shown[:SUMMARY_LIMIT]}… ({len(shown) - SUMMARY_LIMIT} more characters)"
         lines.append(f"{key}: {shown}" if "\n" not in shown else f"{key}:\n{shown}")
     return "\n".join(lines)
-
-
-def plan_title(plan: str) -> str:
-    """The first line of a plan, without its markdown heading marks (the transcript shows
-    it on the ExitPlanMode row; the whole plan is one click away)."""
-    for line in plan.splitlines():
-        if line.strip():
-            return line.strip().lstrip("#").strip() or "Plan"
-    return "Plan"

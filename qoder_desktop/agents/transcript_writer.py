@@ -15,10 +15,9 @@ from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.transcript import (
     ToolCallPairing,
     edited_fields,
-    plan_title,
     readable_result,
     result_text,
-    summarize_input,
+    summarize_call,
 )
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 from qoder_desktop.domain.tools import ENTER_PLAN_TOOL, PLAN_TOOL
@@ -60,12 +59,10 @@ class TranscriptWriter:
         if tool_name == ENTER_PLAN_TOOL:
             _remember(self._plan_calls, tool_use_id, True)
         plan = tool_input.get("plan") if tool_name == PLAN_TOOL else None
-        if isinstance(plan, str) and plan.strip():  # its title; the plan under "details"
-            self.emit(TranscriptKind.TOOL_CALL, plan_title(plan), tool_name=tool_name,
-                      tool_use_id=tool_use_id, details=plan)
-            return
-        self.emit(TranscriptKind.TOOL_CALL, summarize_input(tool_input), tool_name=tool_name,
-                  tool_use_id=tool_use_id)
+        details = plan if isinstance(plan, str) and plan.strip() else ""
+        # (a plan's line is its heading; the whole plan is one click away, in "details")
+        self.emit(TranscriptKind.TOOL_CALL, summarize_call(tool_name, tool_input),
+                  tool_name=tool_name, tool_use_id=tool_use_id, details=details)
 
     def edited(self, tool_use_id: str | None, tool_name: str, original: dict[str, Any],
                final: dict[str, Any]) -> None:
@@ -73,7 +70,7 @@ class TranscriptWriter:
         replaced by one that shows what runs, with the agent's original folded under it."""
         if not tool_use_id or original == final:
             return
-        text = summarize_input(final)
+        text = summarize_call(tool_name, final)
         self._pairing.renamed(tool_use_id, text)
         self._sink.add_transcript_line(TranscriptEvent(
             session_id=self._session_id, kind=TranscriptKind.TOOL_CALL, text=text,

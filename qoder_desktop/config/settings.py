@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from qoder_desktop.domain.models import Backend, PermissionMode, RuleValue
+from qoder_desktop.domain.workspace import is_inside
 
 TERMINAL_WAIT_MAX = 840
 """The longest wait for a terminal prompt: below the installed hook's timeout (900 s)."""
@@ -124,10 +125,9 @@ class Settings(BaseModel):
         return _dedupe(value)
 
     def is_trusted(self, path: str | os.PathLike[str]) -> bool:
-        """True if `path` is a trusted workspace or inside one (symlinks resolved)."""
-        target = Path(os.path.realpath(os.path.expanduser(path)))
-        return any(target.is_relative_to(os.path.realpath(root))
-                   for root in self.trusted_workspaces)
+        """True if `path` (absolute, `~` expanded) is a trusted workspace or inside one,
+        as written and with symlinks resolved (`domain.workspace.is_inside`)."""
+        return is_inside(os.path.expanduser(os.fspath(path)), self.trusted_workspaces)
 
 
 @dataclass(frozen=True)

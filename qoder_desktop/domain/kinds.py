@@ -50,6 +50,18 @@ class PermissionMode(StrEnum):
         return self.is_dangerous or self in (PermissionMode.AUTO, PermissionMode.ACCEPT_EDITS)
 
     @property
+    def description(self) -> str:
+        """What the mode does, in a few words: the one wording every mode picker shows
+        after the mode's name (`label`)."""
+        return _MODE_DESCRIPTIONS[self]
+
+    @property
+    def label(self) -> str:
+        """The mode's name and what it does, e.g. "plan — read only, propose a plan
+        first", for pickers and menus."""
+        return f"{self.value} — {self.description}"
+
+    @property
     def risk_text(self) -> str:
         """What the person accepts with this mode, for the confirmation."""
         if self.is_dangerous:
@@ -60,6 +72,17 @@ class PermissionMode(StrEnum):
         if self is PermissionMode.ACCEPT_EDITS:
             return "every file edit is made without asking you"
         return "the agent asks before tools run"
+
+
+_MODE_DESCRIPTIONS = {
+    PermissionMode.DEFAULT: "ask before tools that change things",
+    PermissionMode.ACCEPT_EDITS: "file edits run without asking",
+    PermissionMode.PLAN: "read only, propose a plan first",
+    PermissionMode.AUTO: "a classifier, not you, decides what needs asking",
+    PermissionMode.DONT_ASK: "refuse whatever is not allowed",
+    PermissionMode.BYPASS: "every tool runs without asking",
+    PermissionMode.YOLO: "every tool runs without asking (Qoder)",
+}
 
 
 class RuleBehavior(StrEnum):

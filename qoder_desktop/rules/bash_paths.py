@@ -20,6 +20,7 @@ import re
 import stat
 from collections.abc import Sequence
 
+from qoder_desktop.domain.workspace import inside_forms
 from qoder_desktop.rules import sensitive
 from qoder_desktop.shell import commands as shell_commands
 from qoder_desktop.shell.words import SimpleCommand
@@ -81,15 +82,6 @@ def _roots(cwd: str, add_dirs: Sequence[str]) -> tuple[list[str], list[str]]:
     return lexical, real
 
 
-def _prefixes(roots: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """(root, root + "/") pairs: `_inside` with the prefixes worked out once."""
-    return tuple((r, r.rstrip("/") + "/") for r in roots)
-
-
-def _inside_any(path: str, prefixes: tuple[tuple[str, str], ...]) -> bool:
-    return any(path == r or path.startswith(prefix) for r, prefix in prefixes)
-
-
 def _no_dot_part(path: str) -> bool:
     """True when no component of `path` (`\\` also separates) starts with a dot: then
     `sensitive.sensitive_part(path + "/" + rest)` is `sensitive_part(rest)`."""
@@ -118,8 +110,7 @@ class _Plan:
         self.components = tuple(paths)
         cwd = folders[0]
         self.cwd_index = self.components.index(cwd)
-        self.state = (folders, folders, cwd, _prefixes(folders), _prefixes(folders + folders),
-                      (cwd, cwd + "/", cwd), _no_dot_part(cwd))
+        self.state = (folders, folders, cwd, (cwd, cwd + "/", cwd), _no_dot_part(cwd))
 
     def no_links(self) -> bool:
         """True when every component exists and none is a link, and the session folder
@@ -179,13 +170,11 @@ class PathCheck:
         self._base: tuple[str, str, str] | None
         plan = _plan(cwd, tuple(add_dirs))
         if plan is not None and plan.no_links():
-            (self.lexical_roots, self.real_roots, self.cwd, self._real_inside,
-             self._lexical_inside, self._base, self._plain_base) = plan.state
+            (self.lexical_roots, self.real_roots, self.cwd, self._base,
+             self._plain_base) = plan.state
             return
         self.lexical_roots, self.real_roots = _roots(cwd, add_dirs)
         self.cwd = self.lexical_roots[0] if cwd else os.path.abspath(cwd)
-        self._real_inside = _prefixes(self.real_roots)
-        self._lexical_inside = _prefixes([*self.lexical_roots, *self.real_roots])
         self._base = None
         self._plain_base = False
         if cwd:
@@ -278,8 +267,7 @@ class PathCheck:
             reason = sensitive.resolved_reason(lexical, real)
         if reason is not None:
             return reason
-        if not (_inside_any(real, self._real_inside)
-                and _inside_any(lexical, self._lexical_inside)):
+        if not inside_forms(lexical, real, self.lexical_roots, self.real_roots):
             return f"path argument outside the session folder: {real}"
         return None
 

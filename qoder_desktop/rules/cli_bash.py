@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from qoder_desktop.domain.workspace import inside_forms
 from qoder_desktop.rules import cli_files
 from qoder_desktop.rules.bash_allow import wildcard_match
 from qoder_desktop.rules.bash_paths import PathCheck
@@ -322,11 +323,7 @@ def _inside(paths: PathCheck, word: str) -> bool:
     forms = paths.resolve(word)
     if isinstance(forms, str):
         return False
-    lexical, real = forms
-    roots = [r.rstrip("/") + "/" for r in [*paths.lexical_roots, *paths.real_roots]]
-    real_roots = [r.rstrip("/") + "/" for r in paths.real_roots]
-    return (any((lexical + "/").startswith(r) for r in roots)
-            and any((real + "/").startswith(r) for r in real_roots))
+    return inside_forms(*forms, paths.lexical_roots, paths.real_roots)
 
 
 def _whole_bash(command: str, cwd: str, add_dirs: Sequence[str]) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
 from qoder_desktop.domain.tools import BASH_TOOL, EDIT_TOOLS, WEBFETCH_TOOL
+from qoder_desktop.domain.workspace import inside_forms
 from qoder_desktop.rules import cli_bash, cli_files
 from qoder_desktop.rules import paths as rule_paths
 from qoder_desktop.rules.matcher import explain
@@ -142,10 +143,6 @@ def _allowed(allow: Sequence[RuleValue], rules: Sequence[SessionRule], tool: str
     return result.behavior.value, result.reason
 
 
-def _inside(path: str, roots: Sequence[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
-
-
 def _usable(rule: RuleValue) -> bool:
     """A path specifier the CLI can match (`..` in it, or a bare `*`, never matches)."""
     content = rule.rule_content or ""
@@ -162,7 +159,7 @@ def _file(allow: Sequence[RuleValue], tool: str, path: object, cwd: str,
     real = os.path.realpath(lexical)
     roots = [os.path.abspath(d) for d in (cwd, *add_dirs)]
     real_roots = [os.path.realpath(d) for d in roots]
-    inside = _inside(lexical, roots + real_roots) and _inside(real, real_roots)
+    inside = inside_forms(lexical, real, roots, real_roots)
     if tool in READS:
         if inside:
             return "allow", "reads inside the session folders need no rule"

@@ -7,8 +7,9 @@ interpreters running inline code (`python -c`, `node -e`, `bash -c`, …), comma
 substitution, chained commands and paths outside the workspace.
 
 This is a lens for people, not a security boundary: it never decides anything, it only
-points. It is lexical (paths are normalised, not resolved through symlinks) and it errs on
-the side of pointing at too much. Qt-free.
+points, and it errs on the side of pointing at too much. A path argument (absolute, from
+`~`, with `..` or a folder part) is outside the workspace as `domain.workspace` says: as
+written and through its symbolic links. Qt-free.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from qoder_desktop.domain.workspace import inside_forms, path_forms
 from qoder_desktop.shell import commands as shell_commands
 from qoder_desktop.shell.risk_scan import CONTROL, Op, ShellScanner, Token, Word
 
@@ -96,7 +98,11 @@ class _Analyzer(ShellScanner):
         self.cwd = os.path.normpath(cwd) if cwd else None
         roots = [self.cwd] if self.cwd else []
         roots += [os.path.normpath(d) for d in extra_dirs if d]
-        self.roots = roots
+        forms = [f for f in map(path_forms, roots) if f is not None]
+        self.lexical_roots = [lexical for lexical, _real in forms]
+        self.real_roots = [real for _lexical, real in forms]
+        cwd_forms = path_forms(self.cwd)
+        self.real_cwd = cwd_forms[1] if cwd_forms else None
         self.findings: list[RiskFinding] = []
 
     def add(self, start: int, end: int, kind: RiskKind, text: str,
@@ -283,21 +289,20 @@ class _Analyzer(ShellScanner):
                 text = home + text[len(prefix):]
                 break
         else:
-            relative_escape = text == ".." or text.startswith("../") or "/../" in text \
-                or text.endswith("/..")
-            if not text.startswith("/") and not relative_escape:
-                return
+            if text != ".." and "/" not in text:
+                return  # a plain name: no folder part that could lead elsewhere
         if self.cwd is None:
             if text.startswith("/"):
                 self.add(offset + word.start, offset + word.end, RiskKind.OUTSIDE_WORKSPACE,
                          f"{word.value} is an absolute path; the session's folder is unknown.")
             return
-        resolved = os.path.normpath(os.path.join(self.cwd, text))
-        if any(resolved == root or resolved.startswith(root.rstrip("/") + "/")
-               for root in self.roots):
+        forms = path_forms(text, self.cwd, self.real_cwd)
+        if forms is not None and inside_forms(*forms, self.lexical_roots, self.real_roots):
             return
+        lexical, real = forms or (text, text)
+        where = lexical if real == lexical else f"{lexical} (really {real})"
         self.add(offset + word.start, offset + word.end, RiskKind.OUTSIDE_WORKSPACE,
-                 f"{resolved} is outside the workspace ({self.cwd}).")
+                 f"{where} is outside the workspace ({self.cwd}).")
 
 
 def analyze_command(command: str, cwd: str | None = None,

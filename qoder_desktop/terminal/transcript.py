@@ -33,9 +33,10 @@ from qoder_desktop.agents.transcript import (
     ToolCallPairing,
     readable_result,
     result_text,
-    summarize_input,
+    summarize_call,
 )
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
+from qoder_desktop.domain.tools import PLAN_TOOL
 
 log = logging.getLogger(__name__)
 
@@ -310,8 +311,11 @@ class TranscriptFollower:
             tool_use_id = str(block.get("id", ""))
             if tool_use_id:
                 self._remember(tool_use_id, name, tool_input)
-            self._emit(TranscriptKind.TOOL_CALL, summarize_input(tool_input), tool_name=name,
-                       tool_use_id=tool_use_id or None)
+            plan = tool_input.get("plan") if name == PLAN_TOOL else None
+            details = plan[:TEXT_LIMIT] if isinstance(plan, str) and plan.strip() else ""
+            # (a plan's line is its heading, as in app sessions; the plan under "details")
+            self._emit(TranscriptKind.TOOL_CALL, summarize_call(name, tool_input),
+                       tool_name=name, tool_use_id=tool_use_id or None, details=details)
 
     def _remember(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
         """Keep a call to match its result, within `CALLS_LIMIT` and `CALLS_BYTES`."""

@@ -26,6 +26,10 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from qoder_desktop.domain.models import ApprovalRequest
 
 KEPT = frozenset("\n\t")
 """Control characters that keep their normal meaning."""
@@ -211,6 +215,19 @@ def _json_escape(char: str) -> str:
         code -= 0x10000
         return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
     return f"\\u{code:04x}"
+
+
+REQUEST_TEXT_FIELDS = ("title", "description", "decision_reason", "blocked_path",
+                       "display_name", "session_name")
+"""The texts of a request a person reads besides its input (the dialog's header, a
+notification's title and body): a hidden character in any of them is named as one in
+the input is."""
+
+
+def hidden_in_request_texts(request: ApprovalRequest) -> list[str]:
+    """`describe_hidden` over the request's `REQUEST_TEXT_FIELDS` (unset ones skipped)."""
+    return describe_hidden("".join(getattr(request, name) or ""
+                                   for name in REQUEST_TEXT_FIELDS))
 
 
 def hidden_in_value(value: object) -> list[str]:

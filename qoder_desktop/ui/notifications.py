@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
@@ -25,9 +24,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision, RequestKind
+from qoder_desktop.domain.workspace import is_inside
 from qoder_desktop.notifications.desktop import open_service
 from qoder_desktop.notifications.service import NoteAction, NoteSpec, ServiceStatus
-from qoder_desktop.text.visible import describe_hidden, has_hidden
+from qoder_desktop.text.visible import has_hidden, hidden_in_request_texts
 from qoder_desktop.ui.dialogs.arming import ARMING_DELAY_MS
 from qoder_desktop.ui.plain_text import notification_text
 from qoder_desktop.ui.summaries import covered_note, one_line
@@ -56,8 +56,8 @@ def whole_value(request: ApprovalRequest) -> str | None:
     """
     if request.kind is not RequestKind.TOOL:
         return None
-    if request.blocked_path and not _inside(request.blocked_path,
-                                            (request.cwd, *request.add_dirs)):
+    if request.blocked_path and not is_inside(request.blocked_path,
+                                              (request.cwd, *request.add_dirs)):
         return None  # a path outside the session's folders: the dialog says more
     values = [v for k, v in request.tool_input.items() if k not in _NOT_EXECUTED]
     if len(values) != 1 or not isinstance(values[0], str):
@@ -65,23 +65,7 @@ def whole_value(request: ApprovalRequest) -> str | None:
     value = values[0]
     if not value or has_hidden(value) or one_line(value) != value or len(value) > ALLOW_LIMIT:
         return None
-    meta = "".join(t or "" for t in (request.title, request.description,
-                                     request.decision_reason, request.blocked_path,
-                                     request.display_name, request.session_name))
-    return None if describe_hidden(meta) else value
-
-
-def _inside(path: str, roots: tuple[str | None, ...]) -> bool:
-    """True when `path` (absolute) is one of `roots` or below one (compared as text)."""
-    if not os.path.isabs(path):
-        return False
-    target = os.path.normpath(path)
-    for root in roots:
-        if root and os.path.isabs(root):
-            base = os.path.normpath(root)
-            if os.path.commonpath([target, base]) == base:
-                return True
-    return False
+    return None if hidden_in_request_texts(request) else value
 
 
 def actions_for(request: ApprovalRequest) -> tuple[NoteAction, ...]:

@@ -10,7 +10,8 @@ message box and notification built from agent data goes through a function here:
   visible; when Qt would sniff it as rich text, every character escaped and the whole
   wrapped in a paragraph that keeps line breaks, so Qt shows exactly the text and no tag
   ever reaches its HTML parser.
-* `set_plain` / `plain_message_box` – labels and message boxes fixed to `PlainText`.
+* `set_plain` / `plain_message_box` – labels and message boxes fixed to `PlainText`,
+  hidden characters made visible.
 * `notification_text` – the body of a desktop notification (freedesktop servers read a
   markup subset, `<img>` included, in bodies).
 """
@@ -50,15 +51,18 @@ def tooltip(text: object) -> str:
 
 
 def set_plain(label: QLabel, text: object) -> None:
-    """Show `text` in `label` as plain text (never sniffed as rich text)."""
+    """Show `text` in `label` as plain text (never sniffed as rich text), hidden
+    characters (bidi overrides, zero-width, no-break spaces…) as markers; None shows
+    nothing."""
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(str(text))
+    label.setText(make_visible("" if text is None else str(text)))
 
 
 def plain_message_box(box: QMessageBox, text: object) -> None:
-    """Set a message box's text as plain text (its default, AutoText, sniffs HTML)."""
+    """Set a message box's text as plain text (its default, AutoText, sniffs HTML),
+    hidden characters as markers."""
     box.setTextFormat(Qt.TextFormat.PlainText)
-    box.setText(str(text))
+    box.setText(make_visible(str(text)))
 
 
 def notification_text(text: object, *, platform: str = sys.platform) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qoder_desktop.domain.kinds import RequestKind
-from qoder_desktop.text.subject import tool_subject
+from qoder_desktop.text.subject import call_summary, plan_heading, question_texts
 from qoder_desktop.text.visible import make_visible
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
@@ -31,40 +31,21 @@ def elide(text: str, limit: int) -> str:
     return text[: max(0, limit - 1)].rstrip() + "…"
 
 
-def first_question(tool_input: dict[str, Any]) -> str:
-    """The first question's text of an `AskUserQuestion` input ('' when absent)."""
-    questions = tool_input.get("questions")
-    if isinstance(questions, list) and questions:
-        first = questions[0]
-        if isinstance(first, dict):
-            return str(first.get("question") or first.get("header") or "")
-    return ""
-
-
 def input_summary(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """What a tool call acts on (`tool_subject`), else its first text field, on one
-    line (may be '')."""
-    subject = tool_subject(tool_input)
-    if subject:
-        return one_line(subject)
-    for value in tool_input.values():
-        if isinstance(value, str) and value.strip():
-            return one_line(value)
-    return ""
+    """What a tool call asks (`text.subject.call_summary`, the transcript's words too),
+    on one line (may be '')."""
+    return one_line(call_summary(tool_name, tool_input))
 
 
 def request_summary(request: ApprovalRequest, limit: int = 160) -> str:
     """A one-line description of what `request` asks, bounded to `limit` characters."""
     if request.kind is RequestKind.QUESTION:
-        text = first_question(request.tool_input) or "The agent has a question"
+        text = question_texts(request.tool_input) or "The agent has a question"
         return elide(one_line(text), limit)
     if request.kind is RequestKind.PLAN:
-        plan = request.tool_input.get("plan")
-        first = next((ln for ln in str(plan or "").splitlines() if ln.strip()), "")
-        heading = one_line(first).lstrip("# ")
-        if heading[:5].lower() == "plan:":  # "# Plan: add x" is not "Plan: Plan: add x"
-            heading = heading[5:].lstrip()
-        text = f"Plan: {heading}" if heading else "Plan approval"
+        has_heading = bool(one_line(plan_heading(request.tool_input.get("plan"))))
+        text = input_summary(request.tool_name, request.tool_input) if has_heading \
+            else "Plan approval"
         return elide(text, limit)
     detail = input_summary(request.tool_name, request.tool_input)
     text = f"{request.label}: {detail}" if detail else request.label

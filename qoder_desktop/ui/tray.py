@@ -16,12 +16,12 @@ from PySide6.QtGui import QAction, QIcon, QImage
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from qoder_desktop.domain.models import ApprovalRequest, RequestKind
+from qoder_desktop.text.subject import question_texts
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.plain_text import notification_text
 from qoder_desktop.ui.summaries import (
     elide,
-    first_question,
     input_summary,
     one_line,
     request_summary,
@@ -52,7 +52,7 @@ def format_notification(request: ApprovalRequest) -> Notification:
     """How a new request is announced; a question is never announced with "Allow"."""
     session = elide(session_label(request), 40)
     if request.kind is RequestKind.QUESTION:
-        question = one_line(first_question(request.tool_input)) or "The agent has a question."
+        question = one_line(question_texts(request.tool_input)) or "The agent has a question."
         return Notification(elide(f"Question from {session}", TITLE_LIMIT),
                             elide(question, BODY_LIMIT))
     if request.kind is RequestKind.PLAN:
@@ -161,8 +161,9 @@ class Tray(QObject):
     # -- state -------------------------------------------------------------------------
 
     def set_pending(self, requests: list[ApprovalRequest]) -> None:
-        """Show how many requests wait (badge, tooltip) and list them in the menu."""
-        self._pending = sorted(requests, key=lambda r: r.received_at)
+        """Show how many requests wait (badge, tooltip) and list them in the menu, in the
+        order given (the broker's: oldest first)."""
+        self._pending = list(requests)
         count = len(self._pending)
         self._icon.setIcon(self._icon_for(count))
         self._icon.setToolTip(tooltip_text(count))

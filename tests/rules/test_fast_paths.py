@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qoder_desktop.domain.models import RuleBehavior, RuleValue, SessionRule
+from qoder_desktop.domain.workspace import inside_forms
 from qoder_desktop.rules import bash_allow, bash_paths, sensitive
 from qoder_desktop.rules import matcher as rules
 from qoder_desktop.shell import candidates, commands, words
@@ -280,9 +281,7 @@ def _plain_path_state(cwd: str, add_dirs: tuple[str, ...]) -> tuple[object, ...]
         resolved = real[0] if cwd == folder else os.path.realpath(folder)
         if os.path.isdir(resolved):
             base = (folder, folder if folder.endswith("/") else folder + "/", resolved)
-    inside = tuple((r, r.rstrip("/") + "/") for r in real)
-    both = tuple((r, r.rstrip("/") + "/") for r in lexical + real)
-    return lexical, real, folder, inside, both, base
+    return lexical, real, folder, base
 
 
 _FOLDERS = ["work", "worklink", "work/src", "worklink/in", "nowhere", "work/file.txt",
@@ -304,8 +303,7 @@ def test_planned_session_folders_are_what_resolving_each_gives(
         folders: Path, cwd: str, added: list[str]) -> None:
     check = bash_paths.PathCheck(str(folders / cwd), [str(folders / f) for f in added])
     expected = _plain_path_state(str(folders / cwd), tuple(str(folders / f) for f in added))
-    got = (list(check.lexical_roots), list(check.real_roots), check.cwd, check._real_inside,
-           check._lexical_inside, check._base)
+    got = (list(check.lexical_roots), list(check.real_roots), check.cwd, check._base)
     assert got == expected
 
 
@@ -321,8 +319,7 @@ def _plain_argument(check: bash_paths.PathCheck, value: str) -> str | None:
         reason = sensitive.resolved_reason(lexical, real)
     if reason is not None:
         return reason
-    if not (bash_paths._inside_any(real, check._real_inside)
-            and bash_paths._inside_any(lexical, check._lexical_inside)):
+    if not inside_forms(lexical, real, check.lexical_roots, check.real_roots):
         return f"path argument outside the session folder: {real}"
     return None
 

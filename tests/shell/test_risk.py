@@ -95,3 +95,16 @@ def test_worst_severity():
 def test_never_raises_and_spans_are_in_range(command):
     for finding in analyze_command(command, CWD):
         assert 0 <= finding.start <= finding.end <= len(command)
+
+
+def test_a_relative_path_through_a_link_out_of_the_workspace_is_pointed_at(
+        tmp_path) -> None:  # type: ignore[no-untyped-def]
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (work / "link_out").symlink_to(tmp_path / "elsewhere")
+    found = spans("cat link_out/secret src/a.py link_out/../b", str(work))
+    assert found[RiskKind.OUTSIDE_WORKSPACE] == ["link_out/secret", "link_out/../b"]
+    [finding] = [f for f in analyze_command("cat link_out/secret", str(work))
+                 if f.kind is RiskKind.OUTSIDE_WORKSPACE]
+    assert f"really {tmp_path / 'elsewhere' / 'secret'}" in finding.explanation

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from qoder_desktop.domain.models import ApprovalRequest, Backend
 from qoder_desktop.ui.notifications import ALLOW_LIMIT, actions_for, note_for
 
@@ -39,6 +41,23 @@ def test_allow_once_is_offered_only_when_the_notification_shows_the_whole_reques
     long = note_for(_bash("echo " + "y" * 300))
     assert long.body.startswith("echo yyy") and long.body.endswith("…")
     assert [action.key for action in long.actions] == ["deny", "open"]
+
+
+def test_a_blocked_path_through_a_link_out_of_the_folder_needs_the_dialog(
+        tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "work" / "link_out").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "work2").mkdir()
+
+    def offers_allow(blocked: Path) -> bool:
+        request = _bash("echo hi > x").model_copy(update={"cwd": str(tmp_path / "work"),
+                                                          "blocked_path": str(blocked)})
+        return any(action.key == "allow" for action in actions_for(request))
+
+    assert offers_allow(tmp_path / "work" / "x.txt")
+    assert not offers_allow(tmp_path / "work" / "link_out" / "x.txt")  # really elsewhere
+    assert not offers_allow(tmp_path / "work2" / "x.txt")  # a sibling sharing the prefix
 
 
 def test_a_request_a_new_rule_covers_keeps_its_whole_value_first_then_says_who_decides() -> None:

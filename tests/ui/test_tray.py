@@ -125,7 +125,7 @@ def test_clicking_the_icon_activates_the_window(tray: Tray, qtbot) -> None:  # t
 
 def test_menu_lists_pending_requests_and_each_opens_it(tray: Tray, qtbot) -> None:  # type: ignore[no-untyped-def]
     old, new = make_request(minutes_ago=5, command="make & deploy"), question()
-    tray.set_pending([new, old])
+    tray.set_pending([old, new])  # the broker's order, which the tray keeps
     actions = [a for a in tray.menu().actions() if a.data()]
     assert [a.data() for a in actions] == [old.request_id, new.request_id]
     assert "make && deploy" in actions[0].text()  # '&' is not a mnemonic

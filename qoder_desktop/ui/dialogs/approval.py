@@ -15,11 +15,12 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.domain.tools import BASH_TOOL, DIFF_TOOLS
-from qoder_desktop.text.visible import describe_hidden, hidden_in_value, make_visible
+from qoder_desktop.text.visible import hidden_in_request_texts, hidden_in_value, make_visible
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
 from qoder_desktop.ui.dialogs.session_grants import SessionGrants
 from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
+from qoder_desktop.ui.plain_text import set_plain
 from qoder_desktop.ui.summaries import covered_note
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
 from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size
@@ -34,11 +35,6 @@ def _make_plain(label: QLabel) -> None:
     """A label for model text: plain text only, selectable by mouse."""
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-
-def _set_plain(label: QLabel, text: str | None) -> None:
-    """Show model text in a `_make_plain` label, hidden characters made visible."""
-    label.setText(make_visible(text or ""))
 
 
 def approval_title(request: ApprovalRequest) -> str:
@@ -149,13 +145,13 @@ class ApprovalDialog(BaseDecisionDialog):
         ui = self.ui
         self._header_fitted_for = -1
         self.setWindowTitle(approval_title(request))
-        _set_plain(ui.titleLabel, request.title or f"Allow {request.label}?")
-        _set_plain(ui.whoLabel, who_text(request))
+        set_plain(ui.titleLabel, request.title or f"Allow {request.label}?")
+        set_plain(ui.whoLabel, who_text(request))
         for row, (label, text) in enumerate((
                 (ui.descriptionLabel, request.description),
                 (ui.reasonLabel, reason_text(request)),
                 (ui.blockedLabel, request.blocked_path))):
-            _set_plain(label, text)
+            set_plain(label, text)
             ui.infoForm.setRowVisible(row, bool(text))
 
         self.json_editor.set_value(dict(request.tool_input))
@@ -190,7 +186,7 @@ class ApprovalDialog(BaseDecisionDialog):
 
     def _refill(self, request: ApprovalRequest) -> None:
         """The request changed while shown (a new rule covers it): say so."""
-        _set_plain(self.ui.reasonLabel, reason_text(request))
+        set_plain(self.ui.reasonLabel, reason_text(request))
         self.ui.infoForm.setRowVisible(1, bool(reason_text(request)))
         self._header_fitted_for = -1
         self._fit_header()
@@ -314,10 +310,7 @@ class ApprovalDialog(BaseDecisionDialog):
     def _update_hidden_warning(self, tool_input: dict[str, Any] | None = None) -> None:
         request = self.request
         names = hidden_in_value(self._current_input() if tool_input is None else tool_input)
-        meta = "".join(t or "" for t in (request.title, request.description,
-                                         request.decision_reason, request.blocked_path,
-                                         request.display_name, request.session_name))
-        names += [n for n in describe_hidden(meta) if n not in names]
+        names += [n for n in hidden_in_request_texts(request) if n not in names]
         label = self.ui.hiddenWarning
         label.setText("⚠ This request contains hidden or control characters: "
                       + ", ".join(names) + ". They are shown as ⟨…⟩ markers (and as "

@@ -16,14 +16,13 @@ from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.forms.ui_plan_dialog import Ui_PlanDialog
+from qoder_desktop.ui.plain_text import set_plain
 from qoder_desktop.ui.widgets.preview import PreviewPane
 from qoder_desktop.ui.windows import confirm
 
 KEEP_PLANNING = "Keep planning."
-CONTINUE_MODES: tuple[tuple[PermissionMode, str], ...] = (
-    (PermissionMode.DEFAULT, "Default — ask before each tool that needs permission"),
-    (PermissionMode.ACCEPT_EDITS, "Accept edits — file edits run without asking"),
-)
+CONTINUE_MODES = (PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS)
+"""The modes a plan may continue in, shown by their `PermissionMode.label`."""
 
 
 class PlanDialog(BaseDecisionDialog):
@@ -49,8 +48,8 @@ class PlanDialog(BaseDecisionDialog):
         ui.planLayout.addWidget(self.preview)
         self.preview.browser.setAccessibleName("Plan")
         self.preview.browser.setAccessibleDescription("The agent's plan, as it wrote it")
-        for mode, text in CONTINUE_MODES:
-            ui.modeCombo.addItem(text, mode.value)
+        for mode in CONTINUE_MODES:
+            ui.modeCombo.addItem(mode.label, mode.value)
         ui.modeCombo.setCurrentIndex(0)
 
         self.guard(ui.approveButton, self.approve, approves=True)
@@ -63,7 +62,7 @@ class PlanDialog(BaseDecisionDialog):
         """Show who asks and the plan."""
         self.setWindowTitle(make_visible(f"Approve plan — {request.session_name}"
                                          if request.session_name else "Approve plan"))
-        self.ui.whoLabel.setText(make_visible(who_text(request)))
+        set_plain(self.ui.whoLabel, who_text(request))
         plan = request.tool_input.get("plan")
         if isinstance(plan, str) and plan.strip():
             self.preview.show_preview(plan, "markdown")

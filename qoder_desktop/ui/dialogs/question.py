@@ -46,6 +46,7 @@ from qoder_desktop.ui.dialogs.approval import who_text
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.question_box import OTHER_KEY, QuestionBox
 from qoder_desktop.ui.forms.ui_question_dialog import Ui_QuestionDialog
+from qoder_desktop.ui.plain_text import set_plain
 from qoder_desktop.ui.widgets.preview import PreviewPane, plain_label
 
 CANCEL_MESSAGE = "The user declined to answer the question."
@@ -112,7 +113,7 @@ class QuestionDialog(BaseDecisionDialog):
         count = len(self.questions.questions)
         ui.titleLabel.setText("The agent asks you a question" if count == 1
                               else f"The agent asks you {count} questions")
-        ui.whoLabel.setText(make_visible(who_text(request)))
+        set_plain(ui.whoLabel, who_text(request))
         for number, question in enumerate(self.questions.questions, start=1):
             box = QuestionBox(question, number, ui.questionsContainer)
             box.changed.connect(self._on_answer_changed)

@@ -1,4 +1,4 @@
-"""The queue of pending requests from every session, oldest first.
+"""The queue of pending requests from every session, in the broker's order (oldest first).
 
 The queue follows the broker's pending list, which changes with every request added,
 answered or withdrawn; with a thousand requests waiting it must not be rebuilt each
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import date, datetime
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QSize, Qt, Signal
@@ -50,7 +49,6 @@ FITTED_COLUMNS = (COL_TIME, COL_SESSION, COL_KIND)
 
 _KIND_COLORS = {RequestKind.QUESTION: "#1971C2", RequestKind.PLAN: "#7048E8",
                 RequestKind.TOOL: "#E8590C"}
-_received_at = attrgetter("received_at")
 
 
 def _what(request: ApprovalRequest, limit: int) -> str:
@@ -137,13 +135,14 @@ class QueueView(QTreeWidget):
     # -- updates -----------------------------------------------------------------------
 
     def set_requests(self, requests: list[ApprovalRequest]) -> None:
-        """Show `requests`, oldest first, keeping the current request selected if it stays.
+        """Show `requests` in the order given (the broker's: oldest first), keeping the
+        current request selected if it stays.
 
         Only what changed is touched: rows of requests no longer given are removed, new
         requests get rows at their place, every other row stays as it is.
         """
         current = self.current_request_id()
-        by_id = {r.request_id: r for r in sorted(requests, key=_received_at)}
+        by_id = {r.request_id: r for r in requests}
         ordered = list(by_id.values())  # (an id given twice is shown once)
         removed = self._remove_missing(by_id)
         replaced = self._replace_changed(by_id)

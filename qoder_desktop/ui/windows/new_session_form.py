@@ -19,16 +19,6 @@ from qoder_desktop.ui.widgets import pickers
 from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
 from qoder_desktop.ui.windows import confirm
 
-MODE_LABELS = {
-    PermissionMode.DEFAULT: "default — ask before tools that change things",
-    PermissionMode.ACCEPT_EDITS: "acceptEdits — file edits run without asking",
-    PermissionMode.PLAN: "plan — read only, propose a plan first",
-    PermissionMode.AUTO: "auto — the CLI decides what needs asking",
-    PermissionMode.DONT_ASK: "dontAsk — refuse whatever is not allowed",
-    PermissionMode.BYPASS: "bypassPermissions — every tool runs without asking",
-    PermissionMode.YOLO: "yolo — every tool runs without asking (Qoder)",
-}
-
 
 def _parse_json_object(text: str, what: str) -> dict[str, Any] | None:
     """None for blank text; raises ValueError naming `what` for anything but an object."""
@@ -67,7 +57,7 @@ class NewSessionDialog(QDialog):
             if backend not in (Backend.EXTERNAL, Backend.TERMINAL):
                 ui.backendCombo.addItem(BACKEND_LABELS[backend], backend.value)
         for mode in PermissionMode:
-            ui.modeCombo.addItem(MODE_LABELS[mode], mode.value)
+            ui.modeCombo.addItem(mode.label, mode.value)
         demo = scenarios is not None
         ui.scenarioLabel.setVisible(demo)
         ui.scenarioCombo.setVisible(demo)
