@@ -41,10 +41,13 @@ class Report:
     Attributes:
         ok: it did what was asked (at least in part, as each line says).
         lines: one sentence per thing checked or done.
+        forget_offered: a remove failed because the host could not be reached or
+            changed, and forgetting it here anyway is offered.
     """
 
     ok: bool = True
     lines: list[str] = field(default_factory=list)
+    forget_offered: bool = False
 
     def fail(self, text: str) -> Report:
         """Add `text` and mark the action failed."""
@@ -130,6 +133,7 @@ def remove_host(destination: str, *, store: SecretStore, registry: HostRegistry,
         reason = f"{destination}: not reachable: {exc}" if isinstance(exc, Unreachable) else (
             str(exc))
         if not forget:
+            report.forget_offered = True
             return report.fail(f"{reason} Nothing was changed; {forget_hint}.")
         report.lines.append(reason)
         _forget(destination.strip(), store, registry, report)
