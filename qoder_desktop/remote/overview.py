@@ -59,6 +59,14 @@ def forward_in_use(tunnel: str) -> str:
             "entry of your own SSH session.")
 
 
+def remembered_hook(host: RemoteHost) -> str:
+    """What the last add installed on `host`, for people (before a check says more)."""
+    agents = ", ".join(Agent(name).label if name in set(Agent) else name
+                       for name in host.agents) or "no agent"
+    added = f", added {host.added[:10]}" if host.added else ""
+    return f"version {host.hook_version} for {agents}{added}"
+
+
 @dataclass(frozen=True)
 class HostCheck:
     """One host as a check found it.

@@ -27,12 +27,17 @@ from qoder_desktop.config.settings import Settings
 from qoder_desktop.remote.commands import remote_main
 from qoder_desktop.remote.hook_file import hook_version
 from qoder_desktop.remote.hosts import HostRegistry, RemoteHost
-from qoder_desktop.remote.overview import host_socket_path
+from qoder_desktop.remote.overview import host_socket_path, remembered_hook
 from qoder_desktop.remote.tunnel_state import NOT_RUNNING
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.windows.remote_hosts_page import CHECKING_TEXT, HostCard, RemoteHostsPage
+from qoder_desktop.ui.windows.remote_hosts_page import (
+    CHECKING_TEXT,
+    HostCard,
+    HostRow,
+    RemoteHostsPage,
+)
 from qoder_desktop.ui.wiring import DesktopApp
 
 __all__ = ["remote_homes", "ssh_host", "ssh_server"]
@@ -205,13 +210,15 @@ def test_a_listed_host_is_plain_text_and_every_control_is_named(qtbot: QtBot) ->
     page.show()
     host = RemoteHost("<b>box</b>", home="/home/me", python="/usr/bin/python3",
                       hook_version="1", agents=["claude"], added="2026-01-01T00:00:00+00:00")
-    other = RemoteHost("me@pi", home="/home/me")
 
-    page.show_hosts([host, other], [("RemoteForward a b", "In use: neither yet."),
-                                    ("RemoteForward c d", "In use: neither yet.")])
+    page.show_hosts([HostRow(host.name, host.python, remembered_hook(host),
+                             "RemoteForward a b", "In use: neither yet."),
+                     HostRow("me@pi", "", "", "RemoteForward c d", "In use: neither yet.")])
 
     card = page.cards[host.name]
     assert card.title() == "<b>box</b>"
+    assert card.hook_label.text() == "version 1 for Claude Code, added 2026-01-01"
+    assert card.python_label.text() == "/usr/bin/python3"
     assert card.state_text() == CHECKING_TEXT
     assert not card.check_button.isEnabled()  # one check at a time
     assert card.forward_edit.text() == "RemoteForward a b"

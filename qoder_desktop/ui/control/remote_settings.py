@@ -12,7 +12,7 @@ import shiboken6
 
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.ui.control.tasks import Tasks
-from qoder_desktop.ui.windows.remote_hosts_page import CHECKING_TEXT, RemoteHostsPage
+from qoder_desktop.ui.windows.remote_hosts_page import CHECKING_TEXT, HostRow, RemoteHostsPage
 
 if TYPE_CHECKING:  # the remote package loads when the page is first shown
     from qoder_desktop.remote.hosts import HostRegistry, RemoteHost
@@ -85,16 +85,17 @@ class RemoteHostsSettings:
     async def refresh(self) -> None:
         """List the hosts this desk knows, then check them all at once."""
         from qoder_desktop.remote.hosts import RemoteError
-        from qoder_desktop.remote.overview import forward_in_use, forward_line
+        from qoder_desktop.remote.overview import forward_in_use, forward_line, remembered_hook
         from qoder_desktop.remote.tunnel_state import describe_tunnel
 
-        def known() -> tuple[list[RemoteHost], list[tuple[str, str]]]:
+        def known() -> tuple[list[RemoteHost], list[HostRow]]:
             hosts = self._registry().hosts()
-            return hosts, [(forward_line(host), forward_in_use(describe_tunnel(host)))
+            return hosts, [HostRow(host.name, host.python, remembered_hook(host),
+                                   forward_line(host), forward_in_use(describe_tunnel(host)))
                            for host in hosts]
 
         try:
-            hosts, lines = await asyncio.to_thread(known)
+            hosts, rows = await asyncio.to_thread(known)
         except RemoteError as exc:
             if page := self._live_page():
                 page.show_notice(str(exc))
@@ -102,7 +103,7 @@ class RemoteHostsSettings:
         page = self._live_page()
         if page is None:
             return
-        page.show_hosts(hosts, lines)
+        page.show_hosts(rows)
         await asyncio.gather(*(self._check(host) for host in hosts))
 
     async def _check(self, host: RemoteHost) -> None:

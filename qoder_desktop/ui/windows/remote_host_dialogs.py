@@ -46,7 +46,7 @@ class AddHostDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("addHostDialog")
         self.setWindowTitle("Add a remote host")
-        self.setMinimumWidth(480)
+        self.setMinimumWidth(520)
         layout = QVBoxLayout(self)
         hint = QLabel(ADD_HINT)
         hint.setWordWrap(True)
@@ -72,7 +72,9 @@ class AddHostDialog(QDialog):
             self, "OpenSSH config file", self.config_edit.setText))
         config_row.addWidget(self.config_edit, 1)
         config_row.addWidget(choose)
-        form.addRow("SSH &config file:", config_row)
+        config_label = QLabel("SSH &config file:")
+        config_label.setBuddy(self.config_edit)
+        form.addRow(config_label, config_row)
         layout.addLayout(form)
         self.progress_bar = QProgressBar()
         self.progress_bar.setObjectName("addProgressBar")
@@ -105,6 +107,15 @@ class AddHostDialog(QDialog):
         self.destination_edit.textChanged.connect(self._update_button)
         self._running = False
         self._update_button()
+        self._fit()
+
+    def _fit(self) -> None:
+        """Be as tall as the wrapped texts need at the dialog's width."""
+        layout = self.layout()
+        width = max(self.width(), self.minimumWidth())
+        if layout is not None and layout.hasHeightForWidth():
+            self.resize(width, max(layout.totalHeightForWidth(width),
+                                   layout.totalMinimumSize().height()))
 
     @property
     def running(self) -> bool:
@@ -132,6 +143,7 @@ class AddHostDialog(QDialog):
         set_plain(self.progress_label, make_visible(step))
         self.progress_label.show()
         self.progress_bar.show()
+        self._fit()
 
     def finish(self, ok: bool, lines: Sequence[str]) -> None:
         """The add ended: close when it worked, else show why and let the person retry."""
@@ -146,6 +158,7 @@ class AddHostDialog(QDialog):
             return
         set_plain(self.error_label, make_visible("\n".join(lines)))
         self.error_label.show()
+        self._fit()
         self.destination_edit.setFocus()
 
 

@@ -10,7 +10,7 @@ the GUI thread and calls back `show_hosts`, `show_check`, `set_add_progress`, �
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QShowEvent
@@ -28,18 +28,38 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.text.visible import make_visible
-from qoder_desktop.ui.plain_text import set_plain
+from qoder_desktop.ui.plain_text import set_plain, tooltip
 from qoder_desktop.ui.windows.remote_host_dialogs import AddHostDialog, confirm_remove
 
 if TYPE_CHECKING:  # the remote package loads when the controller first needs it
-    from qoder_desktop.remote.hosts import RemoteHost
     from qoder_desktop.remote.overview import HostCheck
 
 CHECKING_TEXT = "Checking…"
 EMPTY_TEXT = ("No remote hosts yet. Add one to get the permission prompts of agents you "
               "run on it over SSH (in a terminal, tmux or an editor) here too.")
+FORWARD_HINT = ("For an SSH session you keep open yourself (a terminal, VS Code Remote, "
+                "mosh + tmux): put this line in the host's Host entry in ~/.ssh/config.")
 PAGE_HINT = ("Agents on other machines ask here too: Qoder Desktop puts a small hook on "
-             "the host with your own ssh, and keeps a tunnel to it while the app runs.")
+             "the host with your own ssh, and keeps a tunnel to it while the app runs. "
+             "Add… and Remove… act at once.")
+
+
+class HostRow(NamedTuple):
+    """What the page lists for a host before a check says more.
+
+    Attributes:
+        name: the SSH destination as the person typed it.
+        python: the python3 the last add found there.
+        hook: what the last add installed, for people.
+        forward: the ``RemoteForward`` line for the person's own SSH session.
+        in_use: which way in is active (the app's tunnel, their own session, neither).
+    """
+
+    name: str
+    python: str
+    hook: str
+    forward: str
+    in_use: str
 
 
 def _value_label(name: str) -> QLabel:
@@ -94,9 +114,7 @@ class HostCard(QGroupBox):
         self.forward_edit.setReadOnly(True)
         self.forward_edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.forward_edit.setAccessibleName("RemoteForward line for your own SSH session")
-        self.forward_edit.setToolTip("For an SSH session you keep open yourself (a terminal, "
-                                     "VS Code Remote, mosh + tmux): put this line in the "
-                                     "host's Host entry in ~/.ssh/config.")
+        self.forward_edit.setToolTip(FORWARD_HINT)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setObjectName("copyForwardLine")
         self.copy_button.setAccessibleName(f"Copy the RemoteForward line of "
@@ -105,25 +123,24 @@ class HostCard(QGroupBox):
         self.copy_button.clicked.connect(self._copy)
         forward.addWidget(self.forward_edit, 1)
         forward.addWidget(self.copy_button)
-        form.addRow("Own session:", forward)
         self.in_use_label = _value_label("forwardInUse")
         self.in_use_label.setProperty("role", "hint")
-        form.addRow("", self.in_use_label)
+        own = QVBoxLayout()
+        own.setSpacing(2)
+        own.addLayout(forward)
+        own.addWidget(self.in_use_label)
+        form.addRow("Own session:", own)
         layout.addLayout(form)
 
-    def show_known(self, host: RemoteHost) -> None:
-        """What this desk remembers from the last add (before a check says more)."""
-        set_plain(self.python_label, make_visible(host.python) or "—")
-        agents = ", ".join(host.agents) or "no agent"
-        set_plain(self.hook_label, make_visible(
-            f"version {host.hook_version} for {agents}, added {host.added}"))
+    def show_known(self, row: HostRow) -> None:
+        """What this desk remembers of the host and its ways in (before a check)."""
+        set_plain(self.python_label, make_visible(row.python) or "—")
+        set_plain(self.hook_label, make_visible(row.hook))
         set_plain(self.agents_label, "—")
-
-    def set_forward(self, line: str, in_use: str) -> None:
-        """The ``RemoteForward`` line and which way in is active."""
-        self.forward_edit.setText(line)
+        self.forward_edit.setText(row.forward)
         self.forward_edit.setCursorPosition(0)
-        set_plain(self.in_use_label, in_use)
+        self.forward_edit.setToolTip(tooltip(f"{row.forward}\n\n{FORWARD_HINT}"))
+        set_plain(self.in_use_label, row.in_use)
 
     def set_busy(self, text: str) -> None:
         """A check or a remove runs: say which; Check and Remove wait for it."""
@@ -147,8 +164,9 @@ class HostCard(QGroupBox):
             set_plain(self.reachable_label, make_visible(f"yes, but {check.problem}"))
         else:
             set_plain(self.reachable_label, "yes")
-        set_plain(self.python_label, make_visible(check.python) or "—")
-        set_plain(self.agents_label, make_visible(check.agents_found) or "—")
+        if check.found is not None:  # else what the last add found stays
+            set_plain(self.python_label, make_visible(check.python) or "—")
+            set_plain(self.agents_label, make_visible(check.agents_found) or "—")
         if check.answer is not None:
             set_plain(self.hook_label, make_visible(check.hook))
         set_plain(self.tunnel_label, make_visible(check.tunnel))
@@ -248,25 +266,22 @@ class RemoteHostsPage(QWidget):
 
     # -- what the controller calls ---------------------------------------------------
 
-    def show_hosts(self, hosts: Sequence[RemoteHost], forward_lines: Sequence[tuple[str, str]]
-                   ) -> None:
-        """List `hosts` (what this desk remembers), each with its forward line and which
-        way in is active (`forward_lines`, in the same order); every host shows
-        "Checking…" until `show_check`."""
-        names = [host.name for host in hosts]
+    def show_hosts(self, rows: Sequence[HostRow]) -> None:
+        """List the hosts this desk remembers; each shows "Checking…" until
+        `show_check`."""
+        names = [row.name for row in rows]
         for name in list(self.cards):
             if name not in names:
                 card = self.cards.pop(name)
                 self._cards_layout.removeWidget(card)
                 card.deleteLater()
-        for index, (host, (line, in_use)) in enumerate(zip(hosts, forward_lines, strict=True)):
-            card = self.cards.get(host.name) or HostCard(host.name, self)
-            self.cards[host.name] = card
+        for index, row in enumerate(rows):
+            card = self.cards.get(row.name) or HostCard(row.name, self)
+            self.cards[row.name] = card
             self._cards_layout.insertWidget(index, card)
-            card.show_known(host)
-            card.set_forward(line, in_use)
+            card.show_known(row)
             card.set_busy(CHECKING_TEXT)
-        self.empty_label.setVisible(not hosts)
+        self.empty_label.setVisible(not rows)
 
     def show_check(self, check: HostCheck) -> None:
         """Show what a check of one host found."""
