@@ -133,6 +133,13 @@ def test_add_a_host_on_the_page_see_it_ready_then_remove_it(
         assert QGuiApplication.clipboard().text() == card.forward_edit.text()
         assert (home / ".qoder-desktop" / "qoder-desktop-hook.py").is_file()
 
+        (home / ".qoder-desktop" / "qoder-desktop-hook.py").unlink()  # taken off by hand
+        click(card.check_button)
+        assert card.state_text() == CHECKING_TEXT
+        await settle(lambda: card.state_text() == "Needs attention", timeout=SSH_TIMEOUT)
+        assert card.hook_label.text().startswith("not installed")
+        assert card.hook_label.text().endswith("add the host again")
+
         click(card.remove_button)
         box = confirm_box(page)
         assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)

@@ -77,6 +77,7 @@ class HostCard(QGroupBox):
     def __init__(self, name: str, page: RemoteHostsPage) -> None:
         super().__init__(make_visible(name))
         self.name = name
+        self._page = page
         self.setObjectName("remoteHostCard")
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
@@ -86,7 +87,7 @@ class HostCard(QGroupBox):
         self.check_button.setObjectName("checkHostButton")
         self.check_button.setAccessibleName(f"Check {make_visible(name)}")
         self.check_button.setAccessibleDescription("Connect again and see how the host stands")
-        self.check_button.clicked.connect(lambda: page.check_requested.emit(self.name))
+        self.check_button.clicked.connect(self._check)
         self.remove_button = QPushButton("Remove…")
         self.remove_button.setObjectName("removeHostButton")
         self.remove_button.setAccessibleName(f"Remove {make_visible(name)}")
@@ -191,6 +192,10 @@ class HostCard(QGroupBox):
     def state_text(self) -> str:
         """The line at the top of the card."""
         return self.state_label.text()
+
+    def _check(self) -> None:
+        self.set_busy(CHECKING_TEXT)
+        self._page.check_requested.emit(self.name)
 
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self.forward_edit.text())
