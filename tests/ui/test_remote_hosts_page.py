@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from accessibility_walk import problems
-from helpers.loop import run, settle
+from helpers.loop import LoopTicks, run, settle
 from helpers.memory_keyring import MemoryKeyring
 from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_server
 from PySide6.QtCore import Qt
@@ -103,6 +103,7 @@ def test_add_a_host_on_the_page_see_it_ready_then_remove_it(
         app: DesktopApp, ssh_host: SshHost, loop: AppEventLoop) -> None:
     home = ssh_host.user.home
     steps: list[str] = []
+    turns: list[int] = []  # loop turns counted when each step was shown
 
     async def scenario() -> None:
         page = open_page(app)
@@ -110,14 +111,16 @@ def test_add_a_host_on_the_page_see_it_ready_then_remove_it(
         dialog = page.open_add_dialog()
         dialog.destination_edit.setText(ssh_host.alias)
         dialog.config_edit.setText(str(ssh_host.config))
-        shown = page.set_add_progress
-        page.set_add_progress = lambda step: (steps.append(step), shown(step))  # type: ignore[method-assign]
-        click(dialog.add_button)
-        assert not dialog.add_button.isEnabled()  # one add at a time
+        async with LoopTicks() as ticks:
+            shown = page.set_add_progress
+            page.set_add_progress = lambda step: (  # type: ignore[method-assign]
+                steps.append(step), turns.append(ticks.count), shown(step))
+            click(dialog.add_button)
+            assert not dialog.add_button.isEnabled()  # one add at a time
 
-        await settle(lambda: ssh_host.alias in page.cards
-                     and page.cards[ssh_host.alias].state_text().startswith("Ready"),
-                     timeout=SSH_TIMEOUT)
+            await settle(lambda: ssh_host.alias in page.cards
+                         and page.cards[ssh_host.alias].state_text().startswith("Ready"),
+                         timeout=SSH_TIMEOUT)
         assert page.add_dialog is None  # closed once the host was added
         card = page.cards[ssh_host.alias]
         assert card.reachable_label.text() == "yes"
@@ -152,7 +155,8 @@ def test_add_a_host_on_the_page_see_it_ready_then_remove_it(
 
     run(loop, scenario(), timeout=SSH_TIMEOUT * 2)
     assert steps[0] == f"Checking {ssh_host.alias}…"
-    assert any(step.startswith(f"Deploying the hook to {ssh_host.alias}") for step in steps)
+    assert steps[1].startswith(f"Deploying the hook to {ssh_host.alias}")
+    assert turns[1] > turns[0]  # the loop kept turning while ssh checked the host
     assert not (home / ".qoder-desktop").exists()
     assert HostRegistry.default().hosts() == []
 
@@ -233,3 +237,20 @@ def test_a_listed_host_is_plain_text_and_every_control_is_named(qtbot: QtBot) ->
     for card in page.cards.values():
         card.set_idle()
     assert problems(page) == []
+
+
+def test_a_broken_host_list_is_named_and_left_alone(app: DesktopApp, loop: AppEventLoop
+                                                    ) -> None:
+    registry = HostRegistry.default()
+    registry.path.parent.mkdir(parents=True, exist_ok=True)
+    registry.path.write_text("{not json", encoding="utf-8")
+
+    async def scenario() -> None:
+        page = open_page(app)
+        await settle(page.notice_label.isVisible)
+        assert str(registry.path) in page.notice_label.text()
+        assert "left untouched" in page.notice_label.text()
+        assert not page.empty_label.isVisible()  # not read, so not said to be empty
+
+    run(loop, scenario())
+    assert registry.path.read_text(encoding="utf-8") == "{not json"

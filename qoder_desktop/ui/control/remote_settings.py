@@ -116,36 +116,52 @@ class RemoteHostsSettings:
             page.show_check(found)
 
     async def _check_named(self, name: str) -> None:
-        host = await asyncio.to_thread(lambda: self._registry().get(name))
+        from qoder_desktop.remote.hosts import RemoteError
+
+        try:
+            host = await asyncio.to_thread(lambda: self._registry().get(name))
+        except RemoteError as exc:
+            if page := self._live_page():
+                page.host_failed(name, [str(exc)])
+            return
         if host is None:
             await self.refresh()
         else:
             await self._check(host)
 
     async def _add(self, destination: str, ssh_config: str | None) -> None:
-        from qoder_desktop.remote.actions import add_host
+        from qoder_desktop.remote.actions import Report, add_host
+        from qoder_desktop.remote.hosts import RemoteError
 
         page = self._live_page()
         progress = self._on_gui()(page.set_add_progress) if page else (lambda _step: None)
-        report = await asyncio.to_thread(
-            lambda: add_host(destination, store=self._secrets, registry=self._registry(),
-                             ssh_config=ssh_config, progress=progress))
+        try:
+            report = await asyncio.to_thread(
+                lambda: add_host(destination, store=self._secrets, registry=self._registry(),
+                                 ssh_config=ssh_config, progress=progress))
+        except RemoteError as exc:  # the host list could not be read or written
+            report = Report().fail(str(exc))
         if page := self._live_page():
             page.add_finished(report.ok, report.lines)
         if report.ok:
             await self.refresh()
 
     async def _remove(self, name: str, forget: bool) -> None:
-        from qoder_desktop.remote.actions import remove_host
+        from qoder_desktop.remote.actions import Report, remove_host
+        from qoder_desktop.remote.hosts import RemoteError
 
         page = self._live_page()
         if page is not None:
             page.set_host_busy(name, f"Taking the hook off {name}…")
         progress = self._on_gui()(
             lambda step: p.set_host_busy(name, step) if (p := self._live_page()) else None)
-        report = await asyncio.to_thread(
-            lambda: remove_host(name, store=self._secrets, registry=self._registry(),
-                                forget=forget, forget_hint=FORGET_HINT, progress=progress))
+        try:
+            report = await asyncio.to_thread(
+                lambda: remove_host(name, store=self._secrets, registry=self._registry(),
+                                    forget=forget, forget_hint=FORGET_HINT,
+                                    progress=progress))
+        except RemoteError as exc:  # the host list could not be read or written
+            report = Report().fail(str(exc))
         page = self._live_page()
         if page is None:
             return

@@ -254,6 +254,7 @@ class RemoteHostsPage(QWidget):
         self.empty_label = _value_label("noRemoteHosts")
         self.empty_label.setProperty("role", "hint")
         set_plain(self.empty_label, EMPTY_TEXT)
+        self.empty_label.hide()  # until the list was read
         self._cards_layout.addWidget(self.empty_label)
         self._cards_layout.addStretch(1)
         scroll.setWidget(holder)
@@ -299,6 +300,12 @@ class RemoteHostsPage(QWidget):
         card = self.cards.get(name)
         if card is not None:
             card.set_busy(text)
+
+    def host_failed(self, name: str, lines: Sequence[str]) -> None:
+        """Something for host `name` failed: its card says why."""
+        card = self.cards.get(name)
+        if card is not None:
+            card.show_problem(lines)
 
     def remove_failed(self, name: str, lines: Sequence[str], can_forget: bool) -> None:
         """A remove did not finish: show why and, when `can_forget`, offer to forget the
