@@ -6,7 +6,7 @@ whether it succeeded. Nothing here prints; `commands` does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +22,16 @@ from qoder_desktop.remote.hosts import (
     forget_host_token,
 )
 from qoder_desktop.remote.layout import REMOTE_FOLDER
+from qoder_desktop.remote.overview import check_host
 from qoder_desktop.remote.ssh import Unreachable
-from qoder_desktop.remote.tunnel_state import describe_tunnel
 from qoder_desktop.terminal.install import Agent
+
+Progress = Callable[[str], None]
+"""Told each step of an action as it starts (``Checking box…``)."""
+
+
+def _quiet(step: str) -> None:
+    del step
 
 
 @dataclass
@@ -34,10 +41,13 @@ class Report:
     Attributes:
         ok: it did what was asked (at least in part, as each line says).
         lines: one sentence per thing checked or done.
+        forget_offered: a remove failed because the host could not be reached or
+            changed, and forgetting it here anyway is offered.
     """
 
     ok: bool = True
     lines: list[str] = field(default_factory=list)
+    forget_offered: bool = False
 
     def fail(self, text: str) -> Report:
         """Add `text` and mark the action failed."""
@@ -62,18 +72,22 @@ def _agent_lines(host: str, agents: dict[str, Any], written: str, unchanged: str
 
 
 def add_host(destination: str, *, store: SecretStore, registry: HostRegistry,
-             ssh_config: str | None = None, agents: Sequence[Agent] = tuple(Agent)) -> Report:
+             ssh_config: str | None = None, agents: Sequence[Agent] = tuple(Agent),
+             progress: Progress = _quiet) -> Report:
     """Check the host, deploy the hook and its token, install our entry in the agents'
-    settings there, and remember the host (again: idempotent)."""
+    settings there, and remember the host (again: idempotent). `progress` is told each
+    step as it starts (on the calling thread)."""
     report = Report()
     try:
         name = check_destination(destination)
+        progress(f"Checking {name}…")
         found = probe(name, ssh_config)
         report.lines.append(found.describe(name))
         problem = found.python_problem(name)
         if problem:
             return report.fail(problem)
         token = ensure_host_token(store, name)
+        progress(f"Deploying the hook to {name} and installing it in the agents' settings…")
         answer = run_on_host(name, found, "deploy", ssh_config=ssh_config, agents=agents,
                              token=token)
     except Unreachable as exc:
@@ -94,16 +108,20 @@ def add_host(destination: str, *, store: SecretStore, registry: HostRegistry,
 
 
 def remove_host(destination: str, *, store: SecretStore, registry: HostRegistry,
-                ssh_config: str | None = None, forget: bool = False) -> Report:
+                ssh_config: str | None = None, forget: bool = False,
+                forget_hint: str = "use --forget to forget the host here anyway",
+                progress: Progress = _quiet) -> Report:
     """Take our entry (only ours) out of the agents' settings on the host, delete the hook
     and its token there, then forget the host and its token here.
 
     With `forget`, a host that cannot be reached is forgotten here anyway (the lines say
-    what stays on it).
+    what stays on it); without it, the failure ends with `forget_hint` (how to).
+    `progress` is told each step as it starts.
     """
     report = Report()
     try:
         name = check_destination(destination)
+        progress(f"Taking the hook off {name}…")
         known = registry.get(name)
         config = ssh_config if ssh_config is not None else (known.ssh_config if known else None)
         found = probe(name, config)
@@ -115,8 +133,8 @@ def remove_host(destination: str, *, store: SecretStore, registry: HostRegistry,
         reason = f"{destination}: not reachable: {exc}" if isinstance(exc, Unreachable) else (
             str(exc))
         if not forget:
-            return report.fail(f"{reason} Nothing was changed; use --forget to forget the "
-                               "host here anyway.")
+            report.forget_offered = True
+            return report.fail(f"{reason} Nothing was changed; {forget_hint}.")
         report.lines.append(reason)
         _forget(destination.strip(), store, registry, report)
         report.lines.append(f"{destination}: forgotten here; its ~/{REMOTE_FOLDER} and our "
@@ -148,20 +166,16 @@ def host_status(host: RemoteHost) -> Report:
     the agents' settings, and the tunnel."""
     report = Report(lines=[f"{host.name}" + (f" (ssh -F {host.ssh_config})"
                                              if host.ssh_config else "")])
-    try:
-        found = probe(host.name, host.ssh_config)
-        problem = found.python_problem(host.name)
-        if problem:
-            raise RemoteError(problem)
-        answer = run_on_host(host.name, found, "status", ssh_config=host.ssh_config)
-    except Unreachable as exc:
-        report.fail(f"  reachable: no — {exc}")
-    except RemoteError as exc:
-        report.fail(f"  reachable: yes, but {exc}")
+    check = check_host(host)
+    if not check.reachable:
+        report.fail(f"  reachable: no — {check.problem}")
+    elif check.problem or check.found is None or check.answer is None:
+        report.fail(f"  reachable: yes, but {check.problem}")
     else:
-        report.lines.append("  reachable: yes — " + found.describe(host.name).split(": ", 1)[1])
-        report.lines += _hook_lines(answer)
-    report.lines.append(f"  tunnel: {describe_tunnel(host)}")
+        report.lines.append("  reachable: yes — "
+                            + check.found.describe(host.name).split(": ", 1)[1])
+        report.lines += _hook_lines(check.answer)
+    report.lines.append(f"  tunnel: {check.tunnel}")
     return report
 
 

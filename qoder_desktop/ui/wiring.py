@@ -26,6 +26,7 @@ from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.approvals import ApprovalController
 from qoder_desktop.ui.control.history import HistoryControl
+from qoder_desktop.ui.control.remote_settings import RemoteHostsSettings
 from qoder_desktop.ui.control.servers import AgentServers
 from qoder_desktop.ui.control.sessions import SessionController
 from qoder_desktop.ui.control.settings import CurrentSettings, SettingsController
@@ -85,6 +86,7 @@ class DesktopApp:
                                             tray_available=tray_available, tasks=self.tasks)
         self.servers = AgentServers(settings, self.window, self.tasks, secrets)
         self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
+        self.remote_settings = RemoteHostsSettings(secrets, self.tasks)
         self.history = HistoryControl(ledger_path)
         self._shutdown_task: asyncio.Task[Any] | None = None
         self._connect_signals()
@@ -148,7 +150,8 @@ class DesktopApp:
         self.tasks.spawn(start(), "looking for the notification service")
 
     def open_settings(self) -> None:
-        """Show the settings dialog (non-modal), wired to the keyring and the hooks."""
+        """Show the settings dialog (non-modal), wired to the keyring, the hooks and the
+        remote hosts."""
         dialog = self.settings_control.open()
         if dialog is not None:
             servers = self.servers
@@ -159,6 +162,11 @@ class DesktopApp:
             dialog.hook_uninstall_requested.connect(
                 lambda agent: servers.change_hook(dialog, agent, False))
             servers.refresh_hooks(dialog)
+            page, remote = dialog.remote_hosts_page, self.remote_settings
+            page.first_shown.connect(lambda: remote.show(page))
+            page.add_requested.connect(remote.add)
+            page.remove_requested.connect(remote.remove)
+            page.check_requested.connect(remote.check)
 
     def _toggle_window(self) -> None:
         if self.window.isVisible():

@@ -35,6 +35,28 @@ def pick_folder(parent: QWidget, title: str, on_chosen: Callable[[str], None],
     return dialog
 
 
+def pick_file(parent: QWidget, title: str, on_chosen: Callable[[str], None],
+              start: str = "") -> QFileDialog:
+    """Let the person choose an existing file; `on_chosen(path)` is called only if they do.
+
+    Returns:
+        The open (window-modal) file dialog.
+    """
+    dialog = QFileDialog(parent, title, start)
+    dialog.setObjectName("filePicker")
+    dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+
+    def chosen(path: str) -> None:
+        dialog.deleteLater()
+        if path:
+            on_chosen(path)
+
+    dialog.fileSelected.connect(chosen)
+    dialog.rejected.connect(dialog.deleteLater)
+    dialog.open()
+    return dialog
+
+
 def split_list(text: str) -> list[str]:
     """Split `Read, Bash(git commit -m "a, b")` on commas and newlines outside parentheses.
 

@@ -34,6 +34,7 @@ from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.ui.forms.ui_settings_dialog import Ui_SettingsDialog
 from qoder_desktop.ui.widgets import pickers
 from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
+from qoder_desktop.ui.windows.remote_hosts_page import RemoteHostsPage
 
 TERMINAL_AGENTS = (("claude", "Claude Code"), ("qoder", "Qoder CLI"))
 """The terminal agents whose hook the dialog can install: (agent value, label)."""
@@ -129,6 +130,9 @@ class SettingsDialog(QDialog):
             edit.textChanged.connect(lambda _t, n=name: self._update_secret_row(n))
             remove.clicked.connect(lambda _=False, n=name: self._mark_removed(n))
         self._build_terminal_tab()
+        self.remote_hosts_page = RemoteHostsPage()
+        self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(self.remote_hosts_page, "Re&mote hosts"),
+                                   "Send the prompts of agents on other machines (over SSH) here")
         self._load(self._settings)
         self.set_keyring_status(keyring_status)
 
