@@ -169,13 +169,14 @@ class MainWindow(QMainWindow):
     # -- pending requests --------------------------------------------------------------
 
     def set_pending(self, requests: list[ApprovalRequest]) -> None:
-        """Show the requests waiting for a person (all sessions); counts follow from them.
+        """Show the requests waiting for a person (all sessions) in the order given, the
+        broker's (oldest first; the window sorts nothing); counts follow from them.
 
         Called after every broker event, with up to thousands of requests: the queue and
         the sessions list update only what changed, the session header only when the
         selected session's count changed.
         """
-        self._pending = sorted(requests, key=lambda r: r.received_at)
+        self._pending = list(requests)
         self.session_pane.set_pending_counts(dict(Counter(r.session_id for r in self._pending)))
         self.ui.queueView.set_requests(self._pending)
         self._update_pending_display()

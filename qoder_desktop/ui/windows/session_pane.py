@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy, QWidget
 
 from qoder_desktop.domain.kinds import Backend, PermissionMode, SessionState
 from qoder_desktop.domain.revocation import RevokeReach, revoke_reach
-from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.plain_text import set_plain, tooltip
 from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
@@ -145,7 +144,7 @@ class SessionPane(QObject):
             ui.sessionTitle.setText("No session selected")
             ui.sessionDetails.setText("Start a session with File › New session (Ctrl+N).")
         else:
-            set_plain(ui.sessionTitle, make_visible(info.name))
+            set_plain(ui.sessionTitle, info.name)
             set_plain(ui.sessionDetails,
                       session_details(info, self.model.pending_count(info.session_id)))
             ui.sessionDetails.setToolTip(tooltip(info.cwd))
