@@ -379,6 +379,43 @@ def test_follow_up_prompt_interrupt_and_stop(window: MainWindow, qtbot) -> None:
     assert not edit.isEnabled()
 
 
+@pytest.mark.parametrize(("backend", "why"), [
+    (Backend.TERMINAL, "This agent runs in your terminal; answer its prompts here, "
+                       "drive it there"),
+    (Backend.EXTERNAL, "This agent runs outside the app and asks through the approval "
+                       "gateway; answer its prompts here, drive it where it runs")])
+def test_a_session_started_elsewhere_is_answered_here_and_driven_there(  # type: ignore[no-untyped-def]
+        window: MainWindow, qtbot, backend: Backend, why: str) -> None:
+    """The app has no adapter for a terminal or gateway agent: its prompt, interrupt,
+    stop and mode switch are off, saying why; an in-app session keeps them."""
+    outside = session("outside", backend=backend, state=SessionState.RUNNING)
+    in_app = session("in-app", state=SessionState.RUNNING)
+    window.set_sessions([outside, in_app])
+    window.select_session(outside.session_id)
+    ui = window.ui
+    driving = (ui.promptEdit, ui.sendButton, ui.promptAction, ui.interruptAction,
+               ui.stopAction, window.mode_combo)
+    assert [control.isEnabled() for control in driving] == [False] * 6
+    assert {control.toolTip() for control in driving} == {why}
+    assert ui.promptEdit.placeholderText() == why
+    stops: list[str] = []
+    window.stop_requested.connect(stops.append)
+    qtbot.keyClick(window, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier
+                   | Qt.KeyboardModifier.ShiftModifier)
+    ui.stopAction.trigger()  # (a disabled action does nothing)
+    assert stops == []
+    window.select_session(in_app.session_id)
+    assert [control.isEnabled() for control in driving] == [True, False, True, True, True,
+                                                            True]  # send: nothing typed
+    assert why not in {control.toolTip() for control in driving}
+    assert ui.stopAction.toolTip() == "Stop the selected session (Ctrl+Shift+W)"
+    assert window.mode_combo.toolTip() == "The selected session's permission mode"
+    assert ui.promptEdit.placeholderText().startswith("Send a follow-up prompt")
+    with qtbot.waitSignal(window.stop_requested) as blocker:
+        ui.stopAction.trigger()
+    assert blocker.args == [in_app.session_id]
+
+
 def test_mode_switch_asks_before_a_mode_that_lets_tools_run_unapproved(  # type: ignore[no-untyped-def]
         window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     info = session("m")
