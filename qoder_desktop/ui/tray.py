@@ -122,7 +122,9 @@ class Tray(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pending: list[ApprovalRequest] = []
+        self._listed: list[ApprovalRequest] = []
+        """The first `MENU_LIMIT` waiting requests (what the menu lists)."""
+        self._count = 0
         self._icons: dict[int, QIcon] = {}
         self._last_notified: str | None = None
         self._window_visible = True
@@ -163,8 +165,8 @@ class Tray(QObject):
     def set_pending(self, requests: list[ApprovalRequest]) -> None:
         """Show how many requests wait (badge, tooltip) and list them in the menu, in the
         order given (the broker's: oldest first)."""
-        self._pending = list(requests)
-        count = len(self._pending)
+        self._listed = list(requests[:MENU_LIMIT])
+        count = self._count = len(requests)
         self._icon.setIcon(self._icon_for(count))
         self._icon.setToolTip(tooltip_text(count))
         self._rebuild_menu()
@@ -234,10 +236,10 @@ class Tray(QObject):
     def _rebuild_menu(self) -> None:
         menu = self._menu
         menu.clear()
-        count = len(self._pending)
+        count = self._count
         header = menu.addAction(f"{count} pending" if count else "Nothing is waiting for you")
         header.setEnabled(False)
-        for request in self._pending[:MENU_LIMIT]:
+        for request in self._listed:
             text = f"{elide(session_label(request), 30)} — {request_summary(request, 60)}"
             action = menu.addAction(text.replace("&", "&&"))
             action.setData(request.request_id)

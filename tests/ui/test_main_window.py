@@ -199,6 +199,20 @@ def test_revoke_button_emits_the_rule_id_and_revoked_rules_are_marked(
     assert item.foreground(0).color() != active_item.foreground(0).color()
 
 
+def test_queue_shows_the_order_given_and_sorts_nothing(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The broker's order is the one order (received, then queued): the window shows
+    the list as given, and Ctrl+O opens the first of it."""
+    a = session("a")
+    window.set_sessions([a])
+    later, earlier = request(a, minutes_ago=1), request(a, "Write", minutes_ago=5,
+                                                        file_path="/work/a/x.py")
+    window.set_pending([later, earlier])
+    assert window.ui.queueView.request_ids() == [later.request_id, earlier.request_id]
+    with qtbot.waitSignal(window.open_request_requested) as blocker:
+        qtbot.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)
+    assert blocker.args == [later.request_id]
+
+
 def test_queue_is_oldest_first_and_enter_or_double_click_opens(window: MainWindow,
                                                                qtbot) -> None:  # type: ignore[no-untyped-def]
     a, b = session("a"), session("b")
@@ -207,7 +221,7 @@ def test_queue_is_oldest_first_and_enter_or_double_click_opens(window: MainWindo
     oldest = request(b, "AskUserQuestion", minutes_ago=9,
                      questions=[{"question": "Which colour?", "header": "C", "options": []}])
     middle = request(a, "Write", minutes_ago=4, file_path="/work/a/x.py")
-    window.set_pending([newest, oldest, middle])
+    window.set_pending([oldest, middle, newest])  # the broker's order
     queue = window.ui.queueView
     assert queue.request_ids() == [oldest.request_id, middle.request_id, newest.request_id]
     first, last = queue.topLevelItem(0), queue.topLevelItem(2)
@@ -234,7 +248,7 @@ def test_queue_updates_rows_in_place_and_keeps_the_current_request(
     window.set_sessions([a, b])
     first, second, third = (request(a, minutes_ago=9), request(b, minutes_ago=5),
                             request(a, minutes_ago=3))
-    window.set_pending([third, first, second])
+    window.set_pending([first, second, third])  # the broker's order
     queue = window.ui.queueView
     rows = {rid: queue.item_for(rid) for rid in queue.request_ids()}
     assert queue.current_request_id() == first.request_id  # the oldest, at first
@@ -243,7 +257,8 @@ def test_queue_updates_rows_in_place_and_keeps_the_current_request(
     queue.setCurrentItem(chosen)
     newest = request(b, "Write", minutes_ago=0, file_path="/work/b/x.py")
     older = request(b, minutes_ago=7)
-    window.set_pending([second, third, newest, older])  # first answered; two arrived
+    # first answered; two arrived, one received before the others still waiting
+    window.set_pending([older, second, third, newest])
     assert queue.request_ids() == [older.request_id, second.request_id, third.request_id,
                                    newest.request_id]
     assert queue.item_for(second.request_id) is rows[second.request_id]  # untouched rows
@@ -295,10 +310,10 @@ def test_queue_columns_fit_their_widest_cell_like_resize_to_contents(
 
     question = request(short, "AskUserQuestion",
                        questions=[{"question": "Go?", "header": "G", "options": []}])
-    window.set_pending([request(short), question])
+    window.set_pending([question, request(short)])  # the broker's order
     assert [header.sectionSize(c) for c in FITTED_COLUMNS] == fitted()
     narrow = header.sectionSize(COL_SESSION)
-    window.set_pending([request(short), question, request(named)])
+    window.set_pending([question, request(short), request(named)])
     assert [header.sectionSize(c) for c in FITTED_COLUMNS] == fitted()
     assert header.sectionSize(COL_SESSION) > narrow
     window.set_pending([question])  # the long name left: the column narrows again
@@ -362,6 +377,43 @@ def test_follow_up_prompt_interrupt_and_stop(window: MainWindow, qtbot) -> None:
     assert not window.ui.stopAction.isEnabled()
     assert not window.ui.interruptAction.isEnabled()
     assert not edit.isEnabled()
+
+
+@pytest.mark.parametrize(("backend", "why"), [
+    (Backend.TERMINAL, "This agent runs in your terminal; answer its prompts here, "
+                       "drive it there"),
+    (Backend.EXTERNAL, "This agent runs outside the app and asks through the approval "
+                       "gateway; answer its prompts here, drive it where it runs")])
+def test_a_session_started_elsewhere_is_answered_here_and_driven_there(  # type: ignore[no-untyped-def]
+        window: MainWindow, qtbot, backend: Backend, why: str) -> None:
+    """The app has no adapter for a terminal or gateway agent: its prompt, interrupt,
+    stop and mode switch are off, saying why; an in-app session keeps them."""
+    outside = session("outside", backend=backend, state=SessionState.RUNNING)
+    in_app = session("in-app", state=SessionState.RUNNING)
+    window.set_sessions([outside, in_app])
+    window.select_session(outside.session_id)
+    ui = window.ui
+    driving = (ui.promptEdit, ui.sendButton, ui.promptAction, ui.interruptAction,
+               ui.stopAction, window.mode_combo)
+    assert [control.isEnabled() for control in driving] == [False] * 6
+    assert {control.toolTip() for control in driving} == {why}
+    assert ui.promptEdit.placeholderText() == why
+    stops: list[str] = []
+    window.stop_requested.connect(stops.append)
+    qtbot.keyClick(window, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier
+                   | Qt.KeyboardModifier.ShiftModifier)
+    ui.stopAction.trigger()  # (a disabled action does nothing)
+    assert stops == []
+    window.select_session(in_app.session_id)
+    assert [control.isEnabled() for control in driving] == [True, False, True, True, True,
+                                                            True]  # send: nothing typed
+    assert why not in {control.toolTip() for control in driving}
+    assert ui.stopAction.toolTip() == "Stop the selected session (Ctrl+Shift+W)"
+    assert window.mode_combo.toolTip() == "The selected session's permission mode"
+    assert ui.promptEdit.placeholderText().startswith("Send a follow-up prompt")
+    with qtbot.waitSignal(window.stop_requested) as blocker:
+        ui.stopAction.trigger()
+    assert blocker.args == [in_app.session_id]
 
 
 def test_mode_switch_asks_before_a_mode_that_lets_tools_run_unapproved(  # type: ignore[no-untyped-def]

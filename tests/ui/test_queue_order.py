@@ -1,5 +1,6 @@
-"""The order a person sees waiting requests in is the broker's: the window's queue and the
-tray's menu show `ApprovalBroker.pending()` as it is, and sort nothing themselves."""
+"""The order a person sees waiting requests in is the broker's: the window's queue, its
+"open the next request" (Ctrl+O) and the tray's menu show `ApprovalBroker.pending()` as
+it is, and sort nothing themselves."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_the_window_queue_and_the_tray_menu_show_the_brokers_order(
                 _bash(2, "tie, queued first", 0, at=same),
                 _bash(0, "tie, queued second", 0, at=same)]
 
-    async def scenario() -> list[str]:
+    async def scenario() -> tuple[list[str], list[str]]:
         tasks = []
         for count, request in enumerate(arriving, start=1):
             tasks.append(asyncio.ensure_future(desktop.broker.request(request)))
@@ -46,12 +47,17 @@ def test_the_window_queue_and_the_tray_menu_show_the_brokers_order(
         broker_order = [r.request_id for r in desktop.broker.pending()]
         await settle(lambda: desktop.window.ui.queueView.request_ids() == broker_order)
         await settle(lambda: _tray_ids(desktop) == broker_order)
+        opened: list[str] = []
+        desktop.window.open_request_requested.connect(opened.append)
+        desktop.window.ui.openNextAction.trigger()  # Ctrl+O: the oldest waiting request
+        opened_first = list(opened)
         for task, request in zip(tasks, arriving, strict=True):
             desktop.bridge.answer(request.request_id, Decision.deny("done"))
             await task
-        return broker_order
+        return broker_order, opened_first
 
-    broker_order = run(loop, scenario(), timeout=30)
+    broker_order, opened_first = run(loop, scenario(), timeout=30)
     commands = {r.request_id: r.tool_input["command"] for r in arriving}
     assert [commands[rid] for rid in broker_order] == [
         "received earliest", "tie, queued first", "tie, queued second", "first to arrive"]
+    assert opened_first == broker_order[:1]

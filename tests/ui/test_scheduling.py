@@ -3,9 +3,11 @@ first paint runs in the turn after that paint, never inside it (on the app's qas
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from helpers.loop import run, settle
@@ -13,6 +15,7 @@ from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
+import qoder_desktop
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.scheduling import (
     FirstPaint,
@@ -144,3 +147,34 @@ def test_calls_handed_over_after_the_paint_run_in_the_next_turn(
     assert log == ["first"]
     run(loop, settle(lambda: "late" in log))
     assert log == ["first", "late"]
+
+
+OWN_TURN_TIMERS = {
+    "ui/scheduling.py": "the scheduler itself",
+    "ui/bridge.py": "TurnThrottle: the one batching of the pending list, counted in turns",
+    "ui/widgets/json_editor.py": "a check after text changes, restarted by each edit",
+    "ui/dialogs/input_origin.py": "forgets an input event's stamp once its delivery ends",
+}
+"""Modules that make a zero-interval timer of their own, and why it is not a step or
+work after a paint."""
+
+
+def _turn_timers(path: Path) -> list[int]:
+    """Lines of `singleShot(0, …)`, `setInterval(0)` and `asyncio.sleep(0)` in `path`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("singleShot", "setInterval", "sleep") and node.args
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0):
+            found.append(node.lineno)
+    return found
+
+
+def test_steps_and_work_after_a_paint_go_through_the_scheduler() -> None:
+    """"One step per loop turn" and "after the first paint" are built once, here: the
+    dialogs' spares and the staged dialogs' paint wait use it, as start-up does."""
+    package = Path(qoder_desktop.__file__).parent
+    own = {str(path.relative_to(package)): lines
+           for path in sorted((package / "ui").rglob("*.py"))
+           if (lines := _turn_timers(path))}
+    assert set(own) <= set(OWN_TURN_TIMERS), own

@@ -7,6 +7,7 @@ Run offscreen and, through `test_keys_on_xcb.py`, on xcb under Xvfb.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,26 @@ def test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen(
     qtbot.waitUntil(lambda: calls == ["painted"], timeout=3000)
     spare.when_painted(lambda: calls.append("later"))  # after the paint: the next turn
     qtbot.waitUntil(lambda: calls == ["painted", "later"], timeout=3000)
+
+
+def test_a_call_after_a_dialogs_first_paint_that_fails_is_reported(
+        qtbot: QtBot, make_request: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As every call after a first paint (`scheduling.FirstPaint`): one that raises
+    reaches the error reporter (`sys.excepthook`), and the others still run."""
+    errors: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, *_rest: errors.append(kind))
+    dialog = dialog_for(make_request("Bash", {"command": "make"}, cwd="/work/p"))
+    qtbot.addWidget(dialog)
+    calls: list[str] = []
+
+    def fails() -> None:
+        raise RuntimeError("a call after the paint fails")
+
+    dialog.when_painted(fails)
+    dialog.when_painted(lambda: calls.append("still runs"))
+    dialog.show()
+    qtbot.waitUntil(lambda: calls == ["still runs"], timeout=3000)
+    assert errors == [RuntimeError]
 
 
 def test_a_dialog_closed_before_it_painted_calls_when_painted_once(

@@ -7,7 +7,9 @@ screen. `DialogSpares` does that work ahead, one step per loop turn: after start
 and again once a dialog taken from it has painted (or closed). A request takes the
 spare of its kind and `load()`s it, so the whole request is in the dialog before
 `show()`, exactly as in a dialog built for it; with no spare at hand (two requests in a
-row) a dialog is built for the request as before.
+row) a dialog is built for the request as before. The steps take their turns through
+`ui/scheduling.py` (`TurnSteps`); the rebuild waits for the taken dialog's first paint
+(`StagedDialog.when_painted`, a `FirstPaint`).
 
 A spare holds no request: it cannot be shown (`BaseDecisionDialog.setVisible` refuses),
 it is filled once and never reused, and a spare whose filling fails is dropped (the
@@ -18,10 +20,10 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.domain.models import (
@@ -40,6 +42,7 @@ from qoder_desktop.ui.dialogs import (
     QuestionDialog,
     dialog_for,
 )
+from qoder_desktop.ui.scheduling import TurnSteps
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +93,7 @@ class DialogSpares(QObject):
         self._steps: deque[Callable[[], None]] = deque()
         self._running = False
         self._warm_cwd: str | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._step)
+        self._turns = TurnSteps(self)
 
     def start(self, warm_up_cwd: str | None = None) -> None:
         """Begin keeping spares; with `warm_up_cwd`, first render one dialog of each
@@ -105,7 +105,7 @@ class DialogSpares(QObject):
     def stop(self) -> None:
         """Stop building and drop every spare (the app is quitting)."""
         self._running = False
-        self._timer.stop()
+        self._turns.cancel()
         self._steps.clear()
         for spare in self._spares.values():
             spare.deleteLater()
@@ -117,7 +117,7 @@ class DialogSpares(QObject):
 
     def is_idle(self) -> bool:
         """True when no building step is waiting."""
-        return not self._steps and not self._timer.isActive()
+        return not self._steps and not self._turns.is_running()
 
     def take(self, request: ApprovalRequest, parent: QWidget | None) -> BaseDecisionDialog:
         """The dialog for `request`: the spare of its kind filled in, or a new one.
@@ -125,7 +125,7 @@ class DialogSpares(QObject):
         Raises:
             DialogBuildError: the request cannot be shown; fail closed with the message.
         """
-        self._timer.stop()  # no building until this dialog has painted (`when_painted`)
+        self._turns.cancel()  # no building until this dialog has painted (`when_painted`)
         try:
             dialog = self._filled(request, parent)
         except DialogBuildError:
@@ -161,19 +161,19 @@ class DialogSpares(QObject):
             if kind not in self._spares and kind not in queued:
                 build = _Step(kind, self._build)
                 self._steps.append(build)
-        if self._steps and not self._timer.isActive():
-            self._timer.start()
+        if self._steps and not self._turns.is_running():
+            self._turns.run(self._building())
 
-    def _step(self) -> None:
-        if not self._running or not self._steps:
-            return
-        step = self._steps.popleft()
-        try:
-            step()
-        except Exception:  # a spare is an optimisation: a request builds its own dialog
-            log.exception("could not build a spare dialog")
-        if self._steps:
-            self._timer.start()
+    def _building(self) -> Iterator[None]:
+        """The queued steps, one per loop turn, while spares are kept."""
+        while self._running and self._steps:
+            step = self._steps.popleft()
+            try:
+                step()
+            except Exception:  # a spare is an optimisation: a request builds its own dialog
+                log.exception("could not build a spare dialog")
+            if self._steps:
+                yield
 
     def _build(self, kind: RequestKind) -> None:
         if kind in self._spares:

@@ -12,18 +12,18 @@ the answer) in `ui/dialogs/base.py`:
   the backing store) while the dialog is hidden;
 - `when_painted` calls back in the loop turn after the first paint on screen (or as the
   dialog closes unpainted): the request's ledger row and the next spare wait for it.
+  The timing is `ui/scheduling.py`'s `FirstPaint`, fed by the dialog's own paint event.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QPoint, QTimer, Slot
+from PySide6.QtCore import QPoint, Slot
 from PySide6.QtGui import QGuiApplication, QPainter, QPaintEvent, QPixmap, QRegion
 from PySide6.QtWidgets import QDialog, QWidget
 
-log = logging.getLogger(__name__)
+from qoder_desktop.ui.scheduling import FirstPaint
 
 
 class StagedDialog(QDialog):
@@ -39,9 +39,8 @@ class StagedDialog(QDialog):
         self._laid_out = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
-        self._after_paint: list[Callable[[], object]] | None = []
-        """What to call in the loop turn after the first paint (None once called)."""
-        self._paint_seen = False
+        self._first_paint = FirstPaint(self)
+        """What runs in the loop turn after the first paint (or as it closes unpainted)."""
         self.finished.connect(self._closed)
 
     def build_later(self, parts: Sequence[Callable[[], None]]) -> None:
@@ -107,30 +106,18 @@ class StagedDialog(QDialog):
 
     def when_painted(self, then: Callable[[], object]) -> None:
         """Call `then` once, in the loop turn after this dialog's first paint (or as it
-        closes unpainted); a dialog that has painted calls it in the next loop turn."""
-        if self._after_paint is None:
-            QTimer.singleShot(0, then)
-        else:
-            self._after_paint.append(then)
+        closes unpainted); a dialog that has painted calls it in the next loop turn. A
+        call that raises goes to `sys.excepthook` (the error reporter); the others run."""
+        self._first_paint.when_painted(then)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """At the first paint on screen, the `when_painted` calls are queued for the next
         loop turn (a writer thread woken now would share the CPU with the rest of the
         frame)."""
         super().paintEvent(event)
-        if not self._paint_seen and self.isVisible():  # (not a render of a hidden spare)
-            self._paint_seen = True
-            QTimer.singleShot(0, self._painted)
+        if self.isVisible():  # (not a render of a hidden spare; later paints do nothing)
+            self._first_paint.painted()
 
     @Slot(int)
     def _closed(self, _code: int) -> None:
-        self._painted()
-
-    @Slot()
-    def _painted(self) -> None:
-        waiting, self._after_paint = self._after_paint, None
-        for then in waiting or ():
-            try:
-                then()
-            except Exception:
-                log.exception("a call after a dialog's first paint failed")
+        self._first_paint.run_now()

@@ -10,6 +10,8 @@ from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.kinds import PermissionMode
 from qoder_desktop.ui.windows import confirm
 
+MODE_TIP = "The selected session's permission mode"
+
 
 class ModeSwitcher(QObject):
     """Lets the person switch the selected session's mode; bypass modes need confirming.
@@ -33,7 +35,7 @@ class ModeSwitcher(QObject):
         self._mode = PermissionMode.DEFAULT
         self.combo = QComboBox(window)
         self.combo.setObjectName("modeCombo")
-        self.combo.setToolTip("The selected session's permission mode")
+        self.combo.setToolTip(MODE_TIP)
         self.menu = menu.addMenu("Permission &mode")
         self._group = QActionGroup(self)
         self._actions: dict[PermissionMode, QAction] = {}
@@ -49,14 +51,17 @@ class ModeSwitcher(QObject):
         self.set_session(None, PermissionMode.DEFAULT)
 
     def set_session(self, session_id: str | None, mode: PermissionMode,
-                    enabled: bool = True) -> None:
-        """Show `mode` as the mode of `session_id` (None: no session, disabled)."""
+                    enabled: bool = True, why_not: str | None = None) -> None:
+        """Show `mode` as the mode of `session_id` (None: no session, disabled);
+        `why_not` says why the mode cannot be switched from here (the tooltip)."""
         self._session_id = session_id
         self._mode = mode
         self._show(mode)
-        usable = session_id is not None and enabled
+        usable = session_id is not None and enabled and why_not is None
         self.combo.setEnabled(usable)
         self.menu.setEnabled(usable)
+        self.combo.setToolTip(why_not or MODE_TIP)
+        self.menu.setToolTip(why_not or "")
 
     def _show(self, mode: PermissionMode) -> None:
         self.combo.setCurrentIndex(self.combo.findData(mode.value))

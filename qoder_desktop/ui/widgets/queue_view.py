@@ -283,6 +283,10 @@ class QueueView(QTreeWidget):
         """The ids shown, top to bottom (oldest first)."""
         return list(self._ids)
 
+    def first_request_id(self) -> str | None:
+        """The id of the top row (the oldest waiting request), or None."""
+        return self._ids[0] if self._ids else None
+
     def current_request_id(self) -> str | None:
         """The id of the highlighted request, or None."""
         item = self.currentItem()

@@ -76,7 +76,6 @@ class MainWindow(QMainWindow):
         self.ui = Ui_MainWindow()
         self.ui.setupUi(self)
         self.setWindowIcon(icons.app_icon())
-        self._pending: list[ApprovalRequest] = []
         self._quitting = False
         self._quit_box: QMessageBox | None = None
         self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
@@ -169,16 +168,20 @@ class MainWindow(QMainWindow):
     # -- pending requests --------------------------------------------------------------
 
     def set_pending(self, requests: list[ApprovalRequest]) -> None:
-        """Show the requests waiting for a person (all sessions); counts follow from them.
+        """Show the requests waiting for a person (all sessions) in the order given, the
+        broker's (oldest first; the window sorts nothing); counts follow from them.
 
         Called after every broker event, with up to thousands of requests: the queue and
         the sessions list update only what changed, the session header only when the
         selected session's count changed.
         """
-        self._pending = sorted(requests, key=lambda r: r.received_at)
-        self.session_pane.set_pending_counts(dict(Counter(r.session_id for r in self._pending)))
-        self.ui.queueView.set_requests(self._pending)
+        self.session_pane.set_pending_counts(dict(Counter(r.session_id for r in requests)))
+        self.ui.queueView.set_requests(requests)
         self._update_pending_display()
+
+    def pending_count(self) -> int:
+        """How many requests wait (the queue's rows: the window keeps no other list)."""
+        return self.ui.queueView.topLevelItemCount()
 
     def set_tray_available(self, available: bool) -> None:
         """Without a tray, the title and a status-bar badge show the pending count."""
@@ -186,11 +189,12 @@ class MainWindow(QMainWindow):
         self._update_pending_display()
 
     def _update_pending_display(self) -> None:
-        self._pending_display.show_count(len(self._pending))
+        self._pending_display.show_count(self.pending_count())
 
     def _open_oldest(self) -> None:
-        if self._pending:
-            self.open_request_requested.emit(self._pending[0].request_id)
+        first = self.ui.queueView.first_request_id()
+        if first is not None:
+            self.open_request_requested.emit(first)
 
     # -- status ------------------------------------------------------------------------
 
@@ -245,7 +249,8 @@ class MainWindow(QMainWindow):
 
     def request_quit(self) -> None:
         """Quit (emit `quit_requested`); while requests wait, ask first (non-blocking)."""
-        if not self._pending:
+        waiting = self.pending_count()
+        if not waiting:
             self.quit_requested.emit()
             return
         if self._quit_box is not None:
@@ -256,7 +261,7 @@ class MainWindow(QMainWindow):
         def closed() -> None:
             self._quit_box = None
 
-        self._quit_box = confirm_quit(self, len(self._pending), self.quit_requested.emit)
+        self._quit_box = confirm_quit(self, waiting, self.quit_requested.emit)
         self._quit_box.finished.connect(closed)
 
     def set_quitting(self, quitting: bool = True) -> None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, QObject, Qt, SignalInstance
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy, QWidget
 
 from qoder_desktop.domain.kinds import Backend, PermissionMode, SessionState
 from qoder_desktop.domain.revocation import RevokeReach, revoke_reach
-from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.plain_text import set_plain, tooltip
 from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
@@ -33,6 +32,17 @@ if TYPE_CHECKING:  # pydantic and the models load after the first paint
 
 _LIVE = (SessionState.STARTING, SessionState.RUNNING, SessionState.WAITING, SessionState.IDLE)
 _BUSY = (SessionState.RUNNING, SessionState.WAITING)
+_IN_APP = (Backend.CLAUDE, Backend.QODER)
+"""Sessions the app started and drives through an SDK adapter."""
+
+DRIVEN_ELSEWHERE = {
+    Backend.TERMINAL: "This agent runs in your terminal; answer its prompts here, "
+                      "drive it there",
+    Backend.EXTERNAL: "This agent runs outside the app and asks through the approval "
+                      "gateway; answer its prompts here, drive it where it runs",
+}
+"""Why the prompt, interrupt, stop and the mode switch are off for a session the app
+did not start: it has no adapter here, its own CLI takes those."""
 
 
 class SessionIntents:
@@ -73,6 +83,8 @@ class SessionPane(QObject):
         ui.interruptAction.triggered.connect(lambda: self._emit_for_current(intents.interrupt))
         ui.stopAction.triggered.connect(lambda: self._emit_for_current(intents.stop))
         ui.sendButton.clicked.connect(self.send_prompt)
+        self._own_tips = {control: control.toolTip() for control in self._driving(ui)}
+        self._own_placeholder = ui.promptEdit.placeholderText()
         ui.promptEdit.textChanged.connect(self._update_actions)
         ui.sessionsView.selectionModel().selectionChanged.connect(self._selection_changed)
         self._update_header()
@@ -96,8 +108,7 @@ class SessionPane(QObject):
         self.model.update_session(info)
         if is_new:
             fit_folder_column(self._ui.sessionsView, self.model)
-        if self._current is None or (is_new and info.backend in (Backend.CLAUDE,
-                                                                 Backend.QODER)):
+        if self._current is None or (is_new and info.backend in _IN_APP):
             self.select(info.session_id)
         elif info.session_id == self._current:
             self._update_header()
@@ -145,23 +156,33 @@ class SessionPane(QObject):
             ui.sessionTitle.setText("No session selected")
             ui.sessionDetails.setText("Start a session with File › New session (Ctrl+N).")
         else:
-            set_plain(ui.sessionTitle, make_visible(info.name))
+            set_plain(ui.sessionTitle, info.name)
             set_plain(ui.sessionDetails,
                       session_details(info, self.model.pending_count(info.session_id)))
             ui.sessionDetails.setToolTip(tooltip(info.cwd))
         self._update_actions()
 
+    @staticmethod
+    def _driving(ui: Ui_MainWindow) -> tuple[QAction | QWidget, ...]:
+        """The controls that drive a session (an in-app one only)."""
+        return (ui.promptEdit, ui.sendButton, ui.promptAction, ui.interruptAction,
+                ui.stopAction)
+
     def _update_actions(self) -> None:
         info = self.model.session(self._current) if self._current else None
-        live = info is not None and info.state in _LIVE
+        why_not = DRIVEN_ELSEWHERE.get(info.backend) if info is not None else None
+        live = info is not None and info.state in _LIVE and why_not is None
         ui = self._ui
         ui.promptEdit.setEnabled(live)
         ui.sendButton.setEnabled(live and bool(ui.promptEdit.toPlainText().strip()))
         ui.promptAction.setEnabled(live)
-        ui.interruptAction.setEnabled(info is not None and info.state in _BUSY)
+        ui.interruptAction.setEnabled(live and info is not None and info.state in _BUSY)
         ui.stopAction.setEnabled(live)
+        for control, own_tip in self._own_tips.items():
+            control.setToolTip(why_not or own_tip)
+        ui.promptEdit.setPlaceholderText(why_not or self._own_placeholder)
         self.modes.set_session(self._current, info.permission_mode if info else
-                               PermissionMode.DEFAULT, enabled=live)
+                               PermissionMode.DEFAULT, enabled=live, why_not=why_not)
         ui.rulesView.set_reach(revoke_reach(info.backend, info.state) if info is not None
                                else RevokeReach.NONE)
 
