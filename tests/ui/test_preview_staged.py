@@ -78,8 +78,8 @@ def test_a_newer_preview_or_message_wins_over_one_still_on_its_way(qtbot, pane):
     pane.browser.preview_shown.connect(shown.append)
     pane.show_preview(*LONG["markdown"])
     pane.show_preview(*LONG["html"])
-    qtbot.waitUntil(lambda: not pane.rendering)
-    qtbot.wait(50)
+    # The first's steps, had they gone on, would have shown it before the second.
+    qtbot.waitUntil(lambda: not pane.rendering and bool(shown))
     second = sanitize_preview(*LONG["html"])
     assert shown == [second]
     assert "Section" in pane.browser.toPlainText() and pane.browser.last_preview == second

@@ -1,0 +1,229 @@
+"""The tests wait on what they mean, not on the clock.
+
+A fixed sleep followed by "nothing happened" proves nothing on a slow machine (the thing
+may simply not have happened yet) and slows every run on a fast one. The walk below
+finds every fixed sleep in tests/ (`time.sleep(n)`, `asyncio.sleep(n)`, `anyio.sleep(n)`,
+`qtbot.wait(n)`) that is not a poll (inside a `while` loop, or a `for` loop that breaks
+or returns when its condition holds) and not a bare yield (`sleep(0)`, `sleep(math.inf)`).
+Each one must be in `ALLOWED`, with the reason the time itself is what the test is
+about; a new one fails this test until it waits on a signal or a state instead
+(`helpers.loop.settle`, `qtbot.waitUntil`, `qtbot.waitSignal`, an `asyncio.Event`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+SLEEPS = frozenset({("time", "sleep"), ("asyncio", "sleep"), ("anyio", "sleep"),
+                    ("trio", "sleep"), ("qtbot", "wait")})
+
+Site = tuple[str, str]
+"""(file under tests/, the enclosing function's dotted name)."""
+
+ARMING = ("the approval dialog arms after a wall-clock delay by design (a press before it "
+          "is ignored); the app runs in another process that shows no armed state")
+NO_LATER_EVENT = ("a 'nothing more happens' check with no later event to wait on yet; "
+                  "replace it once the code under test exposes one")
+
+ALLOWED: dict[Site, tuple[int, str]] = {
+    # (file, function): (how many fixed sleeps, why the time itself is the point)
+    ("gateway/test_gateway.py",
+     "test_an_idle_session_is_closed_but_a_pending_call_keeps_it_open"): (
+        2, "the idle timeout is what is tested, and any probe of the session is activity "
+           "that restarts its idle timer: the test must stay silent for longer than it"),
+    ("ui/test_event_loop.py", "test_an_infinite_cancel_scope_deadline_is_no_error.main"): (
+        2, "the subject is a timed sleep on the app's loop inside an infinite cancel scope "
+           "(qasync once failed to schedule it); the sleep is the thing under test"),
+    ("ui/test_approval_dialog.py",
+     "test_a_ctrl_key_held_from_before_keeps_the_dialog_unarmed_until_released"): (
+        1, "the arming delay is wall-clock time by design: the test waits past it to show a "
+           "Ctrl held from before still keeps the dialog unarmed"),
+    ("desktop/test_app_gateway.py", "_dialog"): (1, ARMING),
+    ("desktop/test_app_hook_flood.py",
+     "test_a_flood_of_idle_connections_leaves_the_app_answering_hooks"): (1, ARMING),
+    ("desktop/test_desktop_check.py", "_key"): (1, ARMING),
+    ("desktop/test_notifications_app.py",
+     "test_the_demo_request_is_allowed_from_its_notification"): (1, ARMING),
+    ("desktop/test_notifications_app.py",
+     "test_a_process_that_takes_the_notification_service_over_cannot_allow_in_the_app"): (
+        1, ARMING),
+    ("desktop/test_desktop_check.py", "_screenshot"): (
+        1, "no assertion follows: the screenshot is an artifact for a person, taken once a "
+           "screen without a window manager has drawn"),
+    ("packaging/test_bundle.py", "x_display"): (
+        1, "the tray host (trayer) gives no ready signal; the bundle test only needs it up"),
+    ("desktop/test_desktop_check.py", "test_demo_request_answered_by_real_key_presses"): (
+        1, NO_LATER_EVENT + " (another process: nothing answers a request by itself)"),
+    ("desktop/test_second_launch.py",
+     "test_a_second_demo_goes_to_the_running_app_and_ctrl_q_asks_then_denies"): (
+        1, NO_LATER_EVENT + " (another process: Cancel on the quit box keeps it running)"),
+    ("desktop/test_second_launch.py", "test_two_demos_launched_at_once_make_one_app"): (
+        1, NO_LATER_EVENT + " (another process: no second main window comes)"),
+    ("agents/test_qoder_session_life.py",
+     "test_the_cli_dying_withdraws_every_pending_request"): (
+        1, NO_LATER_EVENT + " (the peer is dead, so no round trip can follow the stray "
+                            "answer it checks for)"),
+    ("agents/test_qoder_session_life.py",
+     "test_stop_withdraws_pending_requests_and_closes_the_transport"): (
+        1, NO_LATER_EVENT + " (the peer is closed, so no round trip can follow the stray "
+                            "answer it checks for)"),
+    ("e2e/test_transcript_lines.py", "test_parallel_results_name_the_call_they_belong_to"): (
+        1, "spaces two answers to the real CLI so its results come back in the other order; "
+           "the order is the input of the test, not what it asserts"),
+    ("e2e/test_transcript_lines.py",
+     "test_the_terminal_follower_pairs_parallel_results_in_the_cli_transcript_file"): (
+        1, "spaces two answers to the real CLI so its results come back in the other order; "
+           "the order is the input of the test, not what it asserts"),
+    ("e2e/test_transcript_lines.py", "test_interrupting_a_slow_model_turn_says_interrupted"): (
+        1, "the interrupt must land while the real CLI streams the slow model turn (it has "
+           "reached the model by then); the CLI shows no 'streaming' state to wait on"),
+    ("store/test_writer.py",
+     "test_a_10_mb_question_is_written_off_the_loop_and_the_loop_keeps_serving"): (
+        1, "counts loop turns while the writer is held on a slow disk: the turns are the "
+           "proof the loop kept serving"),
+    ("ui/test_bridge.py",
+     "test_pending_changed_comes_at_once_then_once_more_per_turn_with_the_last_state.one"): (
+        1, NO_LATER_EVENT + " (the throttle's held-back emission has no public idle state)"),
+    ("ui/test_bridge.py", "test_unsubscribe_drops_a_held_back_pending_changed.scenario"): (
+        2, NO_LATER_EVENT + " (the throttle's held-back emission has no public idle state)"),
+    ("ui/test_large_input_turns.py", "test_a_loaded_huge_input_is_checked_once"): (
+        1, NO_LATER_EVENT + " (the editor's debounce has no public idle state)"),
+    ("ui/test_large_input_turns.py", "test_a_newer_command_replaces_one_still_being_prepared"): (
+        1, NO_LATER_EVENT + " (the dropped preparation would land a few turns later)"),
+    ("ui/test_large_input_turns.py", "test_an_edit_while_a_huge_input_is_being_checked_wins"): (
+        2, NO_LATER_EVENT + " (the editor's debounce has no public idle state)"),
+    ("ui/test_large_input_turns.py", "test_the_diff_follows_the_last_edit_of_a_huge_input"): (
+        2, NO_LATER_EVENT + " (the dropped diff would land a few turns later)"),
+    ("ui/test_preview_staged.py",
+     "test_a_newer_preview_or_message_wins_over_one_still_on_its_way"): (
+        2, NO_LATER_EVENT + " (a dropped render would land a few turns later)"),
+    ("ui/test_preview_staged.py", "test_a_pane_closed_while_rendering_is_left_alone"): (
+        1, NO_LATER_EVENT + " (a render step on the deleted pane would fail a turn later)"),
+    ("ui/test_reused_request_id.py",
+     "test_a_cancel_for_a_reused_id_closes_both_dialogs_and_records_both_withdrawn.scenario"): (
+        1, NO_LATER_EVENT + " (a second dialog would open a turn after the first closed)"),
+    ("ui/test_single_instance.py",
+     "test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens"): (
+        1, NO_LATER_EVENT + " (a second launch that waits for the first shows no state)"),
+    ("ui/test_spare_first_frame.py",
+     "test_the_first_frame_of_a_spare_on_screen_is_its_content"): (
+        1, "one loop turn after the first paint so the frame reaches the screen grab; Qt "
+           "offers no 'frame flushed' signal"),
+    ("ui/test_spare_first_frame.py",
+     "test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen"): (
+        2, NO_LATER_EVENT + " (a paint of a hidden spare would come a turn later)"),
+    ("ui/test_spare_first_frame.py",
+     "test_a_dialog_closed_before_it_painted_calls_when_painted_once"): (
+        1, NO_LATER_EVENT + " (a second call would come a turn later)"),
+    ("ui/test_start_up.py",
+     "test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_and_a_deny"
+     ".scenario"): (
+        1, NO_LATER_EVENT + " (nothing answers the terminal prompt for the person)"),
+    ("ui/test_transcript_batches.py",
+     "test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint"): (
+        2, "counts repaints: the window's own paints must be over before, and the batch's "
+           "one repaint done after; Qt has no 'no paint pending' state"),
+    ("ui/test_transcript_batches.py",
+     "test_switching_sessions_mid_batch_shows_only_the_new_sessions_events"): (
+        1, NO_LATER_EVENT + " (the old session's batch would land a batch later)"),
+    ("ui/test_transcript_batches.py", "test_the_opaque_viewport_looks_like_a_plain_text_edit"): (
+        1, "lets both views repaint after a scroll before comparing their pixels; Qt has no "
+           "'no paint pending' state"),
+    ("ui/test_wiring.py",
+     "test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_request"
+     ".scenario"): (
+        1, NO_LATER_EVENT + " (counts the views' updates; a late one would come later)"),
+    ("ui/test_wiring.py",
+     "test_an_approved_plan_of_a_gateway_agent_reaches_it_and_shows_no_error.scenario"): (
+        1, NO_LATER_EVENT + " (a failed mode switch would be reported a turn later)"),
+}
+
+
+def _is_fixed_sleep(call: ast.Call) -> bool:
+    function = call.func
+    if not (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)):
+        return False
+    if (function.value.id, function.attr) not in SLEEPS or not call.args:
+        return False
+    argument = call.args[0]
+    if isinstance(argument, ast.Constant) and argument.value == 0:
+        return False  # a yield to the loop, not a wait
+    return not (isinstance(argument, ast.Attribute) and argument.attr == "inf")
+
+
+def _is_poll(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    """A `while` loop, or a `for` loop that stops when its condition holds."""
+    if isinstance(loop, ast.While):
+        return True
+    return any(isinstance(node, ast.Break | ast.Return) for node in ast.walk(loop))
+
+
+def fixed_sleeps(source: str, name: str) -> Counter[Site]:
+    """Every fixed sleep in `source` (the file `name`) that is not a poll, by enclosing
+    function."""
+    found: Counter[Site] = Counter()
+
+    def visit(node: ast.AST, scope: list[str], polling: bool) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope, polling = [*scope, node.name], False
+        elif isinstance(node, ast.ClassDef):
+            scope = [*scope, node.name]
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.While) and _is_poll(node):
+            polling = True
+        if isinstance(node, ast.Call) and _is_fixed_sleep(node) and not polling:
+            found[(name, ".".join(scope))] += 1
+        for child in ast.iter_child_nodes(node):
+            visit(child, scope, polling)
+
+    visit(ast.parse(source), [], False)
+    return found
+
+
+def all_fixed_sleeps() -> Counter[Site]:
+    """The fixed sleeps of the whole of tests/ (this file's own examples excluded)."""
+    found: Counter[Site] = Counter()
+    for path in sorted(TESTS.rglob("*.py")):
+        if path != Path(__file__).resolve():
+            found.update(fixed_sleeps(path.read_text(encoding="utf-8"),
+                                      path.relative_to(TESTS).as_posix()))
+    return found
+
+
+def test_no_fixed_sleep_outside_the_allow_list() -> None:
+    allowed = Counter({site: count for site, (count, _reason) in ALLOWED.items()})
+    found = all_fixed_sleeps()
+    new = found - allowed
+    assert not new, (
+        "a fixed sleep proves nothing on a slow machine; wait on a signal or a state "
+        f"(helpers.loop.settle, qtbot.waitUntil/waitSignal) or add it to ALLOWED with "
+        f"the reason: {sorted(new.items())}")
+    gone = allowed - found
+    assert not gone, f"these allowed sleeps are gone; drop them from ALLOWED: {sorted(gone)}"
+
+
+def test_every_allowed_sleep_says_why() -> None:
+    assert all(len(reason) > 30 for _count, reason in ALLOWED.values())
+
+
+def test_the_walk_tells_a_wait_from_a_poll() -> None:
+    """The walk itself can fail: a bare sleep is found, a poll and a yield are not."""
+    sample = (
+        "import asyncio, math, time\n"
+        "async def test_bare(qtbot):\n"
+        "    await asyncio.sleep(0.5)\n"
+        "    qtbot.wait(100)\n"
+        "    await asyncio.sleep(0)\n"
+        "    await asyncio.sleep(math.inf)\n"
+        "    while not done():\n"
+        "        time.sleep(0.01)\n"
+        "    for _ in range(10):\n"
+        "        if done():\n"
+        "            break\n"
+        "        time.sleep(0.01)\n"
+        "    for _ in range(3):\n"
+        "        time.sleep(0.01)\n")
+    assert fixed_sleeps(sample, "sample.py") == Counter({("sample.py", "test_bare"): 3})
