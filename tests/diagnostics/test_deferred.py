@@ -1,4 +1,5 @@
-"""Modules the libraries import but an idle app never uses run on first use (issue #15)."""
+"""Modules the libraries import but an idle app never uses run on first use (start-up
+time and memory)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Writes off the event loop (issue #13 item 5, issue #15): the store's one writer thread.
+"""Writes off the event loop (a slow disk must not freeze the dialogs): the store's one
+writer thread.
 
 A large question is written while the loop keeps serving; a decision is committed before
 the broker returns it; tool events seen by hooks are queued without waiting and are all

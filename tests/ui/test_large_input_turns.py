@@ -1,6 +1,6 @@
 """Large inputs are prepared over several loop turns, and what the person must see is
 there when the dialog arms; a later edit or command replaces work still pending
-(issue #13 item 4: a 4 MiB input blocks the loop at most 100 ms)."""
+(a 4 MiB input blocks the loop at most 100 ms)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Long previews render in stages across loop turns, and end exactly as a direct render.
 
 `PreviewPane.show_preview` sanitizes a preview longer than `STAGED_CHARS` on a worker
-thread, then parses and lays it out in later loop turns (issue 15: all three in one call blocked
-the loop up to 0.5 s). Offscreen, real widgets, on the app's qasync loop.
+thread, then parses and lays it out in later loop turns (all three in one call blocked the loop
+up to 0.5 s). Offscreen, real widgets, on the app's qasync loop.
 """
 
 from __future__ import annotations

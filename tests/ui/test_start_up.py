@@ -1,5 +1,5 @@
 """Start-up: the main window paints before the core loads, and a slow keyring neither
-freezes the loop nor starts the gateway without its token (issues #15 and #13 item 5)."""
+freezes the loop nor starts the gateway without its token (a keyring can take seconds to answer)."""
 
 from __future__ import annotations
 
