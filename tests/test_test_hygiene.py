@@ -13,6 +13,7 @@ about; a new one fails this test until it waits on a signal or a state instead
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -227,3 +228,19 @@ def test_the_walk_tells_a_wait_from_a_poll() -> None:
         "    for _ in range(3):\n"
         "        time.sleep(0.01)\n")
     assert fixed_sleeps(sample, "sample.py") == Counter({("sample.py", "test_bare"): 3})
+
+
+ISSUE_CITATION = re.compile(r"\bissues? #?\d+|\(#\d+\)", re.IGNORECASE)
+
+
+def test_no_code_or_test_cites_an_issue_number() -> None:
+    """The tracker is not in the repo: a number tells a reader nothing; say the reason."""
+    root = TESTS.parent
+    cited = [f"{path.relative_to(root)}:{number}: {line.strip()}"
+             for folder in ("qoder_desktop", "tests", "benchmarks", "tools", "docs")
+             for path in sorted((root / folder).rglob("*"))
+             if path.suffix in (".py", ".md", ".json", ".toml", ".qss")
+             for number, line in enumerate(
+                 path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if ISSUE_CITATION.search(line) and path != Path(__file__).resolve()]
+    assert not cited, "say the reason instead of the issue number:\n" + "\n".join(cited)
