@@ -120,10 +120,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
     ("ui/test_spare_first_frame.py",
      "test_a_dialog_closed_before_it_painted_calls_when_painted_once"): (
         1, NO_LATER_EVENT + " (a second call would come a turn later)"),
-    ("ui/test_start_up.py",
-     "test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_and_a_deny"
-     ".scenario"): (
-        1, NO_LATER_EVENT + " (nothing answers the terminal prompt for the person)"),
     ("ui/test_transcript_batches.py",
      "test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint"): (
         2, "counts repaints: the window's own paints must be over before, and the batch's "
