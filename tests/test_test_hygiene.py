@@ -104,9 +104,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
         2, NO_LATER_EVENT + " (a dropped render would land a few turns later)"),
     ("ui/test_preview_staged.py", "test_a_pane_closed_while_rendering_is_left_alone"): (
         1, NO_LATER_EVENT + " (a render step on the deleted pane would fail a turn later)"),
-    ("ui/test_reused_request_id.py",
-     "test_a_cancel_for_a_reused_id_closes_both_dialogs_and_records_both_withdrawn.scenario"): (
-        1, NO_LATER_EVENT + " (a second dialog would open a turn after the first closed)"),
     ("ui/test_single_instance.py",
      "test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens"): (
         1, NO_LATER_EVENT + " (a second launch that waits for the first shows no state)"),
