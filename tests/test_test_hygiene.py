@@ -128,10 +128,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
         1, "lets both views repaint after a scroll before comparing their pixels; Qt has no "
            "'no paint pending' state"),
     ("ui/test_wiring.py",
-     "test_a_session_stopping_with_many_pending_updates_the_views_once_not_per_request"
-     ".scenario"): (
-        1, NO_LATER_EVENT + " (counts the views' updates; a late one would come later)"),
-    ("ui/test_wiring.py",
      "test_an_approved_plan_of_a_gateway_agent_reaches_it_and_shows_no_error.scenario"): (
         1, NO_LATER_EVENT + " (a failed mode switch would be reported a turn later)"),
 }
