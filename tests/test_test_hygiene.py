@@ -7,7 +7,8 @@ finds every fixed sleep in tests/ (`time.sleep(n)`, `asyncio.sleep(n)`, `anyio.s
 or returns when its condition holds) and not a bare yield (`sleep(0)`, `sleep(math.inf)`).
 Each one must be in `ALLOWED`, with the reason the time itself is what the test is
 about; a new one fails this test until it waits on a signal or a state instead
-(`helpers.loop.settle`, `qtbot.waitUntil`, `qtbot.waitSignal`, an `asyncio.Event`).
+(`helpers.loop.settle`, `helpers.loop.qt_turns`, `qtbot.waitUntil`, `qtbot.waitSignal`,
+an `asyncio.Event`).
 """
 
 from __future__ import annotations
@@ -86,11 +87,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
      "test_a_10_mb_question_is_written_off_the_loop_and_the_loop_keeps_serving"): (
         1, "counts loop turns while the writer is held on a slow disk: the turns are the "
            "proof the loop kept serving"),
-    ("ui/test_bridge.py",
-     "test_pending_changed_comes_at_once_then_once_more_per_turn_with_the_last_state.one"): (
-        1, NO_LATER_EVENT + " (the throttle's held-back emission has no public idle state)"),
-    ("ui/test_bridge.py", "test_unsubscribe_drops_a_held_back_pending_changed.scenario"): (
-        2, NO_LATER_EVENT + " (the throttle's held-back emission has no public idle state)"),
     ("ui/test_large_input_turns.py", "test_a_loaded_huge_input_is_checked_once"): (
         1, NO_LATER_EVENT + " (the editor's debounce has no public idle state)"),
     ("ui/test_large_input_turns.py", "test_a_newer_command_replaces_one_still_being_prepared"): (
