@@ -95,11 +95,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
         2, NO_LATER_EVENT + " (the editor's debounce has no public idle state)"),
     ("ui/test_large_input_turns.py", "test_the_diff_follows_the_last_edit_of_a_huge_input"): (
         2, NO_LATER_EVENT + " (the dropped diff would land a few turns later)"),
-    ("ui/test_preview_staged.py",
-     "test_a_newer_preview_or_message_wins_over_one_still_on_its_way"): (
-        2, NO_LATER_EVENT + " (a dropped render would land a few turns later)"),
-    ("ui/test_preview_staged.py", "test_a_pane_closed_while_rendering_is_left_alone"): (
-        1, NO_LATER_EVENT + " (a render step on the deleted pane would fail a turn later)"),
     ("ui/test_single_instance.py",
      "test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens"): (
         1, NO_LATER_EVENT + " (a second launch that waits for the first shows no state)"),
@@ -107,12 +102,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
      "test_the_first_frame_of_a_spare_on_screen_is_its_content"): (
         1, "one loop turn after the first paint so the frame reaches the screen grab; Qt "
            "offers no 'frame flushed' signal"),
-    ("ui/test_spare_first_frame.py",
-     "test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen"): (
-        2, NO_LATER_EVENT + " (a paint of a hidden spare would come a turn later)"),
-    ("ui/test_spare_first_frame.py",
-     "test_a_dialog_closed_before_it_painted_calls_when_painted_once"): (
-        1, NO_LATER_EVENT + " (a second call would come a turn later)"),
     ("ui/test_transcript_batches.py",
      "test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint"): (
         2, "counts repaints: the window's own paints must be over before, and the batch's "

@@ -62,3 +62,18 @@ async def qt_turns(count: int = 4) -> None:
         fired: asyncio.Future[None] = loop.create_future()
         QTimer.singleShot(0, lambda fired=fired: fired.done() or fired.set_result(None))
         await fired
+
+
+def wait_qt_turns(qtbot: Any, count: int = 4) -> None:
+    """`qt_turns` for a synchronous test: `count` chained 0 ms Qt timers have fired."""
+    from PySide6.QtCore import QTimer
+
+    fired: list[int] = []
+
+    def turn() -> None:
+        fired.append(1)
+        if len(fired) < count:
+            QTimer.singleShot(0, turn)
+
+    QTimer.singleShot(0, turn)
+    qtbot.waitUntil(lambda: len(fired) >= count, timeout=5000)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.loop import wait_qt_turns
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.ui.dialogs import ApprovalDialog, dialog_for
@@ -63,11 +64,11 @@ def test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen(
     qtbot.addWidget(spare)
     spare.finish_building()
     spare.lay_out()
-    qtbot.wait(20)
+    wait_qt_turns(qtbot)  # the off-screen render's own turns are over
     spare.load(make_request("Bash", {"command": "make"}, cwd="/work/p"))
     calls: list[str] = []
     spare.when_painted(lambda: calls.append("painted"))
-    qtbot.wait(50)
+    wait_qt_turns(qtbot)  # a paint (and the turn after it) would have come by now
     assert calls == []
     spare.show()
     qtbot.waitUntil(lambda: calls == ["painted"], timeout=3000)
@@ -83,7 +84,7 @@ def test_a_dialog_closed_before_it_painted_calls_when_painted_once(
     dialog.when_painted(lambda: calls.append("closed"))
     dialog.withdraw()
     assert calls == ["closed"]
-    qtbot.wait(20)
+    wait_qt_turns(qtbot)  # a second call would come a turn later
     assert calls == ["closed"]
 
 
