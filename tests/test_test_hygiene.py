@@ -106,9 +106,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
      "test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint"): (
         2, "counts repaints: the window's own paints must be over before, and the batch's "
            "one repaint done after; Qt has no 'no paint pending' state"),
-    ("ui/test_transcript_batches.py",
-     "test_switching_sessions_mid_batch_shows_only_the_new_sessions_events"): (
-        1, NO_LATER_EVENT + " (the old session's batch would land a batch later)"),
     ("ui/test_transcript_batches.py", "test_the_opaque_viewport_looks_like_a_plain_text_edit"): (
         1, "lets both views repaint after a scroll before comparing their pixels; Qt has no "
            "'no paint pending' state"),
