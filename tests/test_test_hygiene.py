@@ -87,14 +87,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
      "test_a_10_mb_question_is_written_off_the_loop_and_the_loop_keeps_serving"): (
         1, "counts loop turns while the writer is held on a slow disk: the turns are the "
            "proof the loop kept serving"),
-    ("ui/test_large_input_turns.py", "test_a_loaded_huge_input_is_checked_once"): (
-        1, NO_LATER_EVENT + " (the editor's debounce has no public idle state)"),
-    ("ui/test_large_input_turns.py", "test_a_newer_command_replaces_one_still_being_prepared"): (
-        1, NO_LATER_EVENT + " (the dropped preparation would land a few turns later)"),
-    ("ui/test_large_input_turns.py", "test_an_edit_while_a_huge_input_is_being_checked_wins"): (
-        2, NO_LATER_EVENT + " (the editor's debounce has no public idle state)"),
-    ("ui/test_large_input_turns.py", "test_the_diff_follows_the_last_edit_of_a_huge_input"): (
-        2, NO_LATER_EVENT + " (the dropped diff would land a few turns later)"),
     ("ui/test_single_instance.py",
      "test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens"): (
         1, NO_LATER_EVENT + " (a second launch that waits for the first shows no state)"),
