@@ -87,9 +87,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
      "test_a_10_mb_question_is_written_off_the_loop_and_the_loop_keeps_serving"): (
         1, "counts loop turns while the writer is held on a slow disk: the turns are the "
            "proof the loop kept serving"),
-    ("ui/test_single_instance.py",
-     "test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens"): (
-        1, NO_LATER_EVENT + " (a second launch that waits for the first shows no state)"),
     ("ui/test_spare_first_frame.py",
      "test_the_first_frame_of_a_spare_on_screen_is_its_content"): (
         1, "one loop turn after the first paint so the frame reaches the screen grab; Qt "
