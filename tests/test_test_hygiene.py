@@ -65,14 +65,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
         1, NO_LATER_EVENT + " (another process: Cancel on the quit box keeps it running)"),
     ("desktop/test_second_launch.py", "test_two_demos_launched_at_once_make_one_app"): (
         1, NO_LATER_EVENT + " (another process: no second main window comes)"),
-    ("agents/test_qoder_session_life.py",
-     "test_the_cli_dying_withdraws_every_pending_request"): (
-        1, NO_LATER_EVENT + " (the peer is dead, so no round trip can follow the stray "
-                            "answer it checks for)"),
-    ("agents/test_qoder_session_life.py",
-     "test_stop_withdraws_pending_requests_and_closes_the_transport"): (
-        1, NO_LATER_EVENT + " (the peer is closed, so no round trip can follow the stray "
-                            "answer it checks for)"),
     ("e2e/test_transcript_lines.py", "test_parallel_results_name_the_call_they_belong_to"): (
         1, "spaces two answers to the real CLI so its results come back in the other order; "
            "the order is the input of the test, not what it asserts"),
