@@ -65,13 +65,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
         1, NO_LATER_EVENT + " (another process: Cancel on the quit box keeps it running)"),
     ("desktop/test_second_launch.py", "test_two_demos_launched_at_once_make_one_app"): (
         1, NO_LATER_EVENT + " (another process: no second main window comes)"),
-    ("e2e/test_transcript_lines.py", "test_parallel_results_name_the_call_they_belong_to"): (
-        1, "spaces two answers to the real CLI so its results come back in the other order; "
-           "the order is the input of the test, not what it asserts"),
-    ("e2e/test_transcript_lines.py",
-     "test_the_terminal_follower_pairs_parallel_results_in_the_cli_transcript_file"): (
-        1, "spaces two answers to the real CLI so its results come back in the other order; "
-           "the order is the input of the test, not what it asserts"),
     ("e2e/test_transcript_lines.py", "test_interrupting_a_slow_model_turn_says_interrupted"): (
         1, "the interrupt must land while the real CLI streams the slow model turn (it has "
            "reached the model by then); the CLI shows no 'streaming' state to wait on"),
