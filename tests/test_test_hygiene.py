@@ -72,17 +72,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
      "test_a_10_mb_question_is_written_off_the_loop_and_the_loop_keeps_serving"): (
         1, "counts loop turns while the writer is held on a slow disk: the turns are the "
            "proof the loop kept serving"),
-    ("ui/test_spare_first_frame.py",
-     "test_the_first_frame_of_a_spare_on_screen_is_its_content"): (
-        1, "one loop turn after the first paint so the frame reaches the screen grab; Qt "
-           "offers no 'frame flushed' signal"),
-    ("ui/test_transcript_batches.py",
-     "test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint"): (
-        2, "counts repaints: the window's own paints must be over before, and the batch's "
-           "one repaint done after; Qt has no 'no paint pending' state"),
-    ("ui/test_transcript_batches.py", "test_the_opaque_viewport_looks_like_a_plain_text_edit"): (
-        1, "lets both views repaint after a scroll before comparing their pixels; Qt has no "
-           "'no paint pending' state"),
     ("ui/test_wiring.py",
      "test_an_approved_plan_of_a_gateway_agent_reaches_it_and_shows_no_error.scenario"): (
         1, NO_LATER_EVENT + " (a failed mode switch would be reported a turn later)"),

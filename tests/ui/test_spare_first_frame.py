@@ -44,7 +44,7 @@ def test_the_first_frame_of_a_spare_on_screen_is_its_content(
     dialog.installEventFilter(watch)
     dialog.show()
     qtbot.waitUntil(lambda: bool(painted), timeout=3000)
-    qtbot.wait(1)  # the turn after the paint: the frame is flushed
+    wait_qt_turns(qtbot, 1)  # the turn after the paint: the frame is flushed
     screen = dialog.screen().grabWindow(dialog.winId()).toImage()
     own = dialog.grab().toImage()
     assert not dialog.is_armed()  # (nothing changed between the two: not armed yet)
