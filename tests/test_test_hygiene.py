@@ -68,9 +68,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
     ("e2e/test_transcript_lines.py", "test_interrupting_a_slow_model_turn_says_interrupted"): (
         1, "the interrupt must land while the real CLI streams the slow model turn (it has "
            "reached the model by then); the CLI shows no 'streaming' state to wait on"),
-    ("ui/test_wiring.py",
-     "test_an_approved_plan_of_a_gateway_agent_reaches_it_and_shows_no_error.scenario"): (
-        1, NO_LATER_EVENT + " (a failed mode switch would be reported a turn later)"),
 }
 
 

@@ -284,7 +284,10 @@ def test_an_approved_plan_of_a_gateway_agent_reaches_it_and_shows_no_error(
                 await settle(dialog.is_armed)
                 qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
                 result = tool_result(await call)
-                await asyncio.sleep(0.05)  # a mode switch would have failed by now
+                # A mode switch (there must be none for a gateway agent) would run as
+                # background work of the hub or the window: none is left to fail later.
+                await settle(lambda: not desktop.hub._tasks  # type: ignore[attr-defined]
+                             and not desktop.tasks._tasks)  # type: ignore[attr-defined]
                 return result
         finally:
             await gateway.stop()
