@@ -40,10 +40,6 @@ ALLOWED: dict[Site, tuple[int, str]] = {
     ("ui/test_event_loop.py", "test_an_infinite_cancel_scope_deadline_is_no_error.main"): (
         2, "the subject is a timed sleep on the app's loop inside an infinite cancel scope "
            "(qasync once failed to schedule it); the sleep is the thing under test"),
-    ("ui/test_approval_dialog.py",
-     "test_a_ctrl_key_held_from_before_keeps_the_dialog_unarmed_until_released"): (
-        1, "the arming delay is wall-clock time by design: the test waits past it to show a "
-           "Ctrl held from before still keeps the dialog unarmed"),
     ("desktop/test_app_gateway.py", "_dialog"): (1, ARMING),
     ("desktop/test_app_hook_flood.py",
      "test_a_flood_of_idle_connections_leaves_the_app_answering_hooks"): (1, ARMING),
