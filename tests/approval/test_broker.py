@@ -6,10 +6,9 @@ import asyncio
 import random
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers.broker_events import SESSION, Recorder, bash_request
+from helpers.broker_events import SESSION, Recorder, bash_request, watch_decision_writes
 
 from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
@@ -276,14 +275,7 @@ async def test_the_person_is_asked_while_the_request_is_written_and_the_answer_w
         monkeypatch: pytest.MonkeyPatch) -> None:
     recorder = Recorder(broker)
     disk = threading.Event()
-    writing = asyncio.Event()
-    write_decision = ledger.write_decision
-
-    async def watched_write(*args: Any, **kwargs: Any) -> None:
-        writing.set()
-        await write_decision(*args, **kwargs)
-
-    monkeypatch.setattr(ledger, "write_decision", watched_write)
+    writing = watch_decision_writes(ledger, monkeypatch)
     db.writer.submit(disk.wait)  # the writer thread is busy (a slow disk)
     try:
         task = asyncio.create_task(broker.request(bash_request("make")))

@@ -23,6 +23,7 @@ from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
+from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 60.0
@@ -30,6 +31,22 @@ TIMEOUT = 60.0
 BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 
 Finished = tuple[BrokerEvent, ApprovalRequest, Decision | None]
+
+
+def app_side(db: Database) -> tuple[Ledger, ApprovalBroker, SessionHub]:
+    """The ledger, the broker and a hub that starts no agent of its own, over `db`: what
+    stands behind every way in from a terminal."""
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    return ledger, broker, hub
+
+
+def workspace_and_config(tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh workspace for the CLI and the path of its own config dir."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    return workspace, tmp_path / "claude-config"
 
 
 def kill_group(pid: int) -> None:

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from helpers.broker_events import route_broker_events
 from helpers.cli_processes import assert_no_cli_left
-from helpers.cli_rig import CliRig
+from helpers.cli_rig import CliRig, app_side, workspace_and_config
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
@@ -59,12 +59,8 @@ async def open_gateway_rig(tmp_path: Path, db: Database, model: ThreadedScripted
                            ) -> AsyncIterator[GatewayCliRig]:
     """A started gateway (port 0) with a broker behind it; afterwards, no CLI of the
     rig's config dir is left running."""
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    config_dir = tmp_path / "claude-config"
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    workspace, config_dir = workspace_and_config(tmp_path)
+    ledger, broker, hub = app_side(db)
     gateway = ApprovalGateway(broker, hub, GATEWAY_TOKEN, port=0)
     rig = GatewayCliRig(gateway, broker, hub, ledger, model, workspace, config_dir)
     route_broker_events(broker, rig.added, rig.finished)

@@ -24,7 +24,14 @@ from typing import ClassVar
 
 from helpers.broker_events import route_broker_events
 from helpers.cli_processes import assert_no_cli_left
-from helpers.cli_rig import BUNDLED_CLI, TIMEOUT, CliRig, kill_group
+from helpers.cli_rig import (
+    BUNDLED_CLI,
+    TIMEOUT,
+    CliRig,
+    app_side,
+    kill_group,
+    workspace_and_config,
+)
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
@@ -77,13 +84,9 @@ async def open_terminal_rig(tmp_path: Path, db: Database, model: ThreadedScripte
                             wait_seconds: float = 120.0) -> AsyncIterator[TerminalRig]:
     """A started terminal hook server with our hook installed in a fresh config dir;
     afterwards, no CLI of that config dir is left running."""
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    config_dir = tmp_path / "claude-config"
+    workspace, config_dir = workspace_and_config(tmp_path)
     install_hook(config_dir)
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    ledger, broker, hub = app_side(db)
     server = TerminalHookServer(broker, hub, wait_seconds=wait_seconds)
     rig = TerminalRig(server, broker, hub, ledger, model, workspace, config_dir)
     route_broker_events(broker, rig.added, rig.finished)

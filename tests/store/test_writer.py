@@ -12,9 +12,9 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers.broker_events import watch_decision_writes
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, DecisionKind
@@ -50,14 +50,7 @@ async def test_a_10_mb_question_is_written_off_the_loop_and_the_loop_keeps_servi
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     ledger = Ledger(db)
     broker = ApprovalBroker(db, ledger)
-    writing = asyncio.Event()
-    write_decision = ledger.write_decision
-
-    async def watched_write(*args: Any, **kwargs: Any) -> None:
-        writing.set()
-        await write_decision(*args, **kwargs)
-
-    monkeypatch.setattr(ledger, "write_decision", watched_write)
+    writing = watch_decision_writes(ledger, monkeypatch)
     writes = _writes_by_thread(db)
     gate = threading.Event()
     db.writer.post(lambda: gate.wait(30))  # the disk is busy with something else first
