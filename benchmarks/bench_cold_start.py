@@ -177,7 +177,7 @@ def run(runs: int) -> list[Figure]:
             f"without cached bytecode (PYTHONDONTWRITEBYTECODE: the app's own modules "
             f"compiled at every start; the figure before this was measured so): frame med "
             f"{_med(uncached, 'frame'):.3f} s (n={len(uncached)}, interleaved)",
-            f"offscreen (context, the figure before issue 15): showEvent med "
+            f"offscreen (context, the figure before the start-up work): showEvent med "
             f"{_med(offscreen, 'shown'):.3f} s, first frame med {_med(offscreen, 'frame'):.3f} s"
             f" (n={len(offscreen)})",
             f"`python -c pass` {empty:.3f} s; import self time by package (ms, -X "

@@ -12,7 +12,7 @@ shows (wrapping anywhere, its fastest mode for long runs; with the default word 
 1 MiB word took 16 s), opened and edited the same way: what Qt alone costs for the text
 as one block per line.
 
-Before issue #13: 10 KB with ~1,000 findings opened in ~1 s and froze 28 s after a
+Before the large-input work: 10 KB with ~1,000 findings opened in ~1 s and froze 28 s after a
 one-character edit; a 128 KiB word took 3 s to open, 1 MiB more than 120 s. Before the
 soft-broken display and the analysis bound (same machine, loaded): 1 MiB opened in
 10.8 s and froze 3.5 s per edit; 4 MiB 27–39 s and 20–24 s. After them, the longest

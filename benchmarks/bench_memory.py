@@ -81,7 +81,7 @@ def what_holds() -> str:
     chars = sum(len(line) for entry in sources for line in entry[2])
     threads = sorted({thread.name.rstrip("0123456789").rstrip("-_") or thread.name
                       for thread in threading.enumerate()})
-    try:  # (absent from trees before issue 15's deferred imports: a "before" run)
+    try:  # (absent from trees before the deferred imports: a "before" run)
         from qoder_desktop.diagnostics.deferred import DEFERRED_MODULES, DeferredModule
     except ImportError:
         DEFERRED_MODULES, DeferredModule = (), type(None)

@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ import keyring
 import keyring.core
 import pytest
 from helpers.memory_keyring import MemoryKeyring
+from helpers.safety_skips import ci_failure, in_ci, must_not_skip
 from hypothesis import settings as hypothesis_settings
 
 from qoder_desktop.config.paths import HOME_ENV, AppPaths
@@ -56,6 +57,21 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
     in the app; a defect of the loop (qasync) must fail the tests, not only the app.
     """
     return {"app_loop": app_event_loop}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """In CI, a safety test that skips fails instead, naming why it skipped (see
+    `helpers.safety_skips`)."""
+    report: pytest.TestReport = yield
+    if report.skipped and in_ci() and must_not_skip(item.nodeid) and not hasattr(
+            report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(
+            report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = ci_failure(reason)
+    return report
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ the app quits; with the SDK's default of 30 minutes, an interactive agent that s
 over lunch would find its session gone. A call in flight keeps its session open however
 long the person takes, so the timeout never decides a request. The wait for idleness is
 an ``anyio.sleep_forever()`` (an infinite timer), which the app's loop
-(``qoder_desktop.ui.event_loop.AppEventLoop``) accepts; plain qasync does not (issue #16).
+(``qoder_desktop.ui.event_loop.AppEventLoop``) accepts; plain qasync does not (it fails
+to schedule an infinite timer).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ _HOMES = {
 }
 """Where each public name lives. The names load on first use: a session that only needs
 the CLI's environment (`cli_env`, an external scripted model) never loads the server and
-the scenario models (issue #15)."""
+the scenario models (they cost start-up time and memory)."""
 
 
 def __getattr__(name: str) -> Any:

@@ -157,6 +157,7 @@ class DesktopApp:
             servers = self.servers
             dialog.settings_saved.connect(self.settings_control.save)
             dialog.secret_entered.connect(self.settings_control.store_secret)
+            dialog.secret_removed.connect(self.settings_control.remove_secret)
             dialog.hook_install_requested.connect(
                 lambda agent: servers.change_hook(dialog, agent, True))
             dialog.hook_uninstall_requested.connect(

@@ -69,7 +69,7 @@ async def test_the_cli_dying_withdraws_every_pending_request(
     # The SDK's client is closed (the real transport deletes its auth payload file
     # there), and nobody tries to answer the dead CLI.
     await harness.wait_for(lambda: peer.closed, "the transport to be closed")
-    await asyncio.sleep(0.05)
+    await harness.wait_for(lambda: not _sdk_answering(), "the SDK's handlers to end")
     assert peer.writes_after_death == []
     for request in pending:
         assert not harness.broker.is_pending(request.request_id)
@@ -77,17 +77,25 @@ async def test_the_cli_dying_withdraws_every_pending_request(
         assert peer.responses_for(item.request_id) == []
 
 
+def _sdk_answering() -> bool:
+    """True while a task of the SDK still handles one of the CLI's control requests (an
+    answer to the dead CLI would be written from there)."""
+    return any("_handle_control_request" in getattr(task.get_coro(), "__qualname__", "")
+               for task in asyncio.all_tasks() if not task.done())
+
+
 async def test_stop_withdraws_pending_requests_and_closes_the_transport(
         harness: QoderHarness) -> None:
     session_id, peer = await harness.start()
     asked = peer.ask("Bash", {"command": "make"})
     request = await harness.next_request()
+    assert _sdk_answering()  # (the SDK's handler waits for the person's answer)
     await asyncio.wait_for(harness.hub.stop(session_id), WAIT)
     event, finished, _ = await harness.next_finished()
     assert (event, finished.request_id) == (BrokerEvent.WITHDRAWN, request.request_id)
     assert harness.hub.session(session_id).state is SessionState.STOPPED
     assert peer.closed
-    await asyncio.sleep(0.05)
+    await harness.wait_for(lambda: not _sdk_answering(), "the SDK's handlers to end")
     assert peer.responses_for(asked.request_id) == []
     assert peer.writes_after_death == []
 

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.broker_events import SESSION, Recorder, bash_request
+from helpers.broker_events import SESSION, Recorder, bash_request, watch_decision_writes
 
 from qoder_desktop.approval.broker import AlreadyAnswered, ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
@@ -275,16 +275,19 @@ async def test_a_person_cannot_answer_with_withdrawn(broker: ApprovalBroker) -> 
 
 
 async def test_the_person_is_asked_while_the_request_is_written_and_the_answer_waits_for_it(
-        broker: ApprovalBroker, db: Database, ledger: Ledger) -> None:
+        broker: ApprovalBroker, db: Database, ledger: Ledger,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     recorder = Recorder(broker)
     disk = threading.Event()
+    writing = watch_decision_writes(ledger, monkeypatch)
     db.writer.submit(disk.wait)  # the writer thread is busy (a slow disk)
     try:
         task = asyncio.create_task(broker.request(bash_request("make")))
         request = await recorder.next_added()  # the dialog does not wait for the disk
         broker.answer(request.request_id, Decision.allow_once({"command": "make"}))
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(writing.wait(), 5)  # the broker is writing the decision
         assert not task.done()  # but the answer waits until both rows are committed
+        assert not any(event is BrokerEvent.ANSWERED for event, _, _ in recorder.events)
     finally:
         disk.set()
     assert (await task).kind is DecisionKind.ALLOW_ONCE

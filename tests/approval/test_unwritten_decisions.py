@@ -8,6 +8,7 @@ import logging
 
 import pytest
 from helpers.disk_faults import fill_disk, free_disk, make_read_only
+from helpers.loop import settle
 
 from qoder_desktop.approval import unwritten
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
@@ -69,11 +70,7 @@ async def test_a_full_disk_denies_the_allow_keeps_it_and_writes_it_when_room_is_
     task = await _asked(broker, ledger, second)
     broker.answer(second.request_id, Decision.deny("not now"))
     assert (await task).kind is DecisionKind.DENY
-    for _ in range(500):
-        if not broker.unwritten():
-            break
-        await asyncio.sleep(0.01)
-    assert broker.unwritten() == []
+    await settle(lambda: not broker.unwritten())
     assert ledger.pending("session-1") == []
     entry = next(e for e in ledger.entries("session-1") if e.entry_id == first.request_id)
     assert entry.outcome is DecisionKind.ERROR and entry.decided_by is DecidedBy.ERROR

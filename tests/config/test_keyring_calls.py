@@ -1,5 +1,6 @@
 """Keyring calls off the event loop: the loop keeps serving, a slow keyring is shown, a
-silent one times out with a clear message (issue #13 item 5)."""
+silent one times out with a clear message (a keyring may wait on a person's
+unlock prompt or never answer)."""
 
 from __future__ import annotations
 

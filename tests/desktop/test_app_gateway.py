@@ -1,4 +1,4 @@
-"""The approval gateway through the real app (issue #16): ``qoder-desktop`` under Xvfb,
+"""The approval gateway through the real app (which runs on qasync): ``qoder-desktop`` under Xvfb,
 the real Claude Code CLI in a "terminal" with the flags "Connect an Agent…" shows, and
 the dialog answered by real key presses (xdotool).
 

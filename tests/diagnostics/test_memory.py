@@ -1,4 +1,5 @@
-"""What the app leaves out of memory (issue #15): library parts it never uses."""
+"""What the app leaves out of memory (an idle app stays small): library parts it never
+uses."""
 
 from __future__ import annotations
 

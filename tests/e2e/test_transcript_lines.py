@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 from helpers.claude_harness import Harness
+from helpers.loop import settle
 
 from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, RESULT_LABEL, STOPPED_TEXT
 from qoder_desktop.domain.models import Decision, SessionState
@@ -60,9 +61,11 @@ async def test_parallel_results_name_the_call_they_belong_to(harness: Harness) -
     first, second = await harness.next_request(), await harness.next_request()
     by_path = {r.tool_input["file_path"]: r for r in (first, second)}
     # Answer the later call first, so the results arrive in the other order too.
-    harness.broker.answer(by_path["/etc/shells"].request_id,
-                          Decision.allow_once(dict(by_path["/etc/shells"].tool_input)))
-    await asyncio.sleep(0.5)
+    later = by_path["/etc/shells"]
+    harness.broker.answer(later.request_id, Decision.allow_once(dict(later.tool_input)))
+    await settle(lambda: any(line.kind is TranscriptKind.TOOL_RESULT
+                             and line.tool_use_id == later.tool_use_id
+                             for line in harness.hub.transcript(session_id)), timeout=30)
     harness.broker.answer(by_path["/etc/hosts"].request_id,
                           Decision.allow_once(dict(by_path["/etc/hosts"].tool_input)))
     await harness.wait_idle()
@@ -91,11 +94,13 @@ async def test_parallel_results_name_the_call_they_belong_to(harness: Harness) -
 async def test_the_terminal_follower_pairs_parallel_results_in_the_cli_transcript_file(
         harness: Harness) -> None:
     """The JSON-lines transcript the real CLI wrote, read as a terminal session's would be."""
-    await harness.start("parallel")
+    session_id = await harness.start("parallel")
     first, second = await harness.next_request(), await harness.next_request()
-    for request in (second, first):
+    for request in (second, first):  # the later call's result comes first
         harness.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
-        await asyncio.sleep(0.5)
+        await settle(lambda request=request: any(
+            line.kind is TranscriptKind.TOOL_RESULT and line.tool_use_id == request.tool_use_id
+            for line in harness.hub.transcript(session_id)), timeout=30)
     await harness.wait_idle()
     config = harness.workspace.parent / "claude-config"
     [path] = list(config.glob("projects/*/*.jsonl"))

@@ -22,6 +22,7 @@ from helpers.gateway_rig import (
     result_of,
     unused_factory,
 )
+from helpers.loop import settle
 from mcp import types
 from mcp.shared.exceptions import McpError
 
@@ -309,7 +310,8 @@ async def test_a_long_wait_is_kept_alive_and_never_timed_out(gw: Fixture) -> Non
     async with mcp_client(gw.gateway.url) as session:
         call = await ask(session, progress_callback=on_progress)
         request = await gw.next_request()
-        await asyncio.sleep(3.0)
+        # 15 keep-alives, 0.2 s apart: the call has outlived the read timeout by then.
+        await settle(lambda: len(progress) >= 15, timeout=30)
         assert not call.done() and gw.broker.is_pending(request.request_id)
         gw.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
         result = result_of(await asyncio.wait_for(call, WAIT))

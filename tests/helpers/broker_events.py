@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
+
+import pytest
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.store.ledger import Ledger
 
 Finished = tuple[BrokerEvent, ApprovalRequest, Decision | None]
 
@@ -70,3 +74,17 @@ class Recorder:
     async def next_added(self) -> ApprovalRequest:
         """The next request that waits for a person (fails after 5 s)."""
         return await asyncio.wait_for(self.added.get(), 5)
+
+
+def watch_decision_writes(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """An event set as soon as the broker starts writing a decision to `ledger` (the
+    write itself goes on as before): proof the loop got that far while the disk waits."""
+    writing = asyncio.Event()
+    write_decision = ledger.write_decision
+
+    async def watched(*args: Any, **kwargs: Any) -> None:
+        writing.set()
+        await write_decision(*args, **kwargs)
+
+    monkeypatch.setattr(ledger, "write_decision", watched)
+    return writing

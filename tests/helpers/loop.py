@@ -44,3 +44,36 @@ class LoopTicks:
     async def __aexit__(self, *_exc: object) -> None:
         if self._task is not None:
             self._task.cancel()
+
+
+async def qt_turns(count: int = 4) -> None:
+    """Let Qt's zero-interval timers run `count` times in a row: a zero timer started
+    before this call (a throttle that holds work back for a few loop turns, see
+    `ui.bridge.TurnThrottle`) has fired by the end, so what it would do has been done.
+
+    A wait on an event, not on the clock: each turn is one 0 ms single-shot timer,
+    started when the one before it fired (Qt fires due timers in the order they were
+    started).
+    """
+    from PySide6.QtCore import QTimer
+
+    loop = asyncio.get_running_loop()
+    for _ in range(count):
+        fired: asyncio.Future[None] = loop.create_future()
+        QTimer.singleShot(0, lambda fired=fired: fired.done() or fired.set_result(None))
+        await fired
+
+
+def wait_qt_turns(qtbot: Any, count: int = 4) -> None:
+    """`qt_turns` for a synchronous test: `count` chained 0 ms Qt timers have fired."""
+    from PySide6.QtCore import QTimer
+
+    fired: list[int] = []
+
+    def turn() -> None:
+        fired.append(1)
+        if len(fired) < count:
+            QTimer.singleShot(0, turn)
+
+    QTimer.singleShot(0, turn)
+    qtbot.waitUntil(lambda: len(fired) >= count, timeout=5000)

@@ -15,26 +15,35 @@ import json
 import os
 import pty
 import re
-import signal
 import struct
 import subprocess
 import termios
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
-import claude_agent_sdk
+from helpers.broker_events import route_broker_events
+from helpers.cli_processes import assert_no_cli_left
+from helpers.cli_rig import (
+    BUNDLED_CLI,
+    TIMEOUT,
+    CliRig,
+    app_side,
+    kill_group,
+    workspace_and_config,
+)
 
 from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.domain.models import ApprovalRequest, Decision
-from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
+from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.domain.models import Backend
+from qoder_desktop.scripted_model import ThreadedScriptedModel
+from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal.install import Agent, install
 from qoder_desktop.terminal.server import TerminalHookServer
 
-TIMEOUT = 60.0
-BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+__all__ = ["BUNDLED_CLI", "TIMEOUT", "PtyCli", "TerminalRig", "install_hook", "kill_group",
+           "open_terminal_rig"]
 
 
 def install_hook(config_dir: Path) -> Path:
@@ -47,56 +56,21 @@ def install_hook(config_dir: Path) -> Path:
     return path
 
 
-@dataclass
-class TerminalRig:
-    """The app side (server, broker, hub) and a workspace for the CLI."""
+class TerminalRig(CliRig):
+    """The app side (terminal hook server, broker, hub) and a workspace for the CLI."""
 
-    server: TerminalHookServer
-    broker: ApprovalBroker
-    hub: SessionHub
-    ledger: Ledger
-    model: ThreadedScriptedModel
-    workspace: Path
-    config_dir: Path
-    added: asyncio.Queue[ApprovalRequest] = field(default_factory=asyncio.Queue)
-    finished: asyncio.Queue[tuple[BrokerEvent, ApprovalRequest, Decision | None]] = field(
-        default_factory=asyncio.Queue)
-    first_result: int = 0
-    """Tool results the (shared) scripted model recorded before this test."""
+    backend: ClassVar[Backend] = Backend.TERMINAL
 
-    def __post_init__(self) -> None:
-        self.first_result = len(self.model.tool_results)
-
-    async def next_request(self) -> ApprovalRequest:
-        return await asyncio.wait_for(self.added.get(), TIMEOUT)
-
-    async def next_finished(self) -> tuple[BrokerEvent, ApprovalRequest, Decision | None]:
-        return await asyncio.wait_for(self.finished.get(), TIMEOUT)
-
-    def cli_env(self, scenario: str) -> dict[str, str]:
-        return {**os.environ, **build_cli_env(self.model.base_url, self.config_dir,
-                                              scenario=scenario)}
+    def __init__(self, server: TerminalHookServer, broker: ApprovalBroker, hub: SessionHub,
+                 ledger: Ledger, model: ThreadedScriptedModel, workspace: Path,
+                 config_dir: Path) -> None:
+        super().__init__(broker, hub, ledger, model, workspace, config_dir)
+        self.server = server
 
     async def start_cli(self, scenario: str = "bash", *args: str) -> asyncio.subprocess.Process:
         """``claude -p`` as a person types it: no permission flags at all (`args` added,
         e.g. ``--session-id``)."""
-        return await asyncio.create_subprocess_exec(
-            str(BUNDLED_CLI), "-p", "Go ahead.", "--output-format", "json", *args,
-            cwd=self.workspace, env=self.cli_env(scenario), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
-
-    async def finish(self, process: asyncio.subprocess.Process) -> tuple[int, dict[str, Any],
-                                                                         str]:
-        """Wait (bounded) for the CLI; (returncode, its JSON result, stderr)."""
-        try:
-            out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
-        finally:
-            kill_group(process.pid)
-        assert process.returncode is not None
-        text = out.decode(errors="replace")
-        return process.returncode, json.loads(text) if text.strip() else {}, err.decode(
-            errors="replace")
+        return await self.exec_cli(*args, scenario=scenario)
 
     def start_interactive(self, scenario: str = "bash") -> PtyCli:
         """``claude "Go ahead."`` in a terminal, as a person starts it."""
@@ -104,15 +78,24 @@ class TerminalRig:
         seed_interactive_config(self.config_dir, self.workspace, env["ANTHROPIC_API_KEY"])
         return PtyCli.start([str(BUNDLED_CLI), "Go ahead."], self.workspace, env)
 
-    def results(self, tool_use_id: str | None = None) -> list[Any]:
-        return [r for r in self.model.tool_results[self.first_result:]
-                if tool_use_id is None or r.tool_use_id == tool_use_id]
 
-
-def kill_group(pid: int) -> None:
-    """Kill a process group we started, if it still runs."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+@contextlib.asynccontextmanager
+async def open_terminal_rig(tmp_path: Path, db: Database, model: ThreadedScriptedModel,
+                            wait_seconds: float = 120.0) -> AsyncIterator[TerminalRig]:
+    """A started terminal hook server with our hook installed in a fresh config dir;
+    afterwards, no CLI of that config dir is left running."""
+    workspace, config_dir = workspace_and_config(tmp_path)
+    install_hook(config_dir)
+    ledger, broker, hub = app_side(db)
+    server = TerminalHookServer(broker, hub, wait_seconds=wait_seconds)
+    rig = TerminalRig(server, broker, hub, ledger, model, workspace, config_dir)
+    route_broker_events(broker, rig.added, rig.finished)
+    await server.start()
+    try:
+        yield rig
+    finally:
+        await server.stop()
+        await assert_no_cli_left(config_dir)
 
 
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[a-zA-Z~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"

@@ -89,7 +89,7 @@ def test_colspan_is_capped():
 
 
 def test_a_table_of_huge_spans_keeps_its_text_and_a_bounded_span_grid():
-    """1,000 cells of colspan=rowspan=20 took Qt 18.7 s to lay out (issue #13)."""
+    """1,000 cells of colspan=rowspan=20 took Qt 18.7 s to lay out."""
     cells = "".join(f"<td colspan=20 rowspan=20>c{n}</td>" for n in range(50))
     result = sanitize_preview("<table>" + f"<tr>{cells}</tr>" * 20 + "</table>")
     assert result.kind == "html" and not result.simplified

@@ -5,7 +5,7 @@ by `make_tree(root)`: links inside and outside the session folder, a link to `.g
 linked session folder, a missing one. `answers(root)` gives, per case, the behaviour,
 the reason (with `root` and `HOME` written as `ROOT` and `HOME`) and the ids of the
 deciding rules, from `explain` and from `evaluate`. `tests/rules/data/explain_answers.jsonl`
-holds what the matcher answered before the speed work of issue 15; run this module
+holds what the matcher answered before it was made faster; run this module
 (`python -m tests.rules.explain_cases FILE`) with that code to make the file again.
 """
 

@@ -1,4 +1,4 @@
-"""The matcher answers every recorded case as it did before the speed work of issue 15.
+"""The matcher answers every recorded case as it did before it was made faster.
 
 `explain_cases` generates 2,500 calls (Bash lines with operators, wrappers, quotes,
 sensitive names, links inside and outside the folder, file tools, WebFetch, MCP) over

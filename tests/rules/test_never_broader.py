@@ -1,4 +1,5 @@
-"""Where we decide alone, the matcher is never broader than Claude Code (issue #10).
+"""Where we decide alone, the matcher is never broader than Claude Code (a broader
+match would let a rule decide where the CLI asks).
 
 Each case is one of the reproduced disagreements: our matcher said allow where the real
 CLI asked. Now each asks, with a reason a person can read.

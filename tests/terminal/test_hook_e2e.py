@@ -1,6 +1,7 @@
 """The real Claude Code CLI, started with no permission flags, asks Qoder Desktop through
 the installed PermissionRequest hook (``claude -p``; the interactive CLI is in
-test_hook_pty.py; so are questions: -p mode turns AskUserQuestion off)."""
+test_hook_pty.py; so are questions: -p mode turns AskUserQuestion off). What every way in
+shares (allow, edit, deny) is tests/e2e/test_ways_in.py; here is what only the hook does."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ from helpers.terminal_rig import BUNDLED_CLI, TerminalRig
 
 from qoder_desktop.approval.broker import BrokerEvent
 from qoder_desktop.domain.models import (
-    Backend,
     Decision,
     DecisionKind,
     PermissionSuggestion,
     RuleBehavior,
     RuleValue,
-    SessionState,
 )
 
 pytestmark = [
@@ -24,56 +23,6 @@ pytestmark = [
 ]
 
 BASH_INPUT = {"command": "echo hello > hello.txt", "description": "Write hello into hello.txt"}
-
-
-@pytest.mark.asyncio
-async def test_allow_in_qoder_desktop_runs_the_command(rig: TerminalRig) -> None:
-    process = await rig.start_cli()
-    try:
-        request = await rig.next_request()
-        assert (request.tool_name, request.tool_input) == ("Bash", BASH_INPUT)
-        assert request.backend is Backend.TERMINAL and request.cwd == str(rig.workspace)
-        rig.broker.answer(request.request_id, Decision.allow_once(dict(request.tool_input)))
-    finally:
-        code, result, err = await rig.finish(process)
-    assert code == 0, err
-    assert (rig.workspace / "hello.txt").read_text() == "hello\n"
-    assert result["permission_denials"] == []
-    session = rig.hub.session(request.session_id)
-    assert session.session_id == result["session_id"]  # the CLI's own session id
-    assert (session.backend, session.state) == (Backend.TERMINAL, SessionState.RUNNING)
-    assert session.name == "Claude Code · workspace" and session.cwd == str(rig.workspace)
-    [entry] = rig.ledger.entries(request.session_id, include_tool_events=False)
-    assert entry.outcome is DecisionKind.ALLOW_ONCE
-
-
-@pytest.mark.asyncio
-async def test_deny_with_a_message_reaches_the_model(rig: TerminalRig) -> None:
-    process = await rig.start_cli()
-    try:
-        request = await rig.next_request()
-        rig.broker.answer(request.request_id, Decision.deny("No files today, thanks."))
-    finally:
-        code, result, err = await rig.finish(process)
-    assert code == 0, err
-    assert not (rig.workspace / "hello.txt").exists()
-    [record] = rig.results()
-    assert record.is_error and "No files today, thanks." in record.content
-    assert result["permission_denials"][0]["tool_name"] == "Bash"
-
-
-@pytest.mark.asyncio
-async def test_an_edited_input_is_what_runs(rig: TerminalRig) -> None:
-    process = await rig.start_cli()
-    try:
-        request = await rig.next_request()
-        rig.broker.answer(request.request_id,
-                          Decision.allow_once({"command": "echo edited > edited.txt"}))
-    finally:
-        code, _, err = await rig.finish(process)
-    assert code == 0, err
-    assert (rig.workspace / "edited.txt").read_text() == "edited\n"
-    assert not (rig.workspace / "hello.txt").exists()
 
 
 @pytest.mark.asyncio

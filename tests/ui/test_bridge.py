@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers.loop import run, settle
+from helpers.loop import qt_turns, run, settle
 
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.approval.pending import PendingApproval
@@ -195,7 +195,7 @@ def test_pending_changed_comes_at_once_then_once_more_per_turn_with_the_last_sta
     seen: list[list[str]] = []
 
     async def one() -> None:
-        await asyncio.sleep(0.02)  # a new turn, long after the last event
+        await qt_turns()  # a new turn, after the last held-back emission
         task = asyncio.ensure_future(broker.request(lone))
         while not broker.is_pending(lone.request_id):
             await asyncio.sleep(0)
@@ -228,11 +228,11 @@ def test_unsubscribe_drops_a_held_back_pending_changed(
     async def scenario() -> None:
         tasks = [asyncio.ensure_future(broker.request(request)) for request in requests]
         await settle(lambda: bool(recorder.pending) and len(recorder.pending[-1]) == 3)
-        await asyncio.sleep(0.02)
+        await qt_turns()  # nothing held back any more
         recorder.pending.clear()
         broker.withdraw_session(session.session_id)
         await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.sleep(0.05)
+        await qt_turns()  # a held-back emission would have come by now
 
     run(loop, scenario())
     assert len(withdrawn) == 3

@@ -48,7 +48,9 @@ async def test_an_error_in_a_loop_callback_opens_one_box_and_the_loop_goes_on(
             raise RuntimeError("the tray <b>broke</b>")
 
         loop.call_soon(fail)
-        await asyncio.sleep(0.05)
+        went_on = asyncio.Event()
+        loop.call_soon(went_on.set)  # runs after the failing callback: the loop goes on
+        await asyncio.wait_for(went_on.wait(), 5)
     finally:
         loop.set_exception_handler(previous)
     qtbot.waitUntil(lambda: len(visible()) == 1)
@@ -114,7 +116,9 @@ async def test_an_answer_for_a_cli_that_already_exited_is_logged_not_boxed(
         loop.call_soon(sdk_write_after_exit)
         loop.call_soon(sdk_write_while_it_exits)
         loop.call_soon(lambda: (_ for _ in ()).throw(CLIConnectionError("Failed to start")))
-        await asyncio.sleep(0.05)
+        handled = asyncio.Event()
+        loop.call_soon(handled.set)  # runs after the three above were handled
+        await asyncio.wait_for(handled.wait(), 5)
     finally:
         loop.set_exception_handler(previous)
     qtbot.waitUntil(lambda: len(visible()) == 1)  # only the other connection error

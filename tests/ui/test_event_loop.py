@@ -101,7 +101,8 @@ def test_a_delay_longer_than_a_qt_timer_still_fires_in_order(
 
 @pytest.mark.asyncio
 async def test_async_tests_run_on_the_app_loop() -> None:
-    """tests/conftest.py puts every async test on the loop the app runs (see issue #16)."""
+    """tests/conftest.py puts every async test on the loop the app runs (a defect of
+    qasync must fail the tests, not only the app)."""
     assert type(asyncio.get_running_loop()) is AppEventLoop
 
 

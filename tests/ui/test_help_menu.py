@@ -57,10 +57,12 @@ def test_f1_lists_the_readme_keys_and_the_window_keys(qtbot) -> None:  # type: i
         if keys not in ("keys", "---"):
             assert keys in listed, keys
     # And every shortcut of the window's menus.
-    for action in window.findChildren(type(window.ui.newSessionAction)):
-        shortcut = action.shortcut().toString()
-        if shortcut:
-            assert shortcut in listed, (action.text(), shortcut)
+    shortcuts = {action.text(): action.shortcut().toString()
+                 for action in window.findChildren(type(window.ui.newSessionAction))
+                 if action.shortcut().toString()}
+    assert len(shortcuts) > 3
+    for text, shortcut in shortcuts.items():
+        assert shortcut in listed, (text, shortcut)
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not dialog.isVisible())
 

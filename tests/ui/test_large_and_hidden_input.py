@@ -1,4 +1,5 @@
-"""Big commands stay responsive and space-like characters never pass as spaces (issue #13)."""
+"""Big commands stay responsive and space-like characters never pass as spaces (a
+hidden character could make a command read as another)."""
 
 from __future__ import annotations
 

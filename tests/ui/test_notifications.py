@@ -107,6 +107,19 @@ async def _notified(desktop: DesktopApp, server: NotificationServer,
     return answer, server.last()
 
 
+async def _opened_after(desktop: DesktopApp, server: NotificationServer,
+                        call: NotifyCall) -> None:
+    """Click `call`'s body and wait until the app opened its request: the clicks sent
+    before it were handled by then (the server's signals arrive in order)."""
+    opened: list[str] = []
+    desktop.notifier.open_request.connect(opened.append)
+    try:
+        server.click(call.notification_id, "default")
+        await settle(lambda: bool(opened))
+    finally:
+        desktop.notifier.open_request.disconnect(opened.append)
+
+
 def test_an_approval_is_notified_as_plain_text_with_its_three_buttons(
         desktop: DesktopApp, server: NotificationServer, loop: AppEventLoop) -> None:
     async def scenario() -> NotifyCall:
@@ -238,11 +251,13 @@ def test_a_withdrawn_request_closes_its_notification(
         await settle(lambda: call.notification_id in server.closed)
         # a late click on the closed notification answers nothing and raises nothing
         server.click(call.notification_id, "allow")
-        await asyncio.sleep(0.2)
+        later, other = await _notified(desktop, server, _bash("sleep 200"))
+        await _opened_after(desktop, server, other)  # the late click was handled by then
+        later.cancel()
 
     run(loop, scenario())
-    [entry] = desktop.broker._ledger.entries("s0")  # type: ignore[attr-defined]
-    assert entry.outcome is DecisionKind.WITHDRAWN
+    entries = desktop.broker._ledger.entries("s0")  # type: ignore[attr-defined]
+    assert [entry.outcome for entry in entries] == [DecisionKind.WITHDRAWN] * 2
 
 
 def test_a_question_offers_answer_never_allow(
@@ -254,7 +269,7 @@ def test_a_question_offers_answer_never_allow(
         answer, call = await _notified(desktop, server, request)
         server.click(call.notification_id, "allow")  # not a button here: does nothing
         server.click(call.notification_id, "deny")
-        await asyncio.sleep(0.2)
+        await _opened_after(desktop, server, call)  # both clicks were handled by then
         assert not answer.done()
         answer.cancel()
         return call
@@ -318,7 +333,7 @@ def test_a_server_without_buttons_gets_no_actions_and_a_click_opens_the_request(
         first, _ = await _notified(desktop, server, _bash("make build"))
         answer, call = await _notified(desktop, server, second)
         server.click(call.notification_id, "allow")  # no such button: does nothing
-        await asyncio.sleep(0.2)
+        await _opened_after(desktop, server, call)  # the click was handled by then
         assert not answer.done()
         answer.cancel()
         first.cancel()

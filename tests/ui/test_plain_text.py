@@ -1,4 +1,5 @@
-"""Agent text never reaches Qt as rich text: tooltips, labels, tray texts (issue #13).
+"""Agent text never reaches Qt as rich text: tooltips, labels, tray texts (an
+agent's markup would render, or hang Qt's layout).
 
 Qt treats a tooltip or label as rich text when `Qt.mightBeRichText` says so, and rich
 text loads `<img src=…>` from disk (a FIFO would hang the GUI thread). The oracle here,

@@ -260,8 +260,8 @@ def test_https_link_opens_only_after_confirmation(qtbot, opened):
     assert box.textFormat() == Qt.TextFormat.PlainText
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert opened == []
-    box.deleteLater()
-    qtbot.wait(10)
+    with qtbot.waitSignal(box.destroyed):
+        box.deleteLater()
     _click_anchor(qtbot, pane.browser, "docs")
     box = next(b for b in pane.browser.findChildren(QMessageBox) if b.isVisible())
     box.button(QMessageBox.StandardButton.Open).click()

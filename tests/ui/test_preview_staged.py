@@ -1,8 +1,8 @@
 """Long previews render in stages across loop turns, and end exactly as a direct render.
 
 `PreviewPane.show_preview` sanitizes a preview longer than `STAGED_CHARS` on a worker
-thread, then parses and lays it out in later loop turns (issue 15: all three in one call blocked
-the loop up to 0.5 s). Offscreen, real widgets, on the app's qasync loop.
+thread, then parses and lays it out in later loop turns (all three in one call blocked the loop
+up to 0.5 s). Offscreen, real widgets, on the app's qasync loop.
 """
 
 from __future__ import annotations
@@ -78,21 +78,24 @@ def test_a_newer_preview_or_message_wins_over_one_still_on_its_way(qtbot, pane):
     pane.browser.preview_shown.connect(shown.append)
     pane.show_preview(*LONG["markdown"])
     pane.show_preview(*LONG["html"])
-    qtbot.waitUntil(lambda: not pane.rendering)
-    qtbot.wait(50)
+    # The first's steps, had they gone on, would have shown it before the second.
+    qtbot.waitUntil(lambda: not pane.rendering and bool(shown))
     second = sanitize_preview(*LONG["html"])
     assert shown == [second]
     assert "Section" in pane.browser.toPlainText() and pane.browser.last_preview == second
     pane.show_preview(*LONG["table"])
     pane.show_message("No preview for Option 3.")
     small = pane.show_preview("## small", "markdown")  # rendered at once
-    qtbot.wait(50)
     assert shown == [second, small] and pane.browser.toPlainText() == "small"
     pane.show_preview(*LONG["table"])
     pane.show_message("No preview for Option 3.")
-    qtbot.wait(50)
     assert pane.browser.toPlainText() == "No preview for Option 3." and not pane.rendering
     assert not pane.banner.isVisible()
+    # A later long preview goes through the same worker and loop turns after the two
+    # dropped tables: once it shows, neither table ever will.
+    pane.show_preview(*LONG["markdown"])
+    qtbot.waitUntil(lambda: len(shown) == 3)
+    assert shown == [second, small, sanitize_preview(*LONG["markdown"])]
 
 
 def test_a_pane_closed_while_rendering_is_left_alone(qtbot):
@@ -102,7 +105,13 @@ def test_a_pane_closed_while_rendering_is_left_alone(qtbot):
     pane.show_preview(*LONG["html"])
     assert pane.rendering
     pane.deleteLater()
-    qtbot.wait(50)  # the pending steps die with the pane: nothing runs on a deleted view
+    # The pending steps die with the pane: nothing runs on a deleted view (an error in
+    # a Qt callback fails the test). Another pane's render, through the same worker and
+    # loop turns, ends after them.
+    other = PreviewPane()
+    qtbot.addWidget(other)
+    other.show_preview(*LONG["html"])
+    qtbot.waitUntil(lambda: not other.rendering)
 
 
 def _armed_state(dialog) -> list[tuple[bool, str, str]]:  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
-"""PySide6's per-import source check keeps no copy of the sources (issue #15: ~23 MB in an
-idle app) and still tells modules that use PySide6 from those that do not."""
+"""PySide6's per-import source check keeps no copy of the sources (~23 MB in an idle
+app) and still tells modules that use PySide6 from those that do not."""
 
 from __future__ import annotations
 

@@ -220,7 +220,7 @@ def test_previews_render_lazily_and_once_per_pointing(open_dialog, qtbot, questi
     assert rendered == ["## A"]  # only the focused option's preview; none up front
     buttons = [button for button, _option in dialog.boxes[0].option_buttons]
     buttons[1].setFocus()  # a focus-in event and an application focus change
-    qtbot.wait(10)
+    qtbot.waitUntil(lambda: len(rendered) >= 2)
     assert rendered == ["## A", "## B"]
     point = QPointF(2, 2)
     QApplication.sendEvent(buttons[1], QEnterEvent(point, point, point))

@@ -191,16 +191,27 @@ def test_the_lock_of_a_process_that_ended_is_free(tmp_path: Path) -> None:
 
 
 def test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens(
-        qtbot: QtBot) -> None:
+        qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first launch's server comes after its paint: the second waits for it, and its
     request reaches the first instance instead of opening a second app."""
+    from qoder_desktop.ui import single_instance
+
     name = f"qoder-desktop-test-{uuid.uuid4().hex[:8]}"
+    tries: list[bool] = []
+    hand_over = single_instance.hand_over
+
+    def counted(*args: Any) -> bool:
+        tries.append(handed := hand_over(*args))
+        return handed
+
+    monkeypatch.setattr(single_instance, "hand_over", counted)
     results: list[bool] = []
     waiting = threading.Thread(target=lambda: results.append(
         hand_over_when_ready(name, {"action": "front"}, timeout_s=30)))
     waiting.start()
-    qtbot.wait(300)  # the second launch is waiting; nobody listens yet
-    assert waiting.is_alive() and results == []
+    qtbot.waitUntil(lambda: len(tries) >= 2)  # the second launch is waiting …
+    assert tries[:2] == [False, False]  # … nobody listens yet …
+    assert waiting.is_alive() and results == []  # … and it has not given up
     server = InstanceServer(name)
     try:
         with qtbot.waitSignal(server.message_received, timeout=10_000) as received:

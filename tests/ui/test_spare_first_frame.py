@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.loop import wait_qt_turns
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.ui.dialogs import ApprovalDialog, dialog_for
@@ -44,7 +45,7 @@ def test_the_first_frame_of_a_spare_on_screen_is_its_content(
     dialog.installEventFilter(watch)
     dialog.show()
     qtbot.waitUntil(lambda: bool(painted), timeout=3000)
-    qtbot.wait(1)  # the turn after the paint: the frame is flushed
+    wait_qt_turns(qtbot, 1)  # the turn after the paint: the frame is flushed
     screen = dialog.screen().grabWindow(dialog.winId()).toImage()
     own = dialog.grab().toImage()
     assert not dialog.is_armed()  # (nothing changed between the two: not armed yet)
@@ -64,11 +65,11 @@ def test_a_spare_rendered_ahead_is_not_painted_until_it_is_on_screen(
     qtbot.addWidget(spare)
     spare.finish_building()
     spare.lay_out()
-    qtbot.wait(20)
+    wait_qt_turns(qtbot)  # the off-screen render's own turns are over
     spare.load(make_request("Bash", {"command": "make"}, cwd="/work/p"))
     calls: list[str] = []
     spare.when_painted(lambda: calls.append("painted"))
-    qtbot.wait(50)
+    wait_qt_turns(qtbot)  # a paint (and the turn after it) would have come by now
     assert calls == []
     spare.show()
     qtbot.waitUntil(lambda: calls == ["painted"], timeout=3000)
@@ -104,7 +105,7 @@ def test_a_dialog_closed_before_it_painted_calls_when_painted_once(
     dialog.when_painted(lambda: calls.append("closed"))
     dialog.withdraw()
     assert calls == ["closed"]
-    qtbot.wait(20)
+    wait_qt_turns(qtbot)  # a second call would come a turn later
     assert calls == ["closed"]
 
 

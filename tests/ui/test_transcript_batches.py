@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.loop import qt_turns, wait_qt_turns
 from PySide6.QtCore import QEvent, QObject, Qt
 from pytestqt.qtbot import QtBot
 
@@ -58,8 +59,7 @@ async def test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint(
     info = session("burst")
     window.set_sessions([info])
     view = window.ui.transcriptView
-    for _ in range(10):
-        await asyncio.sleep(0.01)  # the window's own paints are done
+    await qt_turns()  # the window's own paints are done
     paints = Paints(view.viewport())
     for n in range(60):  # one loop turn each, as the hub publishes them
         window.append_transcript(line(info.session_id, f"touch f{n}.txt"))
@@ -67,8 +67,7 @@ async def test_a_burst_on_the_loop_appears_whole_in_order_with_one_repaint(
         if n == 0:
             assert "touch f0.txt" not in view.toPlainText()  # waits for the rest of its burst
     await until(lambda: view.pending_count() == 0)
-    for _ in range(5):
-        await asyncio.sleep(0.01)  # the repaint the batch asked for
+    await qt_turns()  # the repaint the batch asked for
     shown = [text for text in view.toPlainText().splitlines() if "touch" in text]
     assert shown == [f"• Bash  touch f{n}.txt" for n in range(60)]
     assert 1 <= paints.count <= 3  # one per event before batching
@@ -105,8 +104,7 @@ def test_switching_sessions_mid_batch_shows_only_the_new_sessions_events(
     window.select_session(b.session_id)
     window.append_transcript(line(a.session_id, "a after the switch"))
     window.append_transcript(line(b.session_id, "b new"))
-    qtbot.waitUntil(lambda: "b new" in view.toPlainText())
-    qtbot.wait(transcript_view.BATCH_MS * 2)
+    qtbot.waitUntil(lambda: "b new" in view.toPlainText() and view.pending_count() == 0)
     shown = [text for text in view.toPlainText().splitlines() if text.startswith("•")]
     assert shown == ["• Bash  b so far", "• Bash  b new"]
 
@@ -194,7 +192,7 @@ def test_the_opaque_viewport_looks_like_a_plain_text_edit(qtbot: QtBot, styled: 
     host.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
     host.setFocus()
     plain.verticalScrollBar().setValue(view.verticalScrollBar().value())
-    qtbot.wait(20)
+    wait_qt_turns(qtbot)  # both have repainted after the scroll
     assert view.grab().toImage() == plain.grab().toImage()
 
 

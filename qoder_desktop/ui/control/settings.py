@@ -85,6 +85,17 @@ class SettingsController:
             self.dialog.set_secret_stored(name, True)
         self._window.show_status(f"{SecretName(name).label} saved in the keyring.")
 
+    def remove_secret(self, name: str) -> None:
+        """Remove a secret the person chose to remove from the keyring (in the background)."""
+        self._tasks.spawn(self._remove_secret(name), "removing the secret")
+
+    async def _remove_secret(self, name: str) -> None:
+        secret = SecretName(name)
+        await keyring_call(lambda: self.secrets.delete(secret), f"remove the {secret.label}")
+        if self.dialog is not None:
+            self.dialog.set_secret_stored(name, False)
+        self._window.show_status(f"{secret.label} removed from the keyring.")
+
     def save(self, settings: Settings) -> None:
         """Save the dialog's settings and make them current."""
         self.current.save(settings)
