@@ -14,21 +14,27 @@ import collections
 import json
 import logging
 import os
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from qoder_desktop.agents import private_files
 from qoder_desktop.agents.hooks import HookCallbacks
 from qoder_desktop.agents.ran_tools import RanTools
-from qoder_desktop.agents.requests import request_from_context
+from qoder_desktop.agents.requests import call_from_context
 from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
 from qoder_desktop.agents.sink import SessionSink, SessionStartError
 from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT
 from qoder_desktop.agents.transcript_writer import TranscriptWriter
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.approval.results import removal_update
+from qoder_desktop.approval.source import (
+    ApprovalSource,
+    Removals,
+    SessionRef,
+    is_withdrawn,
+    removal_update,
+)
 from qoder_desktop.config.secrets import APP_ONLY_ENV
 from qoder_desktop.domain.consent import ConsentRefused, ModeConsent, spend
 from qoder_desktop.domain.models import (
@@ -36,7 +42,6 @@ from qoder_desktop.domain.models import (
     Decision,
     DecisionKind,
     PermissionMode,
-    PermissionSuggestion,
     RequestKind,
     RuleBehavior,
     RuleValue,
@@ -56,8 +61,9 @@ log = logging.getLogger(__name__)
 STDERR_TAIL_LINES = 40
 
 
-class AgentSession(HookCallbacks, ABC):
-    """One running agent session through one SDK.
+class AgentSession(HookCallbacks, ApprovalSource):
+    """One running agent session through one SDK: the way in for in-app sessions
+    (`ApprovalSource`).
 
     Subclasses implement the `_sdk_*` hooks; the public coroutines are the same for
     every backend.
@@ -65,6 +71,7 @@ class AgentSession(HookCallbacks, ABC):
 
     def __init__(self, info: SessionInfo, options: SessionOptions, broker: ApprovalBroker,
                  sink: SessionSink, env: dict[str, str] | None = None) -> None:
+        super().__init__()
         self.info = info
         self.options = options
         self._broker = broker
@@ -80,7 +87,6 @@ class AgentSession(HookCallbacks, ABC):
         self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._revoked: list[RuleValue] = []
-        self._removals_to_send: list[SessionRule] = []
         self._mcp_config: Path | None = None
         self._ran = RanTools(info.session_id, sink) if self.RAN_FROM_STREAM else None
         self.prepare: Callable[[], Awaitable[None]] | None = None
@@ -138,10 +144,6 @@ class AgentSession(HookCallbacks, ABC):
 
     PROJECT_SETTINGS_FILE: str = ""
     """The project file where this CLI keeps local rules, relative to the session folder."""
-
-    def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
-        """Why the SDK would not deliver `update` to its CLI (None: it would)."""
-        return None
 
     def _project_settings_file(self) -> str | None:
         """Where "save to the project" writes, if this session loads that file."""
@@ -268,15 +270,12 @@ class AgentSession(HookCallbacks, ABC):
     def revoke(self, revoked: Iterable[SessionRule]) -> None:
         """Make revoked grants ask again, although the CLI still holds its copy.
 
-        The PreToolUse hook sends matching calls back to `can_use_tool`, and the next
-        allow tells the CLI to remove the rules.
+        The PreToolUse hook sends matching calls back to `can_use_tool`; the next allow
+        tells the CLI to remove the rules (`ApprovalSource.answer_for`, from the store).
         """
         for rule in revoked:
-            if rule.behavior is not RuleBehavior.ALLOW:
-                continue
-            if rule.rule not in self._revoked:
+            if rule.behavior is RuleBehavior.ALLOW and rule.rule not in self._revoked:
                 self._revoked.append(rule.rule)
-            self._removals_to_send.append(rule)
 
     # -- reading the message stream ----------------------------------------------------
 
@@ -291,7 +290,7 @@ class AgentSession(HookCallbacks, ABC):
             error = f"{type(exc).__name__}: {exc}"
         if self._stopping:
             return
-        withdrawn = self._broker.withdraw_session(self.session_id)
+        withdrawn = self.withdraw_where("The agent CLI exited.")
         detail = self.stderr_tail
         message = "The agent CLI exited" + (f" ({error})" if error else "")
         if withdrawn:
@@ -363,41 +362,60 @@ class AgentSession(HookCallbacks, ABC):
 
     # -- the approval path -------------------------------------------------------------
 
-    def _request_from(self, tool_name: str, tool_input: dict[str, Any],
-                      context: Any) -> ApprovalRequest:
-        return request_from_context(
-            tool_name, tool_input, context, info=self.info, options=self.options,
-            update_problem=self._sdk_update_problem,
-            project_settings_file=self._project_settings_file())
+    @property
+    def approval_broker(self) -> ApprovalBroker:
+        """The broker that decides this session's requests."""
+        return self._broker
+
+    @property
+    def removals(self) -> Removals:
+        """The sink (the hub): revoked rules this session's CLI still holds."""
+        return self._sink
+
+    def _session_ref(self) -> SessionRef:
+        return SessionRef(self.session_id, self.info.name, self.info.backend,
+                          cwd=self.options.cwd, add_dirs=tuple(self.options.add_dirs),
+                          project_settings_file=self._project_settings_file())
 
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
         """The SDK callback: ask the broker, answer with the SDK's result; fail closed."""
         try:
             if not isinstance(tool_input, dict):
                 raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
-            request = self._request_from(tool_name, tool_input, context)
-            decision = await self._broker.request(request, self._sdk_update_problem)
-            if decision.kind.allows and decision.final_input:
-                if self._ran is not None:
-                    self._ran.allowed(request.tool_use_id, dict(decision.final_input))
-                if request.kind is RequestKind.TOOL:
-                    self._transcript.edited(request.tool_use_id, request.tool_name,
-                                            dict(request.tool_input), dict(decision.final_input))
-            if decision.kind is DecisionKind.WITHDRAWN:
+            request = self.request_for(self._session_ref(),
+                                       call_from_context(tool_name, tool_input, context))
+            decision = await self.ask(request)
+            if is_withdrawn(decision):
                 # The CLI died or the session is stopping: like a CLI cancel, no answer.
                 # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
                 # unretrieved task exception per request.)
                 raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            result = self._checked(self._result_for(decision, request), request)
-            if self._removals_to_send and isinstance(result, self.SDK_ALLOW_TYPE):
-                sent, self._removals_to_send = self._removals_to_send, []
-                self._sink.removals_delivered(self.session_id, [r.rule_id for r in sent])
+            self._note_answer(request, decision)
+            answer = self.answer_for(request, decision)
+            result = self._checked(answer.result, request)
+            if isinstance(result, self.SDK_ALLOW_TYPE):
+                self.delivered(answer)
             return result
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("can_use_tool failed in session %s", self.session_id)
             return self._sdk_deny(f"Qoder Desktop failed while asking: {exc}", False)
+
+    def _note_answer(self, request: ApprovalRequest, decision: Decision) -> None:
+        """What the answer means for the transcript and the calls that ran."""
+        if decision.kind.allows:
+            if decision.final_input:
+                if self._ran is not None:
+                    self._ran.allowed(request.tool_use_id, dict(decision.final_input))
+                if request.kind is RequestKind.TOOL:
+                    self._transcript.edited(request.tool_use_id, request.tool_name,
+                                            dict(request.tool_input), dict(decision.final_input))
+            return
+        self._transcript.denied(request.tool_use_id, request.tool_name, decision.message,
+                                keep_planning=decision.kind is DecisionKind.KEEP_PLANNING)
+        if decision.interrupt:
+            self._ended_by = STOPPED_TEXT
 
     def _checked(self, result: Any, request: ApprovalRequest) -> Any:
         """`result` if it is a well-formed result of this SDK, otherwise a deny (logged)."""
@@ -411,17 +429,13 @@ class AgentSession(HookCallbacks, ABC):
         self._emit(TranscriptKind.DENIAL, message, is_error=True)
         return self._sdk_deny(message, False)
 
-    def _result_for(self, decision: Decision, request: ApprovalRequest | None = None) -> Any:
+    def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> Any:
+        """The SDK's result for `decision`; an allow also tells the CLI to drop `removals`."""
         if decision.kind.allows:
             assert decision.final_input is not None
             # The broker already dropped what the CLI would not receive.
             updates = [update.to_wire() for update in decision.updates]
-            if self._removals_to_send:
-                updates.append(removal_update([r.rule for r in self._removals_to_send]))
+            if removals:
+                updates.append(removal_update(removals))
             return self._sdk_allow(dict(decision.final_input), updates)
-        self._transcript.denied(request.tool_use_id if request else None,
-                                request.tool_name if request else None, decision.message,
-                                keep_planning=decision.kind is DecisionKind.KEEP_PLANNING)
-        if decision.interrupt:
-            self._ended_by = STOPPED_TEXT
         return self._sdk_deny(decision.message, decision.interrupt)

@@ -27,8 +27,12 @@ class ClaudeSession(AgentSession):
     SDK_DENY_TYPE = PermissionResultDeny
     RAN_FROM_STREAM = True  # measured against the real CLI: tests/e2e, tests/agents
 
-    def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
-        # The SDK drops every update of an answer when one fails its own conversion.
+    def update_problem(self, update: PermissionSuggestion) -> str | None:
+        """The one check, and the SDK's own conversion: the SDK drops every update of an
+        answer when one fails it."""
+        problem = super().update_problem(update)
+        if problem is not None:
+            return problem
         try:
             PermissionUpdate.from_dict(update.to_wire()).to_dict()
         except Exception as exc:
