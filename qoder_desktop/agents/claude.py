@@ -15,6 +15,7 @@ from claude_agent_sdk import (
 )
 
 from qoder_desktop.agents.base import AgentSession
+from qoder_desktop.domain.hook_events import HookEvent
 from qoder_desktop.domain.models import PermissionMode, PermissionSuggestion
 from qoder_desktop.domain.session_options import SessionOptions
 
@@ -48,8 +49,9 @@ class ClaudeSession(AgentSession):
         if mode is PermissionMode.YOLO:
             mode = PermissionMode.BYPASS
         # A PreToolUse hook that fails must block the call, never let it through.
-        hooks = {event: [HookMatcher(matcher=None, hooks=[callback],
-                                     on_failure="block" if event == "PreToolUse" else None)]
+        hooks = {event: [HookMatcher(
+                     matcher=None, hooks=[callback],
+                     on_failure="block" if event == HookEvent.PRE_TOOL_USE else None)]
                  for event, callback in self.hook_callbacks().items()}
         return ClaudeAgentOptions(permission_mode=mode.value, hooks=hooks,  # type: ignore[arg-type]
                                   **self.common_sdk_options(options))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from qoder_desktop.domain.hook_events import ToolEventPhase
 from qoder_desktop.domain.models import SessionRule, SessionState
 from qoder_desktop.domain.session_options import TranscriptEvent
 
@@ -20,7 +21,7 @@ class SessionSink(Protocol):
         ...
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
-                  tool_input: dict[str, Any], phase: str) -> None:
+                  tool_input: dict[str, Any], phase: ToolEventPhase) -> None:
         """A tool call passed a hook (PreToolUse, PostToolUse, PermissionDenied)."""
         ...
 

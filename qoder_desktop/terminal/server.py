@@ -44,6 +44,7 @@ from qoder_desktop.approval.source import (
     is_withdrawn,
     permission_result,
 )
+from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleValue
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.binding import (
@@ -64,7 +65,6 @@ from qoder_desktop.terminal.transcript import TranscriptFollower
 
 log = logging.getLogger(__name__)
 
-AGENT_LABELS = {"claude": "Claude Code", "qoder": "Qoder CLI"}
 PRINTED_TIMEOUT = 5.0
 """How long the hook may take to confirm it printed an answer carrying revocations."""
 
@@ -85,11 +85,11 @@ def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """
     agent = message.get("agent")
     event = message.get("event")
-    if agent not in AGENT_LABELS:
+    if agent not in set(TerminalAgent):
         raise ValueError(f"unknown agent {agent!r}")
     if not isinstance(event, dict):
         raise ValueError("'event' must be an object")
-    if event.get("hook_event_name", "PermissionRequest") != "PermissionRequest":
+    if event.get("hook_event_name", HookEvent.PERMISSION_REQUEST) != HookEvent.PERMISSION_REQUEST:
         raise ValueError("not a PermissionRequest hook")
     for key in ("session_id", "tool_name"):
         if not isinstance(event.get(key), str) or not event[key].strip():
@@ -105,7 +105,7 @@ def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 def hook_output(decision: Decision, removals: Sequence[RuleValue] = ()) -> dict[str, Any]:
     """What the hook prints for `decision` (the CLI holds session grants itself); an allow
     also tells the CLI to drop `removals` (Claude Code ignores updates in a deny)."""
-    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+    return {"hookSpecificOutput": {"hookEventName": HookEvent.PERMISSION_REQUEST.value,
                                    "decision": permission_result(decision, removals)}}
 
 
@@ -302,7 +302,7 @@ class TerminalHookServer(ApprovalSource):
         transcript = checked_transcript(agent, event["session_id"], cwd, path, cli) if (
             path) else None
         app_id = self._bindings.resolve(event["session_id"], Binding(agent, transcript, cli))
-        info = self._hub.terminal_session(app_id, AGENT_LABELS[agent], cwd,
+        info = self._hub.terminal_session(app_id, TerminalAgent(agent).label, cwd,
                                           event.get("permission_mode"))
         if self._follow and transcript is not None and info.session_id not in self._followers:
             self._follow_transcript(info.session_id, transcript)
