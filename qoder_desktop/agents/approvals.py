@@ -25,7 +25,6 @@ from qoder_desktop.agents.transcript_writer import TranscriptWriter
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.source import (
     ApprovalSource,
-    Removals,
     SessionRef,
     ToolCall,
     is_withdrawn,
@@ -80,7 +79,7 @@ class SessionApprovals(ApprovalSource):
 
     def __init__(self, info: SessionInfo, options: SessionOptions, broker: ApprovalBroker,
                  sink: SessionSink) -> None:
-        super().__init__()
+        super().__init__(broker, sink)
         self.info = info
         self.options = options
         self._broker = broker
@@ -107,16 +106,6 @@ class SessionApprovals(ApprovalSource):
         """The SDK's deny result (message is never empty)."""
 
     # -- the way in (ApprovalSource) -------------------------------------------------------
-
-    @property
-    def approval_broker(self) -> ApprovalBroker:
-        """The broker that decides this session's requests."""
-        return self._broker
-
-    @property
-    def removals(self) -> Removals:
-        """The sink (the hub): revoked rules this session's CLI still holds."""
-        return self._sink
 
     def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> Any:
         """The SDK's result for `decision`; an allow also tells the CLI to drop `removals`."""

@@ -164,25 +164,20 @@ class Answer:
 class ApprovalSource(ABC):
     """One way in for permission prompts.
 
-    A subclass gives the broker (`approval_broker`), where revoked rules are kept
-    (`removals`) and how a decision is written for its agent (`encode`); it builds each
-    request with `request_for`, asks with `ask`, answers with `answer_for` and says when
-    the answer reached the CLI with `delivered`. A new way in is one such subclass
-    (its `__init__` calls this one's).
+    A subclass passes the broker and where revoked rules are kept (the hub) to
+    `__init__` and says how a decision is written for its agent (`encode`); it builds
+    each request with `request_for`, asks with `ask`, answers with `answer_for` and says
+    when the answer reached the CLI with `delivered`. A new way in is one such subclass.
+
+    Args:
+        broker: decides this source's requests.
+        removals: where its sessions' revoked rules wait for delivery.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, broker: ApprovalBroker, removals: Removals) -> None:
+        self.approval_broker = broker
+        self.removals = removals
         self._withdrawals: dict[str, Withdrawal] = {}
-
-    @property
-    @abstractmethod
-    def approval_broker(self) -> ApprovalBroker:
-        """The broker that decides this source's requests."""
-
-    @property
-    @abstractmethod
-    def removals(self) -> Removals:
-        """Where this source's sessions' revoked rules wait for delivery."""
 
     @abstractmethod
     def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> Any:
@@ -234,7 +229,7 @@ class ApprovalSource(ABC):
         broker = self.approval_broker
         entry = Withdrawal(request, lambda reason: broker.withdraw(request.request_id, reason))
         opened = self._withdrawals
-        opened[request.request_id] = entry
+        opened.setdefault(request.request_id, entry)  # (the broker refuses a duplicate id)
 
         async def asking_broker() -> Decision:
             entry.started = True
@@ -277,7 +272,8 @@ class ApprovalSource(ABC):
         finally:
             for task in watchers:
                 task.cancel()
-            opened.pop(request.request_id, None)
+            if opened.get(request.request_id) is entry:
+                opened.pop(request.request_id)
 
     def answer_for(self, request: ApprovalRequest, decision: Decision) -> Answer:
         """`decision` encoded for the agent; an allow carries the session's revoked rules

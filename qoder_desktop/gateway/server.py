@@ -52,7 +52,7 @@ from starlette.types import ASGIApp
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.approval.source import ApprovalSource, Removals, SessionRef, is_withdrawn
+from qoder_desktop.approval.source import ApprovalSource, SessionRef, is_withdrawn
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleValue
 from qoder_desktop.gateway.callers import Callers
 from qoder_desktop.gateway.contract import (
@@ -140,7 +140,7 @@ class ApprovalGateway(ApprovalSource):
             raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
         if not 0 <= port <= 65535:
             raise ValueError(f"not a TCP port: {port}")
-        super().__init__()
+        super().__init__(broker, hub)
         self._broker = broker
         self._hub = hub
         self._token = token
@@ -167,16 +167,6 @@ class ApprovalGateway(ApprovalSource):
         self._mcp = self._build_mcp_server()
 
     # -- the way in (ApprovalSource) -------------------------------------------------------
-
-    @property
-    def approval_broker(self) -> ApprovalBroker:
-        """The broker that decides the gateway's requests."""
-        return self._broker
-
-    @property
-    def removals(self) -> Removals:
-        """The hub: revoked rules an agent run still holds."""
-        return self._hub
 
     def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> dict[str, Any]:
         """The ``--permission-prompt-tool`` result JSON (`permission_result`)."""

@@ -38,7 +38,6 @@ from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.source import (
     ApprovalSource,
-    Removals,
     SessionRef,
     ToolCall,
     is_withdrawn,
@@ -128,7 +127,7 @@ class TerminalHookServer(ApprovalSource):
                  environ: Mapping[str, str] | None = None,
                  follow_transcripts: bool = True, max_connections: int = MAX_CONNECTIONS,
                  handshake_timeout: float = HANDSHAKE_TIMEOUT) -> None:
-        super().__init__()
+        super().__init__(broker, hub)
         self._broker = broker
         self._hub = hub
         self._wait = wait_seconds
@@ -149,16 +148,6 @@ class TerminalHookServer(ApprovalSource):
         """Connections dropped for not proving themselves within the handshake deadline."""
 
     # -- the way in (ApprovalSource) -------------------------------------------------------
-
-    @property
-    def approval_broker(self) -> ApprovalBroker:
-        """The broker that decides terminal requests."""
-        return self._broker
-
-    @property
-    def removals(self) -> Removals:
-        """The hub: revoked rules a terminal agent still holds."""
-        return self._hub
 
     def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> dict[str, Any]:
         """The hook's output for `decision` (see `hook_output`)."""

@@ -63,18 +63,6 @@ class StoreRemovals(Removals):
 class PhoneSource(ApprovalSource):
     """A new way in, complete: a phone that shows the prompt and sends back JSON."""
 
-    def __init__(self, broker: ApprovalBroker, removals: Removals) -> None:
-        super().__init__()
-        self._broker, self._removals = broker, removals
-
-    @property
-    def approval_broker(self) -> ApprovalBroker:
-        return self._broker
-
-    @property
-    def removals(self) -> Removals:
-        return self._removals
-
     def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> dict[str, Any]:
         return permission_result(decision, removals)
 
