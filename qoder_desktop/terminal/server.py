@@ -256,13 +256,8 @@ class TerminalHookServer(ApprovalSource):
             return
         try:
             agent, event = parse_hook_event(message)
-        except ValueError as exc:
-            log.warning("terminal hooks: refused a malformed request: %s", exc)
-            await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
-            return
-        try:
             request = self._request_for(agent, event, peer_cli(writer.get_extra_info("socket")))
-        except ValueError as exc:
+        except ValueError as exc:  # (suggestions that are not a list: `parse_suggestions`)
             log.warning("terminal hooks: refused a malformed request: %s", exc)
             await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
