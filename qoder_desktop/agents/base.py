@@ -1,10 +1,11 @@
-"""What every backend adapter shares: the approval path, hooks, transcript and life cycle.
+"""What every backend adapter shares: the life cycle and the message stream.
 
 An adapter subclass only translates between its SDK and our models: it builds the
-SDK's options and client and its permission result objects. Everything else — turning
-a `can_use_tool` call into an `ApprovalRequest`, asking the broker, failing closed,
-withdrawing on cancellation or CLI death, the revocation hook, the transcript — lives
-here once. Both SDKs share their message class names, so messages are read by shape.
+SDK's options and client and its permission result objects. The approval path (the
+permission callback, the hooks, revocation) is `agents.approvals.SessionApprovals`,
+which `AgentSession` extends; here the CLI is started, prompted, interrupted, switched
+and stopped, and its message stream becomes the transcript. Both SDKs share their
+message class names, so messages are read by shape.
 """
 
 from __future__ import annotations
@@ -13,51 +14,30 @@ import asyncio
 import collections
 import json
 import logging
-import os
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from qoder_desktop.agents import private_files
-from qoder_desktop.agents.hooks import HookCallbacks
-from qoder_desktop.agents.ran_tools import RanTools
-from qoder_desktop.agents.requests import request_from_context
-from qoder_desktop.agents.sdk_guard import result_problem, track_every_request
+from qoder_desktop.agents.approvals import SessionApprovals
+from qoder_desktop.agents.sdk_guard import track_every_request
 from qoder_desktop.agents.sink import SessionSink, SessionStartError
-from qoder_desktop.agents.transcript import INTERRUPTED_TEXT, STOPPED_TEXT
-from qoder_desktop.agents.transcript_writer import TranscriptWriter
+from qoder_desktop.agents.transcript import INTERRUPTED_TEXT
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.approval.results import removal_update
 from qoder_desktop.config.secrets import APP_ONLY_ENV
 from qoder_desktop.domain.consent import ConsentRefused, ModeConsent, spend
-from qoder_desktop.domain.models import (
-    ApprovalRequest,
-    Decision,
-    DecisionKind,
-    PermissionMode,
-    PermissionSuggestion,
-    RequestKind,
-    RuleBehavior,
-    RuleValue,
-    SessionInfo,
-    SessionRule,
-    SessionState,
-)
-from qoder_desktop.domain.session_options import (
-    SessionOptions,
-    SettingSource,
-    TranscriptEvent,
-    TranscriptKind,
-)
+from qoder_desktop.domain.models import PermissionMode, SessionInfo, SessionState
+from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
 
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_LINES = 40
 
 
-class AgentSession(HookCallbacks, ABC):
-    """One running agent session through one SDK.
+class AgentSession(SessionApprovals):
+    """One running agent session through one SDK; its approval path (the way in for
+    in-app sessions) is `SessionApprovals`.
 
     Subclasses implement the `_sdk_*` hooks; the public coroutines are the same for
     every backend.
@@ -65,10 +45,7 @@ class AgentSession(HookCallbacks, ABC):
 
     def __init__(self, info: SessionInfo, options: SessionOptions, broker: ApprovalBroker,
                  sink: SessionSink, env: dict[str, str] | None = None) -> None:
-        self.info = info
-        self.options = options
-        self._broker = broker
-        self._sink = sink
+        super().__init__(info, options, broker, sink)
         self._env = dict(env or {})
         self._client: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -76,13 +53,8 @@ class AgentSession(HookCallbacks, ABC):
         self.risks_confirmed = False
         """True once `start` spent the person's consent to risky options."""
         self._last_text = ""
-        self._transcript = TranscriptWriter(info.session_id, sink)
-        self._ended_by: str | None = None  # why the current turn is ending, if a person ended it
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        self._revoked: list[RuleValue] = []
-        self._removals_to_send: list[SessionRule] = []
         self._mcp_config: Path | None = None
-        self._ran = RanTools(info.session_id, sink) if self.RAN_FROM_STREAM else None
         self.prepare: Callable[[], Awaitable[None]] | None = None
         """Awaited by `start` before the CLI starts (the launcher reads credentials here,
         off the event loop); a `SessionStartError` from it fails the session."""
@@ -92,19 +64,6 @@ class AgentSession(HookCallbacks, ABC):
     @abstractmethod
     def _sdk_client(self, options: SessionOptions) -> Any:
         """Build the SDK client (not yet connected) with our callback and hooks."""
-
-    @abstractmethod
-    def _sdk_allow(self, final_input: dict[str, Any], updates: list[dict[str, Any]]) -> Any:
-        """The SDK's allow result."""
-
-    @abstractmethod
-    def _sdk_deny(self, message: str, interrupt: bool) -> Any:
-        """The SDK's deny result (message is never empty)."""
-
-    SDK_ALLOW_TYPE: type = type(None)
-    """The SDK's allow result class (a result of another type is refused)."""
-    SDK_DENY_TYPE: type = type(None)
-    """The SDK's deny result class."""
 
     def common_sdk_options(self, options: SessionOptions) -> dict[str, Any]:
         """The option fields both SDKs name alike, with our callback and stderr reader."""
@@ -136,30 +95,11 @@ class AgentSession(HookCallbacks, ABC):
     def _after_connect(self) -> None:
         """The CLI has started and answered the handshake (it has read its files)."""
 
-    PROJECT_SETTINGS_FILE: str = ""
-    """The project file where this CLI keeps local rules, relative to the session folder."""
-
-    def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
-        """Why the SDK would not deliver `update` to its CLI (None: it would)."""
-        return None
-
-    def _project_settings_file(self) -> str | None:
-        """Where "save to the project" writes, if this session loads that file."""
-        loads_it = SettingSource.LOCAL in self.options.setting_sources
-        if not self.PROJECT_SETTINGS_FILE or not loads_it:
-            return None
-        return os.path.join(self.options.cwd, self.PROJECT_SETTINGS_FILE)
-
     def _sdk_extra_transcript(self, message: Any) -> TranscriptEvent | None:
         """A transcript line for SDK-specific messages (e.g. Qoder's denial message)."""
         return None
 
     # -- life cycle --------------------------------------------------------------------
-
-    @property
-    def session_id(self) -> str:
-        """Our id for this session."""
-        return self.info.session_id
 
     @property
     def stderr_tail(self) -> str:
@@ -265,19 +205,6 @@ class AgentSession(HookCallbacks, ABC):
         except Exception:
             log.exception("disconnecting session %s failed", self.session_id)
 
-    def revoke(self, revoked: Iterable[SessionRule]) -> None:
-        """Make revoked grants ask again, although the CLI still holds its copy.
-
-        The PreToolUse hook sends matching calls back to `can_use_tool`, and the next
-        allow tells the CLI to remove the rules.
-        """
-        for rule in revoked:
-            if rule.behavior is not RuleBehavior.ALLOW:
-                continue
-            if rule.rule not in self._revoked:
-                self._revoked.append(rule.rule)
-            self._removals_to_send.append(rule)
-
     # -- reading the message stream ----------------------------------------------------
 
     async def _read_messages(self) -> None:
@@ -291,7 +218,7 @@ class AgentSession(HookCallbacks, ABC):
             error = f"{type(exc).__name__}: {exc}"
         if self._stopping:
             return
-        withdrawn = self._broker.withdraw_session(self.session_id)
+        withdrawn = self.withdraw_where("The agent CLI exited.")
         detail = self.stderr_tail
         message = "The agent CLI exited" + (f" ({error})" if error else "")
         if withdrawn:
@@ -360,68 +287,3 @@ class AgentSession(HookCallbacks, ABC):
         if mode is not self.info.permission_mode:
             self.info = self.info.model_copy(update={"permission_mode": mode})
             self._sink.state_changed(self.session_id, self.info.state, self.info.error)
-
-    # -- the approval path -------------------------------------------------------------
-
-    def _request_from(self, tool_name: str, tool_input: dict[str, Any],
-                      context: Any) -> ApprovalRequest:
-        return request_from_context(
-            tool_name, tool_input, context, info=self.info, options=self.options,
-            update_problem=self._sdk_update_problem,
-            project_settings_file=self._project_settings_file())
-
-    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-        """The SDK callback: ask the broker, answer with the SDK's result; fail closed."""
-        try:
-            if not isinstance(tool_input, dict):
-                raise TypeError(f"tool input must be an object, got {type(tool_input).__name__}")
-            request = self._request_from(tool_name, tool_input, context)
-            decision = await self._broker.request(request, self._sdk_update_problem)
-            if decision.kind.allows and decision.final_input:
-                if self._ran is not None:
-                    self._ran.allowed(request.tool_use_id, dict(decision.final_input))
-                if request.kind is RequestKind.TOOL:
-                    self._transcript.edited(request.tool_use_id, request.tool_name,
-                                            dict(request.tool_input), dict(decision.final_input))
-            if decision.kind is DecisionKind.WITHDRAWN:
-                # The CLI died or the session is stopping: like a CLI cancel, no answer.
-                # (Writing to a dead CLI fails twice in the SDK's handler and leaves an
-                # unretrieved task exception per request.)
-                raise asyncio.CancelledError(f"request {request.request_id} was withdrawn")
-            result = self._checked(self._result_for(decision, request), request)
-            if self._removals_to_send and isinstance(result, self.SDK_ALLOW_TYPE):
-                sent, self._removals_to_send = self._removals_to_send, []
-                self._sink.removals_delivered(self.session_id, [r.rule_id for r in sent])
-            return result
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("can_use_tool failed in session %s", self.session_id)
-            return self._sdk_deny(f"Qoder Desktop failed while asking: {exc}", False)
-
-    def _checked(self, result: Any, request: ApprovalRequest) -> Any:
-        """`result` if it is a well-formed result of this SDK, otherwise a deny (logged)."""
-        problem = result_problem(result, self.SDK_ALLOW_TYPE, self.SDK_DENY_TYPE)
-        if problem is None:
-            return result
-        log.error("session %s: request %s: our answer was %s; denied instead",
-                  self.session_id, request.request_id, problem)
-        message = ("Qoder Desktop denied this call: its answer could not be sent as given "
-                   f"({problem}).")
-        self._emit(TranscriptKind.DENIAL, message, is_error=True)
-        return self._sdk_deny(message, False)
-
-    def _result_for(self, decision: Decision, request: ApprovalRequest | None = None) -> Any:
-        if decision.kind.allows:
-            assert decision.final_input is not None
-            # The broker already dropped what the CLI would not receive.
-            updates = [update.to_wire() for update in decision.updates]
-            if self._removals_to_send:
-                updates.append(removal_update([r.rule for r in self._removals_to_send]))
-            return self._sdk_allow(dict(decision.final_input), updates)
-        self._transcript.denied(request.tool_use_id if request else None,
-                                request.tool_name if request else None, decision.message,
-                                keep_planning=decision.kind is DecisionKind.KEEP_PLANNING)
-        if decision.interrupt:
-            self._ended_by = STOPPED_TEXT
-        return self._sdk_deny(decision.message, decision.interrupt)

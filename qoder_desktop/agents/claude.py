@@ -15,6 +15,7 @@ from claude_agent_sdk import (
 )
 
 from qoder_desktop.agents.base import AgentSession
+from qoder_desktop.domain.hook_events import HookEvent
 from qoder_desktop.domain.models import PermissionMode, PermissionSuggestion
 from qoder_desktop.domain.session_options import SessionOptions
 
@@ -27,8 +28,12 @@ class ClaudeSession(AgentSession):
     SDK_DENY_TYPE = PermissionResultDeny
     RAN_FROM_STREAM = True  # measured against the real CLI: tests/e2e, tests/agents
 
-    def _sdk_update_problem(self, update: PermissionSuggestion) -> str | None:
-        # The SDK drops every update of an answer when one fails its own conversion.
+    def update_problem(self, update: PermissionSuggestion) -> str | None:
+        """The one check, and the SDK's own conversion: the SDK drops every update of an
+        answer when one fails it."""
+        problem = super().update_problem(update)
+        if problem is not None:
+            return problem
         try:
             PermissionUpdate.from_dict(update.to_wire()).to_dict()
         except Exception as exc:
@@ -44,8 +49,9 @@ class ClaudeSession(AgentSession):
         if mode is PermissionMode.YOLO:
             mode = PermissionMode.BYPASS
         # A PreToolUse hook that fails must block the call, never let it through.
-        hooks = {event: [HookMatcher(matcher=None, hooks=[callback],
-                                     on_failure="block" if event == "PreToolUse" else None)]
+        hooks = {event: [HookMatcher(
+                     matcher=None, hooks=[callback],
+                     on_failure="block" if event == HookEvent.PRE_TOOL_USE else None)]
                  for event, callback in self.hook_callbacks().items()}
         return ClaudeAgentOptions(permission_mode=mode.value, hooks=hooks,  # type: ignore[arg-type]
                                   **self.common_sdk_options(options))

@@ -25,6 +25,7 @@ from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.approval.source import SessionRef, ToolCall, build_request
 from qoder_desktop.domain.consent import ConsentRefused, ModeConsent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
@@ -269,11 +270,10 @@ class SessionHub(SessionSink):
                                  add_dirs=tuple(session.options.add_dirs)) if allow else None
         if verdict is None or verdict.behavior is not RuleBehavior.ALLOW:
             return
-        self._ledger.post_rule_allowed(ApprovalRequest(
-            session_id=session_id, session_name=session.info.name, backend=session.info.backend,
-            tool_name=tool_name, tool_input=tool_input, tool_use_id=tool_use_id,
-            cwd=session.options.cwd, add_dirs=tuple(session.options.add_dirs)),
-            str(verdict.rule.rule))
+        self._ledger.post_rule_allowed(build_request(
+            SessionRef(session_id, session.info.name, session.info.backend,
+                       cwd=session.options.cwd, add_dirs=tuple(session.options.add_dirs)),
+            ToolCall(tool_name, tool_input, tool_use_id)), str(verdict.rule.rule))
 
     # -- commands ----------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from qoder_desktop.domain.hook_events import ToolEventPhase
+
 MAX_TRACKED = 2_000
 """Calls whose result has not come yet, kept at most (the oldest are dropped first)."""
 
@@ -24,7 +26,7 @@ class ToolSink(Protocol):
     """Where a call that ran is reported (the adapter's `SessionSink`)."""
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
-                  tool_input: dict[str, Any], phase: str) -> None:
+                  tool_input: dict[str, Any], phase: ToolEventPhase) -> None:
         """A tool call passed a hook (or, here, the stream)."""
         ...
 
@@ -66,4 +68,5 @@ class RanTools:
             return
         name, tool_input = call
         self._sink.tool_seen(self._session_id, tool_use_id, name,
-                             edited if edited is not None else tool_input, "PostToolUse")
+                             edited if edited is not None else tool_input,
+                             ToolEventPhase.POST_TOOL_USE)

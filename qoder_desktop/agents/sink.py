@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from qoder_desktop.domain.models import SessionState
+from qoder_desktop.domain.hook_events import ToolEventPhase
+from qoder_desktop.domain.models import SessionRule, SessionState
 from qoder_desktop.domain.session_options import TranscriptEvent
 
 
@@ -20,8 +21,12 @@ class SessionSink(Protocol):
         ...
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
-                  tool_input: dict[str, Any], phase: str) -> None:
+                  tool_input: dict[str, Any], phase: ToolEventPhase) -> None:
         """A tool call passed a hook (PreToolUse, PostToolUse, PermissionDenied)."""
+        ...
+
+    def removals_due(self, session_id: str) -> list[SessionRule]:
+        """Revoked allow rules whose removal has not reached the session's CLI yet."""
         ...
 
     def removals_delivered(self, session_id: str, rule_ids: list[str]) -> None:

@@ -2,8 +2,7 @@
 
 Each MCP session gets its own session in the hub, named by its ``clientInfo``, with the
 client's first ``file://`` root as its cwd; a grant made for one agent run never reaches
-another that happens to have the same client name. Revoked rules that run was not yet
-told to drop travel with its next allow (the store records them as delivered).
+another that happens to have the same client name.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from mcp import types
 from mcp.shared.message import ServerMessageMetadata
 
 from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.domain.models import Decision, RuleValue
 from qoder_desktop.gateway.contract import client_label
 
 log = logging.getLogger(__name__)
@@ -59,15 +57,6 @@ class Callers:
             caller = Caller(name, cwd, info.session_id)
             self._by_session[session] = caller
         return caller
-
-    def removals(self, caller: Caller, decision: Decision) -> list[RuleValue]:
-        """Allow rules revoked in the app that this agent run was not yet told to drop
-        (recorded as delivered: they go out with this allow)."""
-        if not decision.kind.allows:
-            return []
-        revoked = self._hub.removals_due(caller.session_id)
-        self._hub.removals_delivered(caller.session_id, [rule.rule_id for rule in revoked])
-        return [rule.rule for rule in revoked]
 
 
 async def client_cwd(context: Any) -> str | None:

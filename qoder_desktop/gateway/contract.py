@@ -35,8 +35,9 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from qoder_desktop.approval.results import deny_result as deny_result  # re-exported
-from qoder_desktop.approval.results import permission_result as permission_result
+from qoder_desktop.approval.source import ToolCall
+from qoder_desktop.approval.source import deny_result as deny_result  # re-exported
+from qoder_desktop.approval.source import permission_result as permission_result
 from qoder_desktop.config.secrets import (
     GATEWAY_TOKEN_ENV,
     SERVICE_NAME,
@@ -227,6 +228,20 @@ def parse_arguments(arguments: Any) -> tuple[str, dict[str, Any], str | None]:
     if tool_use_id is not None and not isinstance(tool_use_id, str):
         raise ValueError("'tool_use_id' must be a string")
     return tool_name, tool_input, tool_use_id or None
+
+
+def tool_call(arguments: Any) -> ToolCall:
+    """The permission prompt in `arguments` as a `ToolCall` (`parse_arguments`).
+
+    The bundled CLI sends no suggestions to a permission prompt tool; a client that sends
+    ``permission_suggestions`` has them read like every way in's (`parse_suggestions`).
+
+    Raises:
+        ValueError: the arguments are not what the permission prompt tool receives.
+    """
+    tool_name, tool_input, tool_use_id = parse_arguments(arguments)
+    return ToolCall(tool_name, tool_input, tool_use_id,
+                    suggestions=arguments.get("permission_suggestions"))
 
 
 def client_label(name: str | None, version: str | None = None) -> str:

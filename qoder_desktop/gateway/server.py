@@ -5,7 +5,7 @@
 *external* session (one per MCP session, i.e. per agent run, named by its MCP
 ``clientInfo``; the cwd is the client's first root), goes through the same broker as
 in-app sessions (rules, dialogs, ledger), and is answered with one text block holding
-the permission result JSON (see `approval.results.permission_result`). The CLI applies
+the permission result JSON (see `approval.source.permission_result`). The CLI applies
 the ``updatedPermissions`` of that result, so it holds the grants of "allow for this
 session" and stays the authority; a grant revoked in the app is removed from that
 agent run with its next allow.
@@ -36,7 +36,7 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,8 @@ from starlette.types import ASGIApp
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.approval.source import ApprovalSource, SessionRef, is_withdrawn
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleValue
 from qoder_desktop.gateway.callers import Callers
 from qoder_desktop.gateway.contract import (
     HTTP_CLOSED,
@@ -66,9 +67,9 @@ from qoder_desktop.gateway.contract import (
     TokenSource,
     deny_result,
     gateway_url,
-    parse_arguments,
     permission_result,
     reveal_token,
+    tool_call,
 )
 from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, identify
 from qoder_desktop.gateway.instances import InstanceRegistry
@@ -105,8 +106,9 @@ keeps its session open, however long the person takes); see the module docstring
 # -- the gateway ----------------------------------------------------------------------
 
 
-class ApprovalGateway:
-    """Serves the ``approve`` MCP tool on 127.0.0.1 for agents started elsewhere.
+class ApprovalGateway(ApprovalSource):
+    """Serves the ``approve`` MCP tool on 127.0.0.1 for agents started elsewhere: the way
+    in for them (`ApprovalSource`).
 
     Args:
         broker: decides each request (rules, then a person).
@@ -139,6 +141,7 @@ class ApprovalGateway:
             raise ValueError(f"the approval gateway binds {LOOPBACK} only, not {host!r}")
         if not 0 <= port <= 65535:
             raise ValueError(f"not a TCP port: {port}")
+        super().__init__(broker, hub)
         self._broker = broker
         self._hub = hub
         self._token = token
@@ -163,6 +166,12 @@ class ApprovalGateway:
         self.refused = 0
         """How many HTTP requests were refused for want of the right token."""
         self._mcp = self._build_mcp_server()
+
+    # -- the way in (ApprovalSource) -------------------------------------------------------
+
+    def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> dict[str, Any]:
+        """The ``--permission-prompt-tool`` result JSON (`permission_result`)."""
+        return permission_result(decision, removals)
 
     # -- properties ----------------------------------------------------------------------
 
@@ -315,51 +324,41 @@ class ApprovalGateway:
             if name != TOOL_NAME:
                 return deny_result(f"Qoder Desktop has no tool {name!r}; use {TOOL_NAME!r}.")
             try:
-                tool_name, tool_input, tool_use_id = parse_arguments(arguments)
+                call = tool_call(arguments)
             except ValueError as exc:
                 log.warning("approval gateway: malformed permission prompt: %s", exc)
                 return deny_result(f"Qoder Desktop refused a malformed permission prompt: {exc}. "
                                    "Expected {tool_name, input, tool_use_id}.")
             context = self._mcp.request_context
             caller = await self._callers.of(context)
-            request = ApprovalRequest(
-                session_id=caller.session_id, session_name=caller.name,
-                backend=Backend.EXTERNAL, tool_name=tool_name, tool_input=tool_input,
-                tool_use_id=tool_use_id, cwd=caller.cwd)
+            request = self.request_for(
+                SessionRef(caller.session_id, caller.name, Backend.EXTERNAL, cwd=caller.cwd),
+                call)
             decision = await self._decide(request, context)
-            if decision is None:
-                return deny_result("The agent withdrew the request.")
-            return permission_result(decision, self._callers.removals(caller, decision))
+            answer = self.answer_for(request, decision)
+            self.delivered(answer)  # it goes back in this call's result
+            return dict(answer.result)
         except Exception as exc:
             log.exception("approval gateway: a permission prompt failed")
             return deny_result(f"Qoder Desktop failed while asking: {exc}")
 
-    async def _decide(self, request: ApprovalRequest, context: Any) -> Decision | None:
-        """The broker's decision; None if the agent hung up first (recorded as withdrawn)."""
+    async def _decide(self, request: ApprovalRequest, context: Any) -> Decision:
+        """The broker's decision; withdrawn if the agent hung up first."""
         scope = getattr(context.request, "scope", None) or {}
         closed: asyncio.Event | None = scope.get(HTTP_CLOSED)
         token = getattr(context.meta, "progressToken", None) if context.meta else None
-        decision: Decision | None = None
-        async with anyio.create_task_group() as group:
-            if closed is not None:
-                group.start_soon(self._cancel_when_closed, closed, group.cancel_scope)
-            if token is not None and self._keepalive > 0:
-                group.start_soon(self._keep_alive, context, token)
-            try:
-                decision = await self._broker.request(request)
-            except Exception as exc:  # the broker should never raise; fail closed if it does
-                log.exception("approval gateway: the broker failed")
-                decision = Decision.error(f"Qoder Desktop failed while asking: {exc}")
-            group.cancel_scope.cancel()
-        if decision is None:
-            log.info("approval gateway: the agent hung up; request %s withdrawn",
-                     request.request_id)
+        keeping = (asyncio.ensure_future(self._keep_alive(context, token))
+                   if token is not None and self._keepalive > 0 else None)
+        try:
+            decision = await self.ask(request, gone=(
+                None if closed is None else lambda: _hung_up(closed)))
+        finally:
+            if keeping is not None:
+                keeping.cancel()
+        if is_withdrawn(decision):
+            log.info("approval gateway: request %s withdrawn (%s)", request.request_id,
+                     decision.message)
         return decision
-
-    @staticmethod
-    async def _cancel_when_closed(closed: asyncio.Event, scope: anyio.CancelScope) -> None:
-        await closed.wait()
-        scope.cancel()
 
     async def _keep_alive(self, context: Any, token: str | int) -> None:
         beat = 0
@@ -373,3 +372,9 @@ class ApprovalGateway:
             except Exception:
                 log.debug("approval gateway: a keep-alive could not be sent", exc_info=True)
                 return
+
+
+async def _hung_up(closed: asyncio.Event) -> str:
+    """Return once the agent's HTTP request is over (it hung up)."""
+    await closed.wait()
+    return "The agent withdrew the request."

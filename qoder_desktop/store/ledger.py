@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
 
+from qoder_desktop.domain.hook_events import ToolEventPhase as ToolEventPhase  # re-exported
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -81,15 +81,6 @@ def who_decided(decided_by: DecidedBy | None, outcome: DecisionKind | None,
 
 class LedgerError(StorageError):
     """A ledger write that would falsify the record (for example a second decision)."""
-
-
-class ToolEventPhase(StrEnum):
-    """The hook through which a tool call was seen."""
-
-    PRE_TOOL_USE = "PreToolUse"
-    POST_TOOL_USE = "PostToolUse"
-    POST_TOOL_USE_FAILURE = "PostToolUseFailure"
-    PERMISSION_DENIED = "PermissionDenied"
 
 
 class LedgerEntry(BaseModel):

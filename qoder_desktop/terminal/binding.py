@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qoder_desktop.domain.hook_events import TerminalAgent
+
 log = logging.getLogger(__name__)
 
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"})
@@ -48,8 +50,9 @@ SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "fish", "
 MAX_SLUG = 200
 """The CLI cuts longer folder slugs and adds a hash of the whole path."""
 _LONG_SLUG_TAIL = re.compile(r"-[0-9a-z]{1,16}")
-_CONFIG_ENV = {"claude": "CLAUDE_CONFIG_DIR", "qoder": "QODER_CONFIG_DIR"}
-_CONFIG_NAME = {"claude": ".claude", "qoder": ".qoder"}
+_CONFIG_ENV: dict[str, str] = {TerminalAgent.CLAUDE: "CLAUDE_CONFIG_DIR",
+                               TerminalAgent.QODER: "QODER_CONFIG_DIR"}
+_CONFIG_NAME: dict[str, str] = {TerminalAgent.CLAUDE: ".claude", TerminalAgent.QODER: ".qoder"}
 _ENV_KEYS = frozenset({"HOME", *_CONFIG_ENV.values()})
 
 

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
+from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
 from qoder_desktop.terminal import protocol
 
 CONNECT_TIMEOUT = 2.0
@@ -46,7 +47,7 @@ ANSWER_SLACK = 5.0
 """Extra time past the app's own wait before we stop waiting for it."""
 STDIN_TIMEOUT = 10.0
 """How long the CLI may take to hand over the request on stdin."""
-EVENT = "PermissionRequest"
+EVENT = HookEvent.PERMISSION_REQUEST
 
 
 class _Terminated(Exception):
@@ -248,7 +249,7 @@ def hook_main(argv: list[str]) -> int:
     if argv[:1] != ["permission-request"]:
         sys.stderr.write(_HOOK_HELP)
         return 0  # a hook that fails must not block the CLI's own prompt
-    agent = "claude"
+    agent = TerminalAgent.CLAUDE.value
     if "--agent" in argv[1:]:
         index = argv.index("--agent")
         if index + 1 < len(argv):

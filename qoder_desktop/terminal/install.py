@@ -30,7 +30,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-HOOK_EVENT = "PermissionRequest"
+from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
+
+HOOK_EVENT = HookEvent.PERMISSION_REQUEST
 HOOK_TIMEOUT_SECONDS = 900
 """The CLI kills the hook after this long; it must exceed the app's longest wait."""
 BACKUP_SUFFIX = ".bak-qoder-desktop"
@@ -40,16 +42,8 @@ that `qoder-desktop remote add` puts on a remote host."""
 _NEW_FILE_MODE = 0o600
 
 
-class Agent(StrEnum):
-    """The terminal agents whose settings we can edit."""
-
-    CLAUDE = "claude"
-    QODER = "qoder"
-
-    @property
-    def label(self) -> str:
-        """The agent's name for people."""
-        return "Claude Code" if self is Agent.CLAUDE else "Qoder CLI"
+Agent = TerminalAgent
+"""The terminal agents whose settings we can edit (`domain.hook_events.TerminalAgent`)."""
 
 
 class InstallError(RuntimeError):

@@ -31,21 +31,20 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.approval.results import permission_result
-from qoder_desktop.domain.models import (
-    ApprovalRequest,
-    Backend,
-    Decision,
-    DecisionKind,
-    PermissionSuggestion,
-    RuleValue,
+from qoder_desktop.approval.source import (
+    ApprovalSource,
+    SessionRef,
+    ToolCall,
+    is_withdrawn,
+    permission_result,
 )
+from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleValue
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.binding import (
     Binding,
@@ -65,7 +64,6 @@ from qoder_desktop.terminal.transcript import TranscriptFollower
 
 log = logging.getLogger(__name__)
 
-AGENT_LABELS = {"claude": "Claude Code", "qoder": "Qoder CLI"}
 PRINTED_TIMEOUT = 5.0
 """How long the hook may take to confirm it printed an answer carrying revocations."""
 
@@ -78,20 +76,6 @@ class TerminalServerError(RuntimeError):
     """The terminal hook socket could not be set up."""
 
 
-@dataclass
-class _Open:
-    """A request waiting for an answer, and how to take it back."""
-
-    request: ApprovalRequest
-    withdrawn: asyncio.Event = field(default_factory=asyncio.Event)
-    reason: str = ""
-
-    def withdraw(self, reason: str) -> None:
-        if not self.withdrawn.is_set():
-            self.reason = reason
-            self.withdrawn.set()
-
-
 def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """(agent, hook input) from the hook's request line.
 
@@ -100,11 +84,11 @@ def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """
     agent = message.get("agent")
     event = message.get("event")
-    if agent not in AGENT_LABELS:
+    if agent not in set(TerminalAgent):
         raise ValueError(f"unknown agent {agent!r}")
     if not isinstance(event, dict):
         raise ValueError("'event' must be an object")
-    if event.get("hook_event_name", "PermissionRequest") != "PermissionRequest":
+    if event.get("hook_event_name", HookEvent.PERMISSION_REQUEST) != HookEvent.PERMISSION_REQUEST:
         raise ValueError("not a PermissionRequest hook")
     for key in ("session_id", "tool_name"):
         if not isinstance(event.get(key), str) or not event[key].strip():
@@ -117,25 +101,16 @@ def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return str(agent), event
 
 
-def _suggestions(raw: Any) -> tuple[PermissionSuggestion, ...]:
-    found = []
-    for item in raw if isinstance(raw, list) else []:
-        try:
-            found.append(PermissionSuggestion.from_wire(item))
-        except (ValueError, KeyError, TypeError):
-            log.debug("terminal hook: skipped a permission suggestion it could not read")
-    return tuple(found)
-
-
 def hook_output(decision: Decision, removals: Sequence[RuleValue] = ()) -> dict[str, Any]:
     """What the hook prints for `decision` (the CLI holds session grants itself); an allow
     also tells the CLI to drop `removals` (Claude Code ignores updates in a deny)."""
-    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+    return {"hookSpecificOutput": {"hookEventName": HookEvent.PERMISSION_REQUEST.value,
                                    "decision": permission_result(decision, removals)}}
 
 
-class TerminalHookServer:
-    """Answers terminal agents' PermissionRequest hooks through the broker.
+class TerminalHookServer(ApprovalSource):
+    """Answers terminal agents' PermissionRequest hooks through the broker: the way in
+    for terminal agents (`ApprovalSource`).
 
     Args:
         broker: decides each request (a person; deny rules of the session).
@@ -152,6 +127,7 @@ class TerminalHookServer:
                  environ: Mapping[str, str] | None = None,
                  follow_transcripts: bool = True, max_connections: int = MAX_CONNECTIONS,
                  handshake_timeout: float = HANDSHAKE_TIMEOUT) -> None:
+        super().__init__(broker, hub)
         self._broker = broker
         self._hub = hub
         self._wait = wait_seconds
@@ -163,7 +139,6 @@ class TerminalHookServer:
         self.listener: HookListener | None = None
         """Accepts connections under the cap (renewed at each start)."""
         self._token = ""
-        self._open: dict[str, _Open] = {}
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
         self._bindings = SessionBindings()
@@ -171,6 +146,12 @@ class TerminalHookServer:
         """Connections refused for want of the right token (or too slow to prove it)."""
         self.timed_out = 0
         """Connections dropped for not proving themselves within the handshake deadline."""
+
+    # -- the way in (ApprovalSource) -------------------------------------------------------
+
+    def encode(self, decision: Decision, removals: Sequence[RuleValue]) -> dict[str, Any]:
+        """The hook's output for `decision` (see `hook_output`)."""
+        return hook_output(decision, removals)
 
     @property
     def socket_path(self) -> Path:
@@ -226,8 +207,7 @@ class TerminalHookServer:
         if listener is None:
             return
         listener.close()
-        for entry in list(self._open.values()):
-            entry.withdraw(APP_QUIT)
+        self.withdraw_where(APP_QUIT)
         if self._handlers:
             await asyncio.wait(set(self._handlers), timeout=2)
         for task in list(self._handlers):
@@ -276,22 +256,24 @@ class TerminalHookServer:
             return
         try:
             agent, event = parse_hook_event(message)
-        except ValueError as exc:
+            request = self._request_for(agent, event, peer_cli(writer.get_extra_info("socket")))
+        except ValueError as exc:  # (suggestions that are not a list: `parse_suggestions`)
             log.warning("terminal hooks: refused a malformed request: %s", exc)
             await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
-        request = self._request_for(agent, event, peer_cli(writer.get_extra_info("socket")))
         wait = self._wait_seconds()
         await _send(writer, sealer, {"type": protocol.WAITING, "wait_seconds": wait})
-        decision = await self._decide(request, reader, sealer, wait)
-        if decision.kind is DecisionKind.WITHDRAWN:
+        decision = await self.ask(
+            request, within=wait, gone=lambda: _hook_leaves(reader, sealer),
+            expired=f"Nobody answered in Qoder Desktop within {wait:g} s; the terminal "
+                    "asks instead.")
+        if is_withdrawn(decision):
             await _send(writer, sealer, {"type": protocol.PASS, "reason": decision.message})
             return
-        due = self._hub.removals_due(request.session_id) if decision.kind.allows else []
-        await _send(writer, sealer, {"type": protocol.ANSWER, "output": hook_output(
-            decision, [rule.rule for rule in due])})
-        if due and await _printed(reader, sealer):
-            self._hub.removals_delivered(request.session_id, [rule.rule_id for rule in due])
+        answer = self.answer_for(request, decision)
+        await _send(writer, sealer, {"type": protocol.ANSWER, "output": answer.result})
+        if answer.removals and await _printed(reader, sealer):
+            self.delivered(answer)
 
     def _wait_seconds(self) -> float:
         return float(self._wait() if callable(self._wait) else self._wait)
@@ -304,14 +286,14 @@ class TerminalHookServer:
         transcript = checked_transcript(agent, event["session_id"], cwd, path, cli) if (
             path) else None
         app_id = self._bindings.resolve(event["session_id"], Binding(agent, transcript, cli))
-        info = self._hub.terminal_session(app_id, AGENT_LABELS[agent], cwd,
+        info = self._hub.terminal_session(app_id, TerminalAgent(agent).label, cwd,
                                           event.get("permission_mode"))
         if self._follow and transcript is not None and info.session_id not in self._followers:
             self._follow_transcript(info.session_id, transcript)
-        return ApprovalRequest(
-            session_id=info.session_id, session_name=info.name, backend=Backend.TERMINAL,
-            tool_name=event["tool_name"], tool_input=event["tool_input"],
-            suggestions=_suggestions(event.get("permission_suggestions")), cwd=cwd or None)
+        return self.request_for(
+            SessionRef(info.session_id, info.name, Backend.TERMINAL, cwd=cwd or None),
+            ToolCall(event["tool_name"], event["tool_input"],
+                     suggestions=event.get("permission_suggestions")))
 
     def transcript_follower(self, session_id: str) -> TranscriptFollower | None:
         """The follower of the app's session `session_id`'s transcript, if one is followed."""
@@ -322,12 +304,10 @@ class TerminalHookServer:
         `session_id` only (the app's session it is bound to)."""
 
         def result_seen(tool_name: str, tool_input: dict[str, Any]) -> None:
-            for entry in self._open.values():
-                request = entry.request
-                if (request.session_id == session_id and request.tool_name == tool_name
-                        and request.tool_input == tool_input and not entry.withdrawn.is_set()):
-                    entry.withdraw(ANSWERED_IN_TERMINAL)
-                    return
+            self.withdraw_where(
+                ANSWERED_IN_TERMINAL, lambda request: (
+                    request.session_id == session_id and request.tool_name == tool_name
+                    and request.tool_input == tool_input), first_only=True)
 
         follower = TranscriptFollower(path, session_id, self._hub.add_transcript_line,
                                       result_seen)
@@ -335,45 +315,15 @@ class TerminalHookServer:
         follower.poll()
         follower.start()
 
-    async def _decide(self, request: ApprovalRequest, reader: asyncio.StreamReader,
-                      sealer: protocol.Sealer, wait: float) -> Decision:
-        """The broker's decision, or a withdrawal (timeout, hang-up, answered elsewhere)."""
-        entry = _Open(request)
-        self._open[request.request_id] = entry
-        asking = asyncio.create_task(self._broker.request(request))
-        watchers = {asyncio.create_task(self._hook_leaves(reader, sealer, entry)),
-                    asyncio.create_task(entry.withdrawn.wait())}
-        try:
-            done, _ = await asyncio.wait({asking, *watchers}, timeout=wait,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if asking not in done:
-                entry.withdraw(f"Nobody answered in Qoder Desktop within {wait:g} s; the "
-                               "terminal asks instead.")
-                if not self._broker.withdraw(request.request_id, entry.reason):
-                    asking.cancel()
-            try:
-                return await asking
-            except asyncio.CancelledError:
-                if not asking.cancelled():
-                    raise
-                return Decision.withdrawn(entry.reason)
-        finally:
-            for task in watchers:
-                task.cancel()
-            if not asking.done():
-                asking.cancel()
-            self._open.pop(request.request_id, None)
 
-    @staticmethod
-    async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer,
-                           entry: _Open) -> None:
-        """Return when the hook says "withdraw", hangs up, or sends a line not sealed
-        with this connection's key."""
-        with contextlib.suppress(ConnectionError, ValueError):
-            while line := await reader.readline():
-                if sealer.open(line).get("type") == protocol.WITHDRAW:
-                    break
-        entry.withdraw(LEFT_IN_TERMINAL)
+async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> str:
+    """Return (why) when the hook says "withdraw", hangs up, or sends a line not sealed
+    with this connection's key."""
+    with contextlib.suppress(ConnectionError, ValueError):
+        while line := await reader.readline():
+            if sealer.open(line).get("type") == protocol.WITHDRAW:
+                break
+    return LEFT_IN_TERMINAL
 
 
 async def _printed(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> bool:

@@ -106,7 +106,7 @@ async def test_a_malformed_result_of_our_own_goes_out_as_a_readable_deny(
     session_id, peer = await start(harness)
     session = harness.sessions[session_id]
     bad = MALFORMED[what](sdk_of(harness, session_id))
-    session._result_for = lambda *_args: bad  # the fault: our own result step misbehaves
+    session.encode = lambda *_args: bad  # the fault: our own result step misbehaves
 
     asked = peer.ask("Bash", {"command": "ls"})
     request = await harness.next_request()

@@ -205,7 +205,7 @@ async def test_an_exception_is_a_deny_never_an_allow(gw: Fixture,
 
 @pytest.mark.asyncio
 async def test_a_failing_broker_is_a_deny(gw: Fixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def broken(request: ApprovalRequest) -> Decision:
+    async def broken(request: ApprovalRequest, deliverable: object = None) -> Decision:
         raise ValueError("no database")
 
     monkeypatch.setattr(gw.broker, "request", broken)

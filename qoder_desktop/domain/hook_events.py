@@ -1,0 +1,48 @@
+"""The agent CLIs' hook event names and the terminal agents we take prompts from.
+
+One definition each: the SDK adapters' hook callbacks, the ledger's tool events, the
+terminal hook (installer, hook command, server) all name them from here. Stdlib only:
+the hook command imports this before it talks to the app, in a blink.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class HookEvent(StrEnum):
+    """A hook event of Claude Code and qodercli, by the name the CLI gives it."""
+
+    PRE_TOOL_USE = "PreToolUse"
+    """Before a tool call (the CLI waits for the hook's answer)."""
+    POST_TOOL_USE = "PostToolUse"
+    """After a tool call that ran without an error."""
+    POST_TOOL_USE_FAILURE = "PostToolUseFailure"
+    """After a tool call that failed."""
+    PERMISSION_DENIED = "PermissionDenied"
+    """The CLI denied a tool call itself."""
+    PERMISSION_REQUEST = "PermissionRequest"
+    """Right before the CLI shows its own permission prompt (terminal agents)."""
+
+
+class ToolEventPhase(StrEnum):
+    """The hook through which a tool call was seen (a ledger tool event's phase): the
+    tool hooks of `HookEvent`, by the same names."""
+
+    PRE_TOOL_USE = HookEvent.PRE_TOOL_USE.value
+    POST_TOOL_USE = HookEvent.POST_TOOL_USE.value
+    POST_TOOL_USE_FAILURE = HookEvent.POST_TOOL_USE_FAILURE.value
+    PERMISSION_DENIED = HookEvent.PERMISSION_DENIED.value
+
+
+class TerminalAgent(StrEnum):
+    """The agent CLIs a person runs in a terminal whose prompts we can take (by the
+    ``--agent`` word of our hook command)."""
+
+    CLAUDE = "claude"
+    QODER = "qoder"
+
+    @property
+    def label(self) -> str:
+        """The agent's name for people."""
+        return "Claude Code" if self is TerminalAgent.CLAUDE else "Qoder CLI"
