@@ -46,7 +46,6 @@ from qoder_desktop.domain.models import (
     Decision,
     DecisionKind,
     PermissionSuggestion,
-    RuleValue,
 )
 
 __all__ = ["ROW_HOLD_MAX_S", "ApprovalState", "IllegalTransition", "Ledger", "Observer",
@@ -151,7 +150,6 @@ class PendingApproval:
         self.state = ApprovalState.ASKED
         self.decision: Decision | None = None
         self.sent: Decision | None = None
-        self._removals: tuple[RuleValue, ...] = ()
         self.started = time.monotonic()
         self._ledger = ledger
         self._observers: list[Observer] = []
@@ -191,18 +189,6 @@ class PendingApproval:
         the end is recorded (`sent`), else what the answer grants."""
         decision = self.sent or self.decision
         return tuple(decision.updates) if decision is not None else ()
-
-    def carry_removals(self, revoked: tuple[RuleValue, ...]) -> None:
-        """Give this answer the allow rules revoked in the app since the last allow (a
-        CLI can only be told inside an answer; `approval/results.py`)."""
-        self._removals = tuple(revoked)
-
-    @property
-    def removals(self) -> tuple[RuleValue, ...]:
-        """The revoked rules to deliver with the answer: only an allow carries them (the
-        CLI ignores updates in a deny, so they wait for the next allow)."""
-        decision = self.sent or self.decision
-        return self._removals if decision is not None and decision.kind.allows else ()
 
     def is_waiting(self) -> bool:
         """True until it ends (asked or shown)."""

@@ -24,7 +24,6 @@ from qoder_desktop.domain.models import (
     DecidedBy,
     Decision,
     DecisionKind,
-    RuleValue,
 )
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
@@ -149,19 +148,6 @@ async def test_a_newer_state_of_the_request_is_told_while_it_waits(
     assert pending.update(marked)
     assert pending.request is marked and seen == [(PendingEvent.UPDATED, ApprovalState.ASKED)]
     assert not pending.update(bash_request("other"))  # another request's state: refused
-
-
-async def test_revoked_rules_go_only_with_an_allow(counted: CountedLedger) -> None:
-    revoked = (RuleValue.parse("Bash(npm test)"),)
-    denied = PendingApproval(bash_request("npm test"), counted)
-    denied.carry_removals(revoked)
-    assert denied.removals == ()  # nothing decided yet
-    denied.answer(Decision.deny("no"))
-    assert denied.removals == ()  # the CLI ignores updates in a deny: they wait
-    allowed = PendingApproval(bash_request("npm test"), counted)
-    allowed.carry_removals(revoked)
-    allowed.answer(Decision.allow_once({"command": "npm test"}))
-    assert allowed.removals == revoked
 
 
 async def test_an_observer_that_fails_keeps_the_others_told(counted: CountedLedger) -> None:

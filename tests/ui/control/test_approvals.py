@@ -5,11 +5,13 @@ with the reason). The whole desktop wiring, a real broker and SQLite, offscreen.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from helpers.loop import run, settle
 from pytestqt.qtbot import QtBot
 
+from qoder_desktop.approval.pending import PendingApproval
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.domain.models import (
     ApprovalRequest,
@@ -87,8 +89,9 @@ def test_the_tray_opens_a_waiting_requests_dialog_but_none_for_an_answered_one(
     (False, False, False, False),  # notifications off
 ])
 def test_a_new_request_is_announced_as_the_person_chose(
-        desktop: DesktopApp, qtbot: QtBot, enabled: bool, only_when_inactive: bool,
-        app_active: bool, announced: bool) -> None:
+        desktop: DesktopApp, qtbot: QtBot, approval_of: Callable[[ApprovalRequest],
+                                                                 PendingApproval],
+        enabled: bool, only_when_inactive: bool, app_active: bool, announced: bool) -> None:
     """Without a notification service the notifier falls back to the tray balloon; that
     fallback is what a person would see announced."""
     prefs = desktop.current_settings.value.notifications.model_copy(
@@ -100,6 +103,7 @@ def test_a_new_request_is_announced_as_the_person_chose(
         qtbot.waitUntil(lambda: desktop.window.isActiveWindow())
     fell_back: list[ApprovalRequest] = []
     desktop.notifier.fall_back.connect(fell_back.append)
-    request = _bash("make")
-    desktop.approvals.request_added(request)  # (synchronous: no later event to wait on)
+    request = _bash("make").model_copy(update={"session_id": "s-1"})
+    # (synchronous: no later event to wait on)
+    desktop.approvals.approval_added(approval_of(request))
     assert fell_back == ([request] if announced else [])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from qoder_desktop.approval.results import permission_result
+from qoder_desktop.approval.source import permission_result
 from qoder_desktop.domain.models import (
     Decision,
     PermissionSuggestion,
