@@ -42,7 +42,8 @@ def fill_ledger(path: Path, count: int) -> Path:
                 conn.execute(
                     "INSERT INTO sessions (session_id, name, backend, cwd, permission_mode, "
                     "state, error, created_at, updated_at) VALUES (?, ?, 'claude', "
-                    "'/work/project', 'default', 'stopped', NULL, ?, ?)", (session_id(index), f"Session {index}", at, at))
+                    "'/work/project', 'default', 'stopped', NULL, ?, ?)",
+                    (session_id(index), f"Session {index}", at, at))
                 conn.execute(
                     "INSERT INTO session_rules (rule_id, session_id, behavior, tool_name, "
                     "rule_content, granted_by, granted_at) VALUES (?, ?, 'allow', 'Bash', "
