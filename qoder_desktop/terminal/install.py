@@ -34,7 +34,9 @@ HOOK_EVENT = "PermissionRequest"
 HOOK_TIMEOUT_SECONDS = 900
 """The CLI kills the hook after this long; it must exceed the app's longest wait."""
 BACKUP_SUFFIX = ".bak-qoder-desktop"
-_ENTRY_POINT_NAMES = ("qoder-desktop", "qoder-desktop.exe")
+_ENTRY_POINT_NAMES = ("qoder-desktop", "qoder-desktop.exe", "qoder-desktop-hook.py")
+"""The programs our hook command runs: the app's entry point, or the standalone hook file
+that `qoder-desktop remote add` puts on a remote host."""
 _NEW_FILE_MODE = 0o600
 
 
@@ -87,9 +89,12 @@ def is_our_command(command: object) -> bool:
     return False
 
 
-def our_entry(agent: Agent, python: str | None = None) -> dict[str, Any]:
-    """The matcher group we add under ``hooks.PermissionRequest``."""
-    return {"matcher": "*", "hooks": [{"type": "command", "command": hook_command(agent, python),
+def our_entry(agent: Agent, python: str | None = None,
+              command: str | None = None) -> dict[str, Any]:
+    """The matcher group we add under ``hooks.PermissionRequest`` (`command`: another
+    hook command than this interpreter's, e.g. the standalone hook on a remote host)."""
+    return {"matcher": "*", "hooks": [{"type": "command",
+                                       "command": command or hook_command(agent, python),
                                        "timeout": HOOK_TIMEOUT_SECONDS}]}
 
 
@@ -247,8 +252,9 @@ class HookStatus:
 
 
 def install(agent: Agent, *, environ: Mapping[str, str] | None = None,
-            python: str | None = None) -> Change:
-    """Add our hook to the agent's user settings (idempotent).
+            python: str | None = None, command: str | None = None) -> Change:
+    """Add our hook to the agent's user settings (idempotent); `command` replaces the
+    default hook command (see `our_entry`).
 
     Raises:
         InstallError: the file is invalid, read-only or could not be written.
@@ -256,7 +262,7 @@ def install(agent: Agent, *, environ: Mapping[str, str] | None = None,
     path = settings_path(agent, environ)
     data, original = _load(path)
     groups = _permission_groups(data, path)
-    updated = _with_groups(data, [*_without_ours(groups), our_entry(agent, python)])
+    updated = _with_groups(data, [*_without_ours(groups), our_entry(agent, python, command)])
     if updated == data:
         return Change.UNCHANGED
     _write(path, updated, original)
@@ -281,12 +287,14 @@ def uninstall(agent: Agent, *, environ: Mapping[str, str] | None = None) -> Chan
 
 
 def status(agent: Agent, *, environ: Mapping[str, str] | None = None,
-           python: str | None = None) -> HookStatus:
-    """Whether our hook is installed for `agent` (never raises)."""
+           python: str | None = None, command: str | None = None) -> HookStatus:
+    """Whether our hook is installed for `agent` (never raises); `current` compares with
+    `command` when given (see `our_entry`)."""
     path = settings_path(agent, environ)
     try:
         data, _original = _load(path)
         commands = _our_commands(_permission_groups(data, path))
     except InstallError as exc:
         return HookStatus(agent, path, False, False, str(exc))
-    return HookStatus(agent, path, bool(commands), hook_command(agent, python) in commands)
+    expected = command or hook_command(agent, python)
+    return HookStatus(agent, path, bool(commands), expected in commands)

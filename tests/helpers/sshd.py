@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import secrets
 import shutil
 import signal
@@ -59,6 +60,19 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _account_tool(argv: list[str]) -> None:
+    """Run useradd / usermod / userdel, again while another test run holds the lock on
+    /etc/passwd (they fail at once instead of waiting for it)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if done.returncode == 0 or (argv[0] == "userdel" and "does not exist" in done.stderr):
+            return
+        if "lock" not in done.stderr or time.monotonic() > deadline:
+            raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+        time.sleep(0.05)
 
 
 def _keygen(path: Path, comment: str) -> None:
@@ -231,10 +245,10 @@ class RemoteUser:
         """Add the account (``useradd``), its HOME and its ``authorized_keys``."""
         name = f"qdr{secrets.token_hex(5)}"
         home = base / name
-        subprocess.run(["useradd", "--no-create-home", "--home-dir", str(home),
-                        "--shell", "/bin/sh", "--user-group", name], check=True)
+        _account_tool(["useradd", "--no-create-home", "--home-dir", str(home),
+                       "--shell", "/bin/sh", "--user-group", name])
         # A locked password ("!") makes sshd refuse even a key; "*" is key-only.
-        subprocess.run(["usermod", "-p", "*", name], check=True)
+        _account_tool(["usermod", "-p", "*", name])
         user = cls(name, home)
         home.mkdir(mode=0o700)
         ssh_dir = home / ".ssh"
@@ -253,8 +267,6 @@ class RemoteUser:
                 os.lchown(os.path.join(parent, name), *ids)
 
     def _ids(self) -> tuple[int, int]:
-        import pwd
-
         record = pwd.getpwnam(self.name)
         return record.pw_uid, record.pw_gid
 
@@ -279,8 +291,7 @@ class RemoteUser:
 
     def delete(self) -> None:
         """Remove the account and its HOME."""
-        subprocess.run(["userdel", "--force", self.name], check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _account_tool(["userdel", "--force", self.name])
         shutil.rmtree(self.home, ignore_errors=True)
 
 
@@ -370,12 +381,37 @@ def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
         server.stop()
 
 
+_HOMES_PREFIX = "qd-remote-homes-"
+
+
+def sweep_stale_users(temp: Path) -> None:
+    """Remove the test users and HOMEs that a test run which is gone left behind (it was
+    killed before its teardown): their folder is named for the run's process id."""
+    for base in temp.glob(f"{_HOMES_PREFIX}*-*"):
+        pid_text = base.name[len(_HOMES_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # that run is still going
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        for record in pwd.getpwall():
+            if record.pw_dir.startswith(f"{base}/"):
+                _account_tool(["userdel", "--force", record.pw_name])
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def remote_homes() -> Iterator[Path]:
     """The folder of the test users' HOMEs: outside pytest's root-only temp folders, so
-    the users can reach their own HOME."""
+    the users can reach their own HOME. It is named for this process, so a later run can
+    sweep what a killed run left (`sweep_stale_users`)."""
     _require_rig()
-    base = Path(tempfile.mkdtemp(prefix="qd-remote-homes-"))
+    sweep_stale_users(Path(tempfile.gettempdir()))
+    base = Path(tempfile.mkdtemp(prefix=f"{_HOMES_PREFIX}{os.getpid()}-"))
     os.chmod(base, 0o755)
     try:
         yield base

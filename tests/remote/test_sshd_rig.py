@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import pwd
 import subprocess
+from pathlib import Path
 
-from helpers.sshd import SshHost
+from helpers.sshd import RemoteUser, SshHost, SshServer, sweep_stale_users
 
 
 def test_the_alias_logs_in_as_the_remote_user_with_its_own_home(ssh_host: SshHost) -> None:
@@ -38,3 +41,23 @@ def test_a_user_path_without_python3_hides_it(ssh_host: SshHost) -> None:
     result = ssh_host.run("command -v python3 || echo missing")
 
     assert result.stdout.strip() == "missing"
+
+
+def test_users_left_by_a_killed_run_are_swept(ssh_server: SshServer, tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = tmp_path / f"qd-remote-homes-{gone.pid}-x"
+    base.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)
+    public_key = ssh_server.client_key.with_suffix(".pub").read_text(encoding="ascii")
+    left = RemoteUser.create(base, public_key)
+    running = tmp_path / f"qd-remote-homes-{os.getpid()}-y"
+    running.mkdir()
+
+    sweep_stale_users(tmp_path)
+
+    try:
+        assert left.name not in {record.pw_name for record in pwd.getpwall()}
+        assert not base.exists() and running.exists()
+    finally:
+        left.delete()
