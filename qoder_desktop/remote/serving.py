@@ -24,23 +24,24 @@ from pathlib import Path
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.config.secrets import SecretStore
+from qoder_desktop.remote.hosts import HostRegistry, RemoteError, host_token
+from qoder_desktop.remote.layout import REMOTE_FOLDER, SOCKET_NAME
 from qoder_desktop.remote.tunnel import (
-    REMOTE_FOLDER,
-    REMOTE_SOCKET_NAME,
     Tunnel,
     TunnelSettings,
     TunnelState,
     TunnelStatus,
     remote_forward_line,
 )
+from qoder_desktop.remote.tunnel_state import HOSTS_FOLDER, clear_states, write_states
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.binding import SessionBindings
 from qoder_desktop.terminal.server import HookOrigin, TerminalHookServer, TerminalServerError
 
 log = logging.getLogger(__name__)
 
-HOSTS_FOLDER = "hosts"
-"""The folder of the hosts' sockets, in the app's runtime folder."""
+OWN_SESSION = "your own SSH session forwards (RemoteForward)"
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class RemoteEndpoint:
         ssh_config: an ``ssh_config`` file of its own (``-F``); None: the person's.
         own_session: the person forwards the socket in an SSH session of their own
             (`forward_line`), so the app runs no tunnel for this host.
+        remote_path: the socket on the host, when the deploy found its HOME.
     """
 
     name: str
@@ -61,6 +63,33 @@ class RemoteEndpoint:
     token: str = field(repr=False)
     ssh_config: Path | None = None
     own_session: bool = False
+    remote_path: str | None = None
+
+
+def registered_endpoints(registry: HostRegistry, store: SecretStore
+                         ) -> tuple[list[RemoteEndpoint], list[str]]:
+    """The hosts `remote add` deployed to, with their tokens from the keyring, and the
+    problems of those that cannot be served (no token, a keyring failure)."""
+    endpoints, problems = [], []
+    try:
+        hosts = registry.hosts()
+    except RemoteError as exc:
+        return [], [str(exc)]
+    for host in hosts:
+        try:
+            token = host_token(store, host.name)
+        except RemoteError as exc:
+            problems.append(f"{host.name}: {exc}")
+            continue
+        if token is None:
+            problems.append(f"{host.name}: its token is not in the keyring; run "
+                            f"`qoder-desktop remote add {host.name}` again.")
+            continue
+        endpoints.append(RemoteEndpoint(
+            host.name, host.name, token.reveal(),
+            ssh_config=Path(host.ssh_config) if host.ssh_config else None,
+            remote_path=host.remote_socket if host.home else None))
+    return endpoints, problems
 
 
 def host_socket_path(name: str, environ: Mapping[str, str] | None = None) -> Path:
@@ -133,12 +162,11 @@ class RemoteHooks:
         self.servers[endpoint.name] = server
         self.endpoints[endpoint.name] = endpoint
         if endpoint.own_session:
-            self._publish(TunnelStatus(endpoint.name, TunnelState.STOPPED,
-                                       "your own SSH session forwards (RemoteForward)"))
+            self._publish(TunnelStatus(endpoint.name, TunnelState.STOPPED, OWN_SESSION))
             return
         tunnel = Tunnel(endpoint.name, endpoint.destination, path,
                         on_status=self._publish, ssh_config=endpoint.ssh_config,
-                        settings=self._tunnel_settings)
+                        settings=self._tunnel_settings, remote_path=endpoint.remote_path)
         self.tunnels[endpoint.name] = tunnel
         tunnel.start()
 
@@ -151,11 +179,13 @@ class RemoteHooks:
         if server is not None:
             await server.stop()
         self.endpoints.pop(name, None)
+        self._write_states()
 
     async def stop(self) -> None:
         """Stop every tunnel and host server; idempotent."""
         for name in list(self.servers):
             await self.remove(name)
+        clear_states(self._environ)
 
     def statuses(self) -> list[TunnelStatus]:
         """Each served host's tunnel state, by name."""
@@ -163,7 +193,7 @@ class RemoteHooks:
         for name in sorted(self.servers):
             tunnel = self.tunnels.get(name)
             found.append(tunnel.status if tunnel is not None else TunnelStatus(
-                name, TunnelState.STOPPED, "your own SSH session forwards (RemoteForward)"))
+                name, TunnelState.STOPPED, OWN_SESSION))
         return found
 
     def forward_line(self, name: str) -> str:
@@ -171,9 +201,19 @@ class RemoteHooks:
         own SSH session to host `name` (instead of the app's tunnel)."""
         tunnel = self.tunnels.get(name)
         remote = tunnel.remote_path if tunnel is not None and tunnel.remote_path else (
-            f"/home/<you>/{REMOTE_FOLDER}/{REMOTE_SOCKET_NAME}")
+            f"/home/<you>/{REMOTE_FOLDER}/{SOCKET_NAME}")
         return remote_forward_line(remote, host_socket_path(name, self._environ))
 
     def _publish(self, status: TunnelStatus) -> None:
+        self._write_states()
         if self._on_status is not None:
             self._on_status(status)
+
+    def _write_states(self) -> None:
+        """Tell `remote status` (another process) how each tunnel stands."""
+        lines = {status.host: status.describe().removeprefix(f"{status.host}: ")
+                 for status in self.statuses()}
+        try:
+            write_states(lines, self._environ)
+        except OSError as exc:
+            log.info("remote hosts: could not write the tunnels' state: %s", exc)

@@ -36,12 +36,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from qoder_desktop.remote.layout import REMOTE_FOLDER, SOCKET_NAME
+
 log = logging.getLogger(__name__)
 
-REMOTE_FOLDER = ".qoder-desktop"
-"""The remote user's private folder (in their HOME) that holds the tunnel's socket."""
-REMOTE_SOCKET_NAME = "desk.sock"
-"""The socket the deployed hook connects to, in `REMOTE_FOLDER`."""
 SSH = "ssh"
 CONNECTED_MARKERS = ("forwarding_success: all expected forwarding replies received",
                      "remote forward success for: listen")
@@ -101,7 +99,7 @@ def ssh_prefix(ssh_config: Path | None = None, ssh: str = SSH) -> list[str]:
 
 def remote_socket(remote_home: str) -> str:
     """The tunnel's socket on the remote host, for the remote user's HOME."""
-    return f"{remote_home.rstrip('/')}/{REMOTE_FOLDER}/{REMOTE_SOCKET_NAME}"
+    return f"{remote_home.rstrip('/')}/{REMOTE_FOLDER}/{SOCKET_NAME}"
 
 
 def forward_command(destination: str, remote_path: str, local_path: Path, *,
@@ -180,12 +178,14 @@ class Tunnel:
         on_status: called with every new `TunnelStatus` (on the loop's thread).
         ssh_config: an ``ssh_config`` file of its own (``-F``); None: the person's.
         settings: keep-alives and back-off.
+        remote_path: the socket on the host when known (the deploy found the HOME);
+            None: asked of the host (one short ``ssh``) before the first try.
     """
 
     def __init__(self, host: str, destination: str, local_path: Path, *,
                  on_status: Callable[[TunnelStatus], None] | None = None,
                  ssh_config: Path | None = None, settings: TunnelSettings | None = None,
-                 ssh: str = SSH) -> None:
+                 remote_path: str | None = None, ssh: str = SSH) -> None:
         self.host = host
         self.destination = destination
         self.local_path = local_path
@@ -193,7 +193,7 @@ class Tunnel:
         self._on_status = on_status
         self._ssh_config = ssh_config
         self._ssh = ssh
-        self.remote_path: str | None = None
+        self.remote_path = remote_path
         """The remote socket, once the remote HOME is known."""
         self.status = TunnelStatus(host, TunnelState.STOPPED)
         self.connects = 0

@@ -1,47 +1,37 @@
-"""The hook command at a socket and token of the test's choosing, as a host runs it.
+"""The standalone hook `remote add` puts on a host, run with a request on its stdin.
 
-`hook_files` copies the hook's own modules (stdlib only: `hook_client` and `protocol`)
-with a small runner into a folder; the runner answers one ``PermissionRequest`` like the
-installed hook, but connects to the socket and reads the token the command line names.
-Run locally it stands for a host's hook at that host's socket on the desk; copied into a
-remote user's HOME it runs on the "remote" host, over the tunnel.
+`standalone_hook` writes the very file `remote add` deploys (`remote.hook_file`) into a
+folder with the host's token next to it and, in place of the tunnel's socket, a symlink
+to a socket of the test's choosing: run on this machine it stands for a host's hook at
+that host's socket on the desk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import shutil
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import qoder_desktop
-
-SOURCES = ("__init__.py", "terminal/__init__.py", "terminal/protocol.py",
-           "terminal/hook_client.py")
-RUNNER = """\
-import pathlib, sys
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "lib"))
-from qoder_desktop.terminal import hook_client, protocol
-socket_file, token_file = (pathlib.Path(p).expanduser() for p in sys.argv[1:3])
-protocol.socket_path = lambda environ=None: socket_file
-protocol.token_path = lambda environ=None: token_file
-sys.exit(hook_client.run(sys.argv[3] if len(sys.argv) > 3 else "claude"))
-"""
+from qoder_desktop.remote.hook_file import hook_source
+from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME
 
 
-def hook_files(folder: Path) -> Path:
-    """Write the hook's modules and the runner under `folder`; the runner's path."""
-    package = Path(qoder_desktop.__file__).parent
-    for name in SOURCES:
-        target = folder / "lib" / "qoder_desktop" / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(package / name, target)
-    runner = folder / "hook.py"
-    runner.write_text(RUNNER, encoding="utf-8")
-    return runner
+def standalone_hook(folder: Path, socket: Path, token: str) -> list[str]:
+    """The argv of the standalone hook in `folder`, reaching `socket` with `token`."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    hook = folder / HOOK_NAME
+    hook.write_text(hook_source(), encoding="utf-8")
+    (folder / TOKEN_NAME).write_text(token + "\n", encoding="utf-8")
+    os.chmod(folder / TOKEN_NAME, 0o600)
+    link = folder / SOCKET_NAME
+    if link.is_symlink():
+        link.unlink()
+    link.symlink_to(socket)
+    return [sys.executable, str(hook), "hook", "permission-request", "--agent", "claude"]
 
 
 def permission_event(session_id: str, command: str = "echo hi",
@@ -87,7 +77,3 @@ async def finish_hook(process: asyncio.subprocess.Process, timeout: float = 60.0
     return HookRun(process.returncode, out.decode(errors="replace"),
                    err.decode(errors="replace"))
 
-
-def local_hook(runner: Path, socket: Path, token_file: Path) -> list[str]:
-    """The argv of the runner on this machine."""
-    return [sys.executable, str(runner), str(socket), str(token_file)]

@@ -13,13 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from helpers.broker_events import Finished, route_broker_events
-from helpers.remote_hook import (
-    finish_hook,
-    hook_files,
-    local_hook,
-    permission_event,
-    start_hook,
-)
+from helpers.remote_hook import finish_hook, permission_event, standalone_hook, start_hook
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
@@ -42,17 +36,19 @@ class Desk:
     db: Database
     local: TerminalHookServer
     remote: RemoteHooks
-    runner: Path
-    tokens: dict[str, Path]
+    folder: Path
+    tokens: dict[str, str]
     added: asyncio.Queue[ApprovalRequest] = field(default_factory=asyncio.Queue)
     finished: asyncio.Queue[Finished] = field(default_factory=asyncio.Queue)
 
     def hook(self, host: str | None, *, token_of: str | None = None) -> list[str]:
-        """The hook command of `host` (None: this machine) holding `token_of`'s token."""
+        """The standalone hook at `host`'s socket (None: this machine's) holding
+        `token_of`'s token (by default its own)."""
         socket = self.local.socket_path if host is None else host_socket_path(host)
         owner = host if token_of is None else token_of
-        token = protocol.token_path() if owner is None else self.tokens[owner]
-        return local_hook(self.runner, socket, token)
+        token = (protocol.token_path().read_text(encoding="utf-8").strip() if owner is None
+                 else self.tokens[owner])
+        return standalone_hook(self.folder / f"{host}-{owner}", socket, token)
 
     async def next_request(self) -> ApprovalRequest:
         return await asyncio.wait_for(self.added.get(), TIMEOUT)
@@ -68,11 +64,9 @@ async def desk(tmp_path: Path, db: Database) -> AsyncIterator[Desk]:
     tokens = {}
     endpoints = []
     for name in ("box-a", "box-b"):
-        token = secrets.token_urlsafe(32)
-        tokens[name] = tmp_path / f"{name}.token"
-        tokens[name].write_text(token + "\n", encoding="utf-8")
-        endpoints.append(RemoteEndpoint(name, f"me@{name}", token, own_session=True))
-    desk = Desk(broker, hub, db, local, remote, hook_files(tmp_path / "hook"), tokens)
+        tokens[name] = secrets.token_urlsafe(32)
+        endpoints.append(RemoteEndpoint(name, f"me@{name}", tokens[name], own_session=True))
+    desk = Desk(broker, hub, db, local, remote, tmp_path / "hooks", tokens)
     route_broker_events(broker, desk.added, desk.finished)
     await local.start()
     assert await remote.start(endpoints) == []
