@@ -192,8 +192,8 @@ async def test_a_stopped_server_shows_unreachable_and_a_restart_reconnects_by_it
 
     assert (run.returncode, run.stdout) == (0, "")
     assert desk.tunnel.status.describe() == f"{desk.host.alias}: connected"
-    assert any(s.describe() == f"{desk.host.alias}: reconnecting — host unreachable (connection refused)"
-               for s in desk.statuses)
+    unreachable = f"{desk.host.alias}: reconnecting — host unreachable (connection refused)"
+    assert any(s.describe() == unreachable for s in desk.statuses)
     assert back.decision == {"behavior": "deny", "message": "still here"}
 
 
