@@ -122,7 +122,8 @@ class RemoteHooks:
         self._hub = hub
         self._bindings = SessionBindings() if bindings is None else bindings
         self._wait = wait_seconds
-        self._on_status = on_status
+        self.on_status = on_status
+        """Called with each tunnel's new state (on the loop's thread)."""
         self._environ = environ
         self._tunnel_settings = tunnel_settings
         self.servers: dict[str, TerminalHookServer] = {}
@@ -206,8 +207,8 @@ class RemoteHooks:
 
     def _publish(self, status: TunnelStatus) -> None:
         self._write_states()
-        if self._on_status is not None:
-            self._on_status(status)
+        if self.on_status is not None:
+            self.on_status(status)
 
     def _write_states(self) -> None:
         """Tell `remote status` (another process) how each tunnel stands."""
