@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from qoder_desktop.config.secrets import SecretValue
 from qoder_desktop.diagnostics.cli_check import CLAUDE_CLI, QODER_CLI
 from qoder_desktop.remote.hook_file import MIN_PYTHON, hook_source
 from qoder_desktop.remote.hosts import RemoteError
-from qoder_desktop.remote.layout import HOOK_NAME, REMOTE_FOLDER, TOKEN_NAME
+from qoder_desktop.remote.layout import HOOK_NAME, REMOTE_FOLDER, TOKEN_NAME, package_source
 from qoder_desktop.remote.ssh import run_remote
 from qoder_desktop.terminal.install import Agent
 
@@ -128,9 +127,8 @@ def host_script(action: str, *, agents: Iterable[Agent] = (),
                                "token_name": TOKEN_NAME, "agents": [a.value for a in agents]}
     if token is not None:
         payload["token"] = token.reveal()
-    package = resources.files("qoder_desktop")
-    on_host = package.joinpath("remote", "on_host.py").read_text(encoding="utf-8")
-    install = package.joinpath("terminal", "install.py").read_text(encoding="utf-8")
+    on_host = package_source("remote", "on_host.py")
+    install = package_source("terminal", "install.py")
     hook = hook_source() if action == "deploy" else ""
     return (f"{on_host}\n\nsys.exit(main(json.loads({json.dumps(payload)!r}), {install!r}, "
             f"{hook!r}))\n")

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from importlib import resources
 
 from qoder_desktop import __version__
-from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME
+from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME, package_source
 
 MIN_PYTHON = (3, 8)
 """The oldest python3 the hook (and the deploy script) runs on."""
@@ -90,8 +89,7 @@ if __name__ == "__main__":
 
 
 def _module_source(name: str) -> str:
-    source = resources.files("qoder_desktop.terminal").joinpath(f"{name}.py").read_text(
-        encoding="utf-8")
+    source = package_source("terminal", f"{name}.py")
     if name == "hook_client":
         if _PROTOCOL_IMPORT not in source:
             raise RuntimeError("hook_client no longer imports protocol as the remote hook "

@@ -20,3 +20,18 @@ the desk."""
 FOLDER_MODE = 0o700
 HOOK_MODE = 0o700
 TOKEN_MODE = 0o600
+
+SOURCES_SENT: tuple[tuple[str, str], ...] = (
+    ("terminal", "protocol.py"), ("terminal", "hook_client.py"),
+    ("terminal", "install.py"), ("remote", "on_host.py"))
+"""The package's source files (folder, name) that a deploy sends to a host as text; the
+bundle must carry them (``packaging/qoder-desktop.spec``)."""
+
+
+def package_source(folder: str, name: str) -> str:
+    """The text of one of `SOURCES_SENT`, read from the installed package."""
+    from importlib import resources
+
+    if (folder, name) not in SOURCES_SENT:
+        raise ValueError(f"{folder}/{name} is not one of the sources sent to a host")
+    return resources.files("qoder_desktop").joinpath(folder, name).read_text(encoding="utf-8")

@@ -73,5 +73,26 @@ def run_remote(destination: str, command: Sequence[str], *, stdin: str = "",
         raise Unreachable(f"no answer within {timeout:g} s") from None
     result = RemoteResult(done.returncode, done.stdout, done.stderr)
     if done.returncode == SSH_FAILED:
-        raise Unreachable(result.last_error() or "ssh failed without saying why")
+        raise Unreachable(explain_failure(result.last_error(), destination))
     return result
+
+
+_HINTS = (
+    ("Host key verification failed",
+     "connect once with `ssh {host}` in a terminal to check and accept its host key"),
+    ("Permission denied",
+     "ssh may not ask for a password or a passphrase here (BatchMode): use a key that "
+     "has none, or load it into your ssh-agent (ssh-add)"),
+    ("Could not resolve hostname",
+     "check the name, or add a Host entry for it to your ssh config"),
+)
+
+
+def explain_failure(reason: str, host: str = "HOST") -> str:
+    """ssh's reason, with what to do about it when it is a usual one."""
+    if not reason:
+        return "ssh failed without saying why"
+    for needle, hint in _HINTS:
+        if needle in reason:
+            return f"{reason} ({hint.format(host=host)})"
+    return reason

@@ -42,6 +42,8 @@ def test_add_deploys_the_hook_the_token_and_our_settings_entry(
     token = desk.token(desk.host.alias)
     assert token and token_file.read_text().strip() == token
     assert token not in out
+    assert token not in desk.registry.path.read_text()  # the desk keeps it in the keyring
+    assert _mode(desk.registry.path) == 0o600
     for settings in (user.home / ".claude" / "settings.json",
                      user.home / ".qoder" / "settings.json"):
         [command] = _our_commands(settings)
@@ -143,3 +145,32 @@ def test_without_a_keyring_nothing_is_deployed(desk: Desk,
     assert "kept in the OS keyring only" in out
     assert not (desk.host.user.home / ".qoder-desktop").exists()
     assert desk.registry.hosts() == []
+
+
+def test_an_unknown_host_key_says_what_to_do(desk: Desk,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    empty = desk.host.config.with_name("empty_known_hosts")
+    empty.write_text("")
+    config = desk.host.config.with_name("strict_config")
+    config.write_text(desk.host.config.read_text().replace(str(desk.host.known_hosts),
+                                                           str(empty)))
+
+    code = desk.remote("add", desk.host.alias, "--ssh-config", str(config), config=False)
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "Host key verification failed" in out
+    assert f"connect once with `ssh {desk.host.alias}`" in out
+    assert not empty.read_text()  # nothing was accepted for the person
+    assert not (desk.host.user.home / ".qoder-desktop").exists()
+
+
+def test_a_key_the_host_refuses_says_no_password_is_asked(
+        desk: Desk, capsys: pytest.CaptureFixture[str]) -> None:
+    (desk.host.user.home / ".ssh" / "authorized_keys").write_text("")
+
+    assert desk.remote("add", desk.host.alias) == 1
+
+    out = capsys.readouterr().out
+    assert "Permission denied" in out
+    assert "ssh may not ask for a password or a passphrase here" in out

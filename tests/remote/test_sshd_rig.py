@@ -7,7 +7,8 @@ import pwd
 import subprocess
 from pathlib import Path
 
-from helpers.sshd import RemoteUser, SshHost, SshServer, sweep_stale_users
+from helpers.remote_user import RemoteUser, sweep_stale_users
+from helpers.sshd import SshHost, SshServer
 
 
 def test_the_alias_logs_in_as_the_remote_user_with_its_own_home(ssh_host: SshHost) -> None:
