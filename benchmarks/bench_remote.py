@@ -96,13 +96,14 @@ async def measure(samples: int, root: Path) -> list[Figure]:
     from qoder_desktop.domain.models import ApprovalRequest, Decision
     from qoder_desktop.remote.hook_file import hook_source
     from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME
-    from qoder_desktop.remote.serving import RemoteEndpoint, RemoteHooks, host_socket_path
+    from qoder_desktop.remote.serving import RemoteEndpoint, RemoteHooks
     from qoder_desktop.remote.tunnel import (
         TunnelSettings,
         TunnelState,
         TunnelStatus,
         remote_socket,
     )
+    from qoder_desktop.remote.tunnel_state import host_socket_path
     from qoder_desktop.store.database import Database
     from qoder_desktop.store.ledger import Ledger
 

@@ -16,7 +16,6 @@ Qt-free.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,14 +33,12 @@ from qoder_desktop.remote.tunnel import (
     TunnelStatus,
     remote_forward_line,
 )
-from qoder_desktop.remote.tunnel_state import HOSTS_FOLDER, clear_states, write_states
-from qoder_desktop.terminal import protocol
+from qoder_desktop.remote.tunnel_state import clear_states, host_socket_path, write_states
 from qoder_desktop.terminal.binding import SessionBindings
 from qoder_desktop.terminal.server import HookOrigin, TerminalHookServer, TerminalServerError
 
 log = logging.getLogger(__name__)
 
-OWN_SESSION = "your own SSH session forwards (RemoteForward)"
 
 
 @dataclass(frozen=True)
@@ -88,14 +85,9 @@ def registered_endpoints(registry: HostRegistry, store: SecretStore
         endpoints.append(RemoteEndpoint(
             host.name, host.name, token.reveal(),
             ssh_config=Path(host.ssh_config) if host.ssh_config else None,
-            remote_path=host.remote_socket if host.home else None))
+            remote_path=host.remote_socket if host.home else None,
+            own_session=host.own_session))
     return endpoints, problems
-
-
-def host_socket_path(name: str, environ: Mapping[str, str] | None = None) -> Path:
-    """Host `name`'s own socket on the desk (a digest keeps the path short and plain)."""
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
-    return protocol.runtime_dir(environ) / HOSTS_FOLDER / f"{digest}.sock"
 
 
 class RemoteHooks:
@@ -163,7 +155,7 @@ class RemoteHooks:
         self.servers[endpoint.name] = server
         self.endpoints[endpoint.name] = endpoint
         if endpoint.own_session:
-            self._publish(TunnelStatus(endpoint.name, TunnelState.STOPPED, OWN_SESSION))
+            self._publish(TunnelStatus(endpoint.name, TunnelState.OWN_SESSION))
             return
         tunnel = Tunnel(endpoint.name, endpoint.destination, path,
                         on_status=self._publish, ssh_config=endpoint.ssh_config,
@@ -194,14 +186,16 @@ class RemoteHooks:
         for name in sorted(self.servers):
             tunnel = self.tunnels.get(name)
             found.append(tunnel.status if tunnel is not None else TunnelStatus(
-                name, TunnelState.STOPPED, OWN_SESSION))
+                name, TunnelState.OWN_SESSION))
         return found
 
     def forward_line(self, name: str) -> str:
         """The ``RemoteForward`` line a person pastes into the ``Host`` entry of their
         own SSH session to host `name` (instead of the app's tunnel)."""
         tunnel = self.tunnels.get(name)
+        endpoint = self.endpoints.get(name)
         remote = tunnel.remote_path if tunnel is not None and tunnel.remote_path else (
+            endpoint.remote_path if endpoint is not None and endpoint.remote_path else
             f"/home/<you>/{REMOTE_FOLDER}/{SOCKET_NAME}")
         return remote_forward_line(remote, host_socket_path(name, self._environ))
 

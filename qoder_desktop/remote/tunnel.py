@@ -55,6 +55,8 @@ class TunnelState(StrEnum):
     CONNECTED = "connected"
     RECONNECTING = "reconnecting"
     STOPPED = "stopped"
+    OWN_SESSION = "forwarded by your own SSH session"
+    """The app keeps no tunnel: the person's own session carries ``RemoteForward``."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ longer running, the tunnel runs only with the app: `NOT_RUNNING`.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -24,6 +25,12 @@ NOT_KEPT = "not kept by the running app (restart it to take this host)"
 STATE_FILE = "tunnels.json"
 HOSTS_FOLDER = "hosts"
 """The folder of the hosts' sockets and of `STATE_FILE`, in the app's runtime folder."""
+
+
+def host_socket_path(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Host `name`'s own socket on the desk (a digest keeps the path short and plain)."""
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+    return protocol.runtime_dir(environ) / HOSTS_FOLDER / f"{digest}.sock"
 
 
 def state_path(environ: Mapping[str, str] | None = None) -> Path:

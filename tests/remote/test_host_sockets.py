@@ -18,7 +18,8 @@ from helpers.remote_hook import finish_hook, permission_event, standalone_hook, 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Decision
-from qoder_desktop.remote.serving import RemoteEndpoint, RemoteHooks, host_socket_path
+from qoder_desktop.remote.serving import RemoteEndpoint, RemoteHooks
+from qoder_desktop.remote.tunnel_state import host_socket_path
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger, ledger_entries
 from qoder_desktop.terminal import protocol
