@@ -20,7 +20,13 @@ from helpers.terminal_rig import BUNDLED_CLI, PtyCli, seed_interactive_config
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
-from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Decision,
+    PermissionSuggestion,
+    RuleBehavior,
+    RuleValue,
+)
 from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
@@ -152,3 +158,26 @@ async def test_an_edited_command_from_the_desk_is_what_runs_on_the_host(
         cli.close()
 
     assert made.read_text() == "edited at the desk\n"
+
+
+@pytest.mark.asyncio
+async def test_a_session_grant_from_the_desk_is_held_by_the_cli_on_the_host(
+        remote_cli: RemoteCli) -> None:
+    model = remote_cli.model
+    before = len(model.tool_results)
+    cli = remote_cli.start_cli("repeat_command")
+    try:
+        request = await remote_cli.next_request()
+        grant = PermissionSuggestion(
+            type="addRules", rules=(RuleValue(tool_name="Bash", rule_content="touch marker.txt"),),
+            behavior=RuleBehavior.ALLOW, destination="session")
+        remote_cli.broker.answer(request.request_id,
+                                 Decision.allow_session(dict(request.tool_input), (grant,)))
+        async with asyncio.timeout(TIMEOUT):  # both calls ran
+            while len(model.tool_results) < before + 2:
+                await asyncio.sleep(0.05)
+    finally:
+        cli.close()
+
+    assert [r.is_error for r in model.tool_results[before:]] == [False, False]
+    assert remote_cli.requests.empty()  # the second, identical call never asked the desk
