@@ -137,11 +137,15 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ("remote host identification has changed", "host key changed (check it with ssh)"),
     ("permission denied", "login refused (no key accepted)"),
     ("remote port forwarding failed", "the remote socket could not be made"),
-    ("timeout, server not responding", "connection lost (no keep-alive answer)"),
+    ("not responding", "connection lost (no keep-alive answer)"),
     ("broken pipe", "connection lost"),
     ("connection reset", "connection lost"),
+    ("closed by remote host", "connection closed by the host"),
     ("connection closed", "connection closed by the host"),
 )
+_NOISE = ("authenticated to ", "transferred: ", "bytes per second", "openssh_",
+          "warning: permanently added")
+"""``ssh -v`` lines that are not errors (they say nothing about why it ended)."""
 
 
 def explain(lines: Sequence[str], returncode: int | None = None) -> str:
@@ -278,7 +282,8 @@ class Tunnel:
                     came_up = True
                     self.connects += 1
                     self._publish(TunnelState.CONNECTED)
-                elif line and not line.startswith("debug"):
+                elif line and not line.startswith("debug") and not line.lower().startswith(
+                        _NOISE):
                     errors.append(line)
             await child.wait()
         finally:

@@ -192,8 +192,11 @@ async def test_a_stopped_server_shows_unreachable_and_a_restart_reconnects_by_it
 
     assert (run.returncode, run.stdout) == (0, "")
     assert desk.tunnel.status.describe() == f"{desk.host.alias}: connected"
-    unreachable = f"{desk.host.alias}: reconnecting — host unreachable (connection refused)"
-    assert any(s.describe() == unreachable for s in desk.statuses)
+    alias = desk.host.alias
+    *_before, dropped, refused, back = [s.describe() for s in desk.statuses]
+    assert dropped.startswith(f"{alias}: reconnecting — connection ")  # closed, or lost
+    assert refused == f"{alias}: reconnecting — host unreachable (connection refused)"
+    assert back == f"{alias}: connected"
     assert back.decision == {"behavior": "deny", "message": "still here"}
 
 
