@@ -193,10 +193,10 @@ async def test_a_stopped_server_shows_unreachable_and_a_restart_reconnects_by_it
     assert (run.returncode, run.stdout) == (0, "")
     assert desk.tunnel.status.describe() == f"{desk.host.alias}: connected"
     alias = desk.host.alias
-    *_before, dropped, refused, back = [s.describe() for s in desk.statuses]
+    *_before, dropped, refused, again = [s.describe() for s in desk.statuses]
     assert dropped.startswith(f"{alias}: reconnecting — connection ")  # closed, or lost
     assert refused == f"{alias}: reconnecting — host unreachable (connection refused)"
-    assert back == f"{alias}: connected"
+    assert again == f"{alias}: connected"
     assert back.decision == {"behavior": "deny", "message": "still here"}
 
 
