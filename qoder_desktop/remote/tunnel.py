@@ -248,7 +248,11 @@ class Tunnel:
     async def _supervise(self) -> None:
         delay = self.settings.first_delay
         while True:
-            reason, came_up = await self._run_once()
+            try:
+                reason, came_up = await self._run_once()
+            except (OSError, ValueError) as exc:  # e.g. a stderr line past the limit
+                log.warning("remote tunnel %s: %s", self.host, exc)
+                reason, came_up = "ssh's output could not be read", False
             if came_up:
                 delay = self.settings.first_delay
             self._publish(TunnelState.RECONNECTING, reason)
