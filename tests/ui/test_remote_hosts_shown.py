@@ -26,6 +26,7 @@ from qoder_desktop.remote.tunnel import Tunnel, TunnelState
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.windows.history_detail import entry_text
 from qoder_desktop.ui.wiring import DesktopApp
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs OpenSSH's ssh")
@@ -124,3 +125,12 @@ def test_a_host_added_and_removed_while_the_app_runs_is_followed(
         app.tray.dispose()
         app.window.close()
         app.window.deleteLater()
+
+
+def test_the_history_shows_a_remote_requests_host() -> None:
+    entry = {"tool_name": "Bash", "session_name": "box · Claude Code · api",
+             "session_id": "s-1", "entry_id": "r-1", "host": "box"}
+
+    assert entry_text(entry).splitlines()[1:3] == [
+        "Session: box · Claude Code · api (s-1)", "Host: box"]
+    assert "Host:" not in entry_text({**entry, "host": None})
