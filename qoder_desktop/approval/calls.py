@@ -23,6 +23,9 @@ class SessionRef:
     add_dirs: tuple[str, ...] = ()
     project_settings_file: str | None = None
     """Where "save to the project" writes, if the session loads that file."""
+    host: str | None = None
+    """The remote host the session runs on (None: this machine), known by the socket
+    its requests arrive on, never by what they claim."""
 
 
 @dataclass(frozen=True)
@@ -109,4 +112,4 @@ def build_request(session: SessionRef, call: ToolCall,
         decision_reason=call.decision_reason, blocked_path=call.blocked_path,
         agent_id=call.agent_id, suggestions=parse_suggestions(call.suggestions, check),
         cwd=session.cwd, add_dirs=session.add_dirs,
-        project_settings_file=session.project_settings_file)
+        project_settings_file=session.project_settings_file, host=session.host)

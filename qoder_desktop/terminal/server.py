@@ -31,6 +31,7 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,20 @@ APP_QUIT = "Qoder Desktop quit; the terminal asks instead."
 
 class TerminalServerError(RuntimeError):
     """The terminal hook socket could not be set up."""
+
+
+@dataclass(frozen=True)
+class HookOrigin:
+    """A remote host's own way in: its socket here (its SSH tunnel's far end) and the
+    token its deployed hook holds. Requests on it are that host's, whatever they claim.
+
+    Its hooks run on another machine: the peer of the socket is our ``ssh``, and their
+    transcript paths name files over there, so neither is checked or followed here.
+    """
+
+    host: str
+    socket_path: Path
+    token: str = field(repr=False)
 
 
 def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -120,13 +135,17 @@ class TerminalHookServer(ApprovalSource):
         follow_transcripts: read each session's transcript file.
         max_connections: open hook connections at most (see `listener`).
         handshake_timeout: seconds a connection may take to prove it is a hook.
+        origin: serve one remote host's socket with its token (None: this machine's).
+        bindings: the session bindings, shared by every hook server of the app.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, *,
                  wait_seconds: float | Callable[[], float] = 180.0,
                  environ: Mapping[str, str] | None = None,
                  follow_transcripts: bool = True, max_connections: int = MAX_CONNECTIONS,
-                 handshake_timeout: float = HANDSHAKE_TIMEOUT) -> None:
+                 handshake_timeout: float = HANDSHAKE_TIMEOUT,
+                 origin: HookOrigin | None = None,
+                 bindings: SessionBindings | None = None) -> None:
         super().__init__(broker, hub)
         self._broker = broker
         self._hub = hub
@@ -141,7 +160,9 @@ class TerminalHookServer(ApprovalSource):
         self._token = ""
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
-        self._bindings = SessionBindings()
+        self.origin = origin
+        self.bindings = SessionBindings() if bindings is None else bindings
+        """Which app session each CLI session id is bound to (pass it to other servers)."""
         self.refused = 0
         """Connections refused for want of the right token (or too slow to prove it)."""
         self.timed_out = 0
@@ -156,6 +177,8 @@ class TerminalHookServer(ApprovalSource):
     @property
     def socket_path(self) -> Path:
         """Where hooks connect."""
+        if self.origin is not None:
+            return self.origin.socket_path
         return protocol.socket_path(self._environ)
 
     @property
@@ -166,7 +189,7 @@ class TerminalHookServer(ApprovalSource):
     # -- life cycle ----------------------------------------------------------------------
 
     def _prepare_folder(self) -> Path:
-        folder = protocol.runtime_dir(self._environ)
+        folder = self.socket_path.parent
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         info = folder.lstat()
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
@@ -190,8 +213,11 @@ class TerminalHookServer(ApprovalSource):
                 raise TerminalServerError(f"the socket path {path} is too long")
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            self._token = secrets.token_urlsafe(32)
-            _write_private(protocol.token_path(self._environ), self._token + "\n")
+            if self.origin is not None:
+                self._token = self.origin.token
+            else:
+                self._token = secrets.token_urlsafe(32)
+                _write_private(protocol.token_path(self._environ), self._token + "\n")
             listener = HookListener(self._on_connection, max_connections=self._max_connections)
             listener.listen(path)
         except OSError as exc:
@@ -215,7 +241,10 @@ class TerminalHookServer(ApprovalSource):
         for follower in list(self._followers.values()):
             await follower.stop()
         self._followers.clear()
-        for path in (self.socket_path, protocol.token_path(self._environ)):
+        owned = [self.socket_path]
+        if self.origin is None:
+            owned.append(protocol.token_path(self._environ))
+        for path in owned:
             with contextlib.suppress(OSError):
                 path.unlink()
         log.info("terminal hooks: stopped")
@@ -256,7 +285,8 @@ class TerminalHookServer(ApprovalSource):
             return
         try:
             agent, event = parse_hook_event(message)
-            request = self._request_for(agent, event, peer_cli(writer.get_extra_info("socket")))
+            cli = None if self.origin else peer_cli(writer.get_extra_info("socket"))
+            request = self._request_for(agent, event, cli)
         except ValueError as exc:  # (suggestions that are not a list: `parse_suggestions`)
             log.warning("terminal hooks: refused a malformed request: %s", exc)
             await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
@@ -283,15 +313,18 @@ class TerminalHookServer(ApprovalSource):
         """The request, in the app's session its hook proves it belongs to (`binding`)."""
         cwd = str(event.get("cwd") or "")
         path = event.get("transcript_path")
+        host = self.origin.host if self.origin else None
         transcript = checked_transcript(agent, event["session_id"], cwd, path, cli) if (
-            path) else None
-        app_id = self._bindings.resolve(event["session_id"], Binding(agent, transcript, cli))
+            path and host is None) else None
+        app_id = self.bindings.resolve(event["session_id"],
+                                       Binding(agent, transcript, cli, host))
         info = self._hub.terminal_session(app_id, TerminalAgent(agent).label, cwd,
-                                          event.get("permission_mode"))
+                                          event.get("permission_mode"), host=host)
         if self._follow and transcript is not None and info.session_id not in self._followers:
             self._follow_transcript(info.session_id, transcript)
         return self.request_for(
-            SessionRef(info.session_id, info.name, Backend.TERMINAL, cwd=cwd or None),
+            SessionRef(info.session_id, info.name, Backend.TERMINAL, cwd=cwd or None,
+                       host=host),
             ToolCall(event["tool_name"], event["tool_input"],
                      suggestions=event.get("permission_suggestions")))
 

@@ -125,6 +125,7 @@ class Tray(QObject):
         self._listed: list[ApprovalRequest] = []
         """The first `MENU_LIMIT` waiting requests (what the menu lists)."""
         self._count = 0
+        self._hosts: list[str] = []
         self._icons: dict[int, QIcon] = {}
         self._last_notified: str | None = None
         self._window_visible = True
@@ -168,8 +169,18 @@ class Tray(QObject):
         self._listed = list(requests[:MENU_LIMIT])
         count = self._count = len(requests)
         self._icon.setIcon(self._icon_for(count))
-        self._icon.setToolTip(tooltip_text(count))
+        self._show_tooltip()
         self._rebuild_menu()
+
+    def set_remote_hosts(self, states: list[str]) -> None:
+        """Show each remote host's tunnel (``box: connected``) in the tooltip and menu."""
+        self._hosts = list(states)
+        self._show_tooltip()
+        self._rebuild_menu()
+
+    def _show_tooltip(self) -> None:
+        lines = [tooltip_text(self._count), *self._hosts]
+        self._icon.setToolTip(make_visible("\n".join(lines)))
 
     def set_window_visible(self, visible: bool) -> None:
         """Tell the tray whether the main window shows (for the Show/Hide entry)."""
@@ -239,6 +250,8 @@ class Tray(QObject):
         count = self._count
         header = menu.addAction(f"{count} pending" if count else "Nothing is waiting for you")
         header.setEnabled(False)
+        for state in self._hosts:
+            menu.addAction(make_visible(state).replace("&", "&&")).setEnabled(False)
         for request in self._listed:
             text = f"{elide(session_label(request), 30)} — {request_summary(request, 60)}"
             action = menu.addAction(text.replace("&", "&&"))
