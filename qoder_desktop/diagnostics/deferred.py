@@ -20,6 +20,7 @@ Importing this module changes nothing: the GUI's entry point calls `defer_module
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import importlib.util
 import sys
@@ -116,6 +117,7 @@ DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {
     "mcp.server.fastmcp": ("FastMCP",),
     "uvicorn.supervisors": ("ChangeReload", "Multiprocess"),
     "mcp.client.session_group": ("ClientSessionGroup",),
+    "cryptography.hazmat.primitives.ciphers": ("Cipher", "algorithms", "modes"),
 }
 """Submodules the libraries import names from at import time but use only on a path an
 idle app never takes, with those names:
@@ -129,7 +131,14 @@ idle app never takes, with those names:
   loop;
 - ``mcp.client.session_group`` (with mcp's SSE and streamable-HTTP clients and
   httpx_sse, whose annotations would run httpx): ``mcp``'s ``__init__`` imports
-  ``ClientSessionGroup`` from it, for apps that connect to several MCP servers."""
+  ``ClientSessionGroup`` from it, for apps that connect to several MCP servers;
+- ``cryptography.hazmat.primitives.ciphers`` (cryptography's Rust and OpenSSL bindings:
+  ~8 MB RSS, most of it the shared libraries' pages): keyring's Secret Service backend
+  (``secretstorage``) imports ``Cipher``, ``algorithms`` and ``modes`` from it whenever a
+  session bus is named, and uses them only to encrypt or decrypt a secret that passes
+  through an encrypted Secret Service session; finding the backend, and asking whether
+  the service runs, never does. A person whose keyring holds a secret the app reads
+  loads them then."""
 
 
 class DeferredName:
@@ -150,6 +159,11 @@ class DeferredName:
         """The real object (runs the module if it has not run)."""
         run_deferred(self._module)
         value = self._module.__dict__.get(self._name, self)
+        if value is self and self._module.__spec__ is not None \
+                and self._module.__spec__.submodule_search_locations is not None:
+            # ``from package import submodule`` imports it, as the import system would have
+            importlib.import_module(f"{self._module.__name__}.{self._name}")
+            value = self._module.__dict__.get(self._name, self)
         if value is self:
             raise ImportError(f"cannot import name {self._name!r} from "
                               f"{self._module.__name__!r}")

@@ -310,3 +310,49 @@ def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: P
     assert report["httpx._main skipped"] is True and report["pyside check replaced"] is True
     # the Qt-free modules the window needs came before PySide6 (`pyside_scan.prepare_imports`)
     assert report["first"] == ["qoder_desktop.store.database", "shiboken6"]
+
+
+KEYRING_PROBE = """
+import json, os, sys
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does
+import keyring
+backend = type(keyring.get_keyring()).__name__  # discovery imports secretstorage
+rust = "cryptography.hazmat.bindings._rust" in sys.modules
+from secretstorage import item, util  # what encrypts and decrypts a secret on the bus
+key, iv = os.urandom(16), os.urandom(16)
+encryptor = util.Cipher(util.algorithms.AES(key), util.modes.CBC(iv),
+                        util.default_backend()).encryptor()
+sealed = encryptor.update(b"a secret value!!") + encryptor.finalize()
+decryptor = item.Cipher(item.algorithms.AES(key), item.modes.CBC(iv),
+                        item.default_backend()).decryptor()
+opened = (decryptor.update(sealed) + decryptor.finalize()).decode()
+print(json.dumps({"backend": backend, "rust before use": rust, "opened": opened,
+                  "rust after use": "cryptography.hazmat.bindings._rust" in sys.modules}))
+"""
+
+
+def test_finding_the_keyring_leaves_cryptography_unloaded_until_a_secret_is_sealed(
+        tmp_path: Path) -> None:
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               DBUS_SESSION_BUS_ADDRESS=f"unix:path={tmp_path / 'no-bus'}")
+    env.pop("PYTHON_KEYRING_BACKEND", None)
+    done = subprocess.run([sys.executable, "-c", KEYRING_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["backend"] == "Keyring"  # no Secret Service on that bus: keyring's fail backend
+    assert report["rust before use"] is False
+    assert report["opened"] == "a secret value!!"  # the cipher works at first use
+    assert report["rust after use"] is True
+
+
+def test_a_deferred_name_for_a_submodule_imports_it_at_first_use(package: Path) -> None:
+    assert defer_submodule("deferred_probe.sub", ("extra_word", "extra")) is True
+    sub = package / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("extra_word = 'from the package'\n")
+    (sub / "extra.py").write_text("WORD = 'from the submodule'\n")
+    from deferred_probe.sub import extra, extra_word  # the package's own name, a submodule
+    assert isinstance(extra, DeferredName) and _runs() == 1  # (the top package ran)
+    assert extra.WORD == "from the submodule"
+    assert extra_word.upper() == "FROM THE PACKAGE"
