@@ -20,6 +20,7 @@ Importing this module changes nothing: the GUI's entry point calls `defer_module
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import importlib.util
 import sys
@@ -114,8 +115,10 @@ def defer_modules() -> None:
 
 DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {
     "mcp.server.fastmcp": ("FastMCP",),
+    "uvicorn.main": ("Server=uvicorn.server", "main", "run"),
     "uvicorn.supervisors": ("ChangeReload", "Multiprocess"),
     "mcp.client.session_group": ("ClientSessionGroup",),
+    "cryptography.hazmat.primitives.ciphers": ("Cipher", "algorithms", "modes"),
 }
 """Submodules the libraries import names from at import time but use only on a path an
 idle app never takes, with those names:
@@ -123,13 +126,24 @@ idle app never takes, with those names:
 - ``mcp.server.fastmcp`` (~55 modules with pydantic_settings, dotenv and its auth
   server; ~2.5 MB): ``mcp.server``'s ``__init__`` and ``mcp.shared.memory`` import
   ``FastMCP`` from it; the gateway and the SDKs use the low-level ``Server``;
+- ``uvicorn.main`` (uvicorn's command line, with click and configparser: ~40 modules):
+  ``uvicorn``'s ``__init__`` imports ``Server``, ``main`` and ``run`` from it, and
+  ``sse_starlette`` patches ``uvicorn.main.Server`` (``uvicorn.server``'s class, bound
+  at once); the gateway and the scripted model run a ``Server`` in a loop of their own
+  and never call uvicorn's command line;
 - ``uvicorn.supervisors`` (with ``multiprocessing`` and pickle: ~15 modules):
   ``uvicorn.main`` imports its reloader and worker pool, used only by ``uvicorn.run``
-  with ``reload`` or ``workers``; the gateway runs a ``uvicorn.Server`` in the app's
-  loop;
+  with ``reload`` or ``workers``;
 - ``mcp.client.session_group`` (with mcp's SSE and streamable-HTTP clients and
   httpx_sse, whose annotations would run httpx): ``mcp``'s ``__init__`` imports
-  ``ClientSessionGroup`` from it, for apps that connect to several MCP servers."""
+  ``ClientSessionGroup`` from it, for apps that connect to several MCP servers;
+- ``cryptography.hazmat.primitives.ciphers`` (cryptography's Rust and OpenSSL bindings:
+  ~8 MB RSS, most of it the shared libraries' pages): keyring's Secret Service backend
+  (``secretstorage``) imports ``Cipher``, ``algorithms`` and ``modes`` from it whenever a
+  session bus is named, and uses them only to encrypt or decrypt a secret that passes
+  through an encrypted Secret Service session; finding the backend, and asking whether
+  the service runs, never does. A person whose keyring holds a secret the app reads
+  loads them then."""
 
 
 class DeferredName:
@@ -150,6 +164,11 @@ class DeferredName:
         """The real object (runs the module if it has not run)."""
         run_deferred(self._module)
         value = self._module.__dict__.get(self._name, self)
+        if value is self and self._module.__spec__ is not None \
+                and self._module.__spec__.submodule_search_locations is not None:
+            # ``from package import submodule`` imports it, as the import system would have
+            importlib.import_module(f"{self._module.__name__}.{self._name}")
+            value = self._module.__dict__.get(self._name, self)
         if value is self:
             raise ImportError(f"cannot import name {self._name!r} from "
                               f"{self._module.__name__!r}")
@@ -199,7 +218,9 @@ class _DeferringLoader:
         module.__spec__, module.__loader__ = self._spec, self._spec.loader  # the real ones
         module.__class__ = DeferredModule
         for name in self._exported:
-            module.__dict__[name] = DeferredName(module, name)
+            name, _, source = name.partition("=")
+            module.__dict__[name] = (getattr(importlib.import_module(source), name) if source
+                                     else DeferredName(module, name))
 
 
 class _DeferringFinder:
@@ -231,6 +252,10 @@ _finder = _DeferringFinder()
 def defer_submodule(name: str, exported: tuple[str, ...]) -> bool:
     """Import the submodule `name`, when its package first imports it, as a
     `DeferredModule` whose names `exported` are `DeferredName`s until it runs.
+
+    An exported ``"Name=other.module"`` is a name the submodule only imports from
+    ``other.module``: it is bound to that module's object at once (that module runs
+    then), so reading or patching it does not run the submodule.
 
     Returns False (nothing done) when it is imported already. Its other names, and
     anything else read from it, run it as any `DeferredModule`.

@@ -22,7 +22,8 @@ UNREACHABLE_KEYRING_MODULES: tuple[str, ...] = ("secretstorage",)
 ``DBUS_SESSION_BUS_ADDRESS`` (jeepney has no other way to find it), so without that
 variable the backend can never be used and keyring treats the failed import exactly like
 the unreachable service: not a viable backend. With the variable set (any desktop
-session) it is imported as before."""
+session) it is imported as before, without cryptography's bindings until a secret is
+encrypted or decrypted (`deferred.DEFERRED_SUBMODULES`)."""
 
 
 _paused = False

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import uvicorn
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -49,6 +48,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
+from uvicorn.config import Config
 
 from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
@@ -220,11 +220,11 @@ class ApprovalGateway(ApprovalSource):
             raise
         self._port = sock.getsockname()[1]
         self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
-        config = uvicorn.Config(self._build_app(), host=self._host, port=self._port,
-                                lifespan="on", log_config=None, access_log=False,
-                                log_level="warning", timeout_graceful_shutdown=2,
-                                server_header=False, http=self.guard.protocol(),
-                                timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH)
+        config = Config(self._build_app(), host=self._host, port=self._port,
+                        lifespan="on", log_config=None, access_log=False,
+                        log_level="warning", timeout_graceful_shutdown=2,
+                        server_header=False, http=self.guard.protocol(),
+                        timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH)
         self._log_limit.install()
         self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]),

@@ -8,9 +8,9 @@ import os
 import socket
 from typing import Any
 
-import uvicorn
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.server import Server
 
 from qoder_desktop.gateway.contract import LOOPBACK
 from qoder_desktop.gateway.limits import LISTEN_BACKLOG
@@ -64,7 +64,7 @@ class _Endpoint:
         await self._manager.handle_request(scope, receive, send)
 
 
-class QuietServer(uvicorn.Server):
+class QuietServer(Server):
     """uvicorn without signal handling: the host application owns SIGINT/SIGTERM."""
 
     @contextlib.contextmanager

@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from uvicorn.config import Config
+from uvicorn.server import Server
 
 from .outcome import answers_text, reason_text, step_outcome
 from .request_info import RequestInfo, ToolResultRecord, analyse_request, estimate_tokens
@@ -53,7 +54,7 @@ class RequestRecord:
     stream: bool | None = None
 
 
-class _QuietServer(uvicorn.Server):
+class _QuietServer(Server):
     """uvicorn without signal handling: the host application owns SIGINT/SIGTERM."""
 
     @contextlib.contextmanager
@@ -124,7 +125,7 @@ class ScriptedModelServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((LOOPBACK, 0))
         self._port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        config = Config(
             self.app,
             host=LOOPBACK,
             port=self._port,

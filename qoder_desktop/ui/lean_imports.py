@@ -9,7 +9,7 @@ importing `qoder_desktop.ui` or any view changes nothing in other libraries. It:
   client, the Secret Service backend without a session bus);
 - binds modules and names the libraries import but an idle app never calls without
   running them until first used (`diagnostics.deferred`: jsonschema, more_itertools,
-  httpx, mcp's FastMCP, uvicorn's reloader);
+  httpx, mcp's FastMCP, uvicorn's command line and reloader, cryptography's ciphers);
 - imports the Qt-free modules the window needs before PySide6, and makes PySide6's
   per-import source check read each file once instead of keeping it in `linecache`
   (`pyside_scan.prepare_imports`).

@@ -29,9 +29,9 @@ apply_lean_imports()  # as the entry point does before the GUI's imports
 import claude_agent_sdk, qoder_desktop.gateway.server, qoder_desktop.agents.claude
 idle = sorted(name for name in sys.modules
               if (name.split(".")[0] in ("jsonschema", "referencing", "rpds", "pydantic_settings",
-                                         "httpx", "httpx_sse")
+                                         "httpx", "httpx_sse", "click")
                   or name.startswith(("mcp.server.fastmcp", "uvicorn.supervisors",
-                                      "multiprocessing", "mcp.client.session_group",
+                                      "multiprocessing", "mcp.client.session_group", "uvicorn.main",
                                       "mcp.client.sse", "mcp.client.streamable_http")))
               and type(sys.modules[name]).__name__ == "module")
 
@@ -59,10 +59,14 @@ def echo(text: str) -> str:
     return text
 fastmcp = [type(fast) is FastMCP, isinstance(fast, mcp.server.FastMCP), Context.__name__,
            [tool.name for tool in anyio.run(fast.list_tools)]]
+import uvicorn.server
+server_class = [uvicorn.Server is uvicorn.server.Server,  # bound at once, main unrun
+                uvicorn.server.Server.handle_exit.__qualname__]  # as sse_starlette patched it
 from uvicorn.supervisors.multiprocess import Multiprocess
 main = sys.modules["uvicorn.main"]  # (the package's name "main" is its click command)
 supervisors = [main.Multiprocess.__name__, issubclass(Multiprocess, main.Multiprocess),
-               main.ChangeReload.__name__]
+               main.ChangeReload.__name__, main.Server is uvicorn.server.Server,
+               callable(uvicorn.main), uvicorn.run.resolve() is main.run]
 import mcp, mcp.shared.session
 group = mcp.ClientSessionGroup()  # the name mcp bound while mcp.client.session_group was deferred
 from mcp.client.session_group import ClientSessionGroup, StreamableHttpParameters
@@ -72,11 +76,12 @@ with mcp.shared.session.httpx.Client(base_url="http://127.0.0.1:9") as client:
             callable(streamablehttp_client), mcp.shared.session.httpx.codes.REQUEST_TIMEOUT == 408,
             str(client.base_url)]
 print(json.dumps({"idle": idle, "calls": calls, "fastmcp": fastmcp, "supervisors": supervisors,
+                  "server": server_class,
                   "http": http}))
 """
 
 
-def test_the_idle_app_leaves_jsonschema_fastmcp_supervisors_httpx_unrun_and_they_work(
+def test_the_idle_app_leaves_jsonschema_fastmcp_uvicorn_cli_httpx_unrun_and_they_work(
         tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-c", APP_PROBE], env=env, cwd=str(tmp_path),
@@ -87,7 +92,9 @@ def test_the_idle_app_leaves_jsonschema_fastmcp_supervisors_httpx_unrun_and_they
     assert (good_error, good_text) == (False, "5")
     assert bad_error is True and "Input validation error" in bad_text  # loaded on first use
     assert report["fastmcp"] == [True, True, "Context", ["echo"]]
-    assert report["supervisors"] == ["Multiprocess", True, "StatReload"]  # uvicorn.run's
+    assert report["server"] == [True, "AppStatus.handle_exit"]
+    assert report["supervisors"] == ["Multiprocess", True, "StatReload",  # uvicorn.run's
+                                     True, True, True]  # its command line on first use
     assert report["http"] == [True, [], "StreamableHttpParameters", True, True,
                               "http://127.0.0.1:9"]  # mcp's HTTP client and httpx on first use
 
@@ -310,3 +317,65 @@ def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: P
     assert report["httpx._main skipped"] is True and report["pyside check replaced"] is True
     # the Qt-free modules the window needs came before PySide6 (`pyside_scan.prepare_imports`)
     assert report["first"] == ["qoder_desktop.store.database", "shiboken6"]
+
+
+KEYRING_PROBE = """
+import json, os, sys
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does
+import keyring
+keyring.get_keyring()  # finding the backend imports secretstorage (a session bus is named)
+found = type(sys.modules.get("secretstorage")).__name__
+rust = "cryptography.hazmat.bindings._rust" in sys.modules
+from secretstorage import item, util  # what encrypts and decrypts a secret on the bus
+key, iv = os.urandom(16), os.urandom(16)
+encryptor = util.Cipher(util.algorithms.AES(key), util.modes.CBC(iv),
+                        util.default_backend()).encryptor()
+sealed = encryptor.update(b"a secret value!!") + encryptor.finalize()
+decryptor = item.Cipher(item.algorithms.AES(key), item.modes.CBC(iv),
+                        item.default_backend()).decryptor()
+opened = (decryptor.update(sealed) + decryptor.finalize()).decode()
+print(json.dumps({"secretstorage": found, "rust before use": rust, "opened": opened,
+                  "rust after use": "cryptography.hazmat.bindings._rust" in sys.modules}))
+"""
+
+
+def test_finding_the_keyring_leaves_cryptography_unloaded_until_a_secret_is_sealed(
+        tmp_path: Path) -> None:
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               DBUS_SESSION_BUS_ADDRESS=f"unix:path={tmp_path / 'no-bus'}")
+    env.pop("PYTHON_KEYRING_BACKEND", None)
+    done = subprocess.run([sys.executable, "-c", KEYRING_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["secretstorage"] == "module"  # imported and run while keyring looked
+    assert report["rust before use"] is False
+    assert report["opened"] == "a secret value!!"  # the cipher works at first use
+    assert report["rust after use"] is True
+
+
+def test_a_deferred_name_for_a_submodule_imports_it_at_first_use(package: Path) -> None:
+    assert defer_submodule("deferred_probe.sub", ("extra_word", "extra")) is True
+    sub = package / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("extra_word = 'from the package'\n")
+    (sub / "extra.py").write_text("WORD = 'from the submodule'\n")
+    from deferred_probe.sub import extra, extra_word  # the package's own name, a submodule
+    assert isinstance(extra, DeferredName) and _runs() == 1  # (the top package ran)
+    assert extra.WORD == "from the submodule"
+    assert extra_word.upper() == "FROM THE PACKAGE"
+
+
+def test_a_name_a_deferred_submodule_only_reexports_is_bound_at_once(exporting: Path) -> None:
+    (exporting / "origin.py").write_text("class Base:\n    def hello(self):\n        return 'hi'\n")
+    (exporting / "__init__.py").write_text("from deferred_probe.lib import Base, Thing\n")
+    (exporting / "lib.py").write_text(
+        (exporting / "lib.py").read_text() + "from deferred_probe.origin import Base\n")
+    assert defer_submodule("deferred_probe.lib", ("Base=deferred_probe.origin", "Thing"))
+    import deferred_probe
+    from deferred_probe.origin import Base
+    assert deferred_probe.Base is Base and _runs() == 0  # the real class; lib has not run
+    deferred_probe.Base.hello = lambda self: "patched"  # a library patching it
+    assert _runs() == 0 and Base().hello() == "patched"
+    assert deferred_probe.Thing(2).size == 2 and _runs() == 1
+    assert sys.modules["deferred_probe.lib"].Base is Base
