@@ -45,6 +45,8 @@ from qoder_desktop.store.removals import mark_delivered, removals_due
 
 log = logging.getLogger(__name__)
 
+ENDED = (SessionState.STOPPED, SessionState.FAILED)
+"""States of a session that has ended."""
 TRANSCRIPT_LIMIT = 5_000
 """Transcript lines kept in memory per session; older ones are dropped first."""
 
@@ -317,14 +319,20 @@ class SessionHub(SessionSink):
         """The session of an agent a person started in a terminal, by the CLI's session id.
 
         Created on first use (named for its agent and folder); its permission mode
-        follows what the CLI reports with each request. It has no adapter here: its CLI
+        follows what the CLI reports with each request, and a request of an ended
+        session (resumed in a new CLI) makes it run again. It has no adapter here: its CLI
         runs elsewhere, so it cannot be sent prompts, interrupted or stopped from the app.
         """
         info = self._infos.get(session_id)
         mode = _known_mode(permission_mode)
         if info is not None:
+            update: dict[str, Any] = {}
             if mode is not None and info.permission_mode is not mode:
-                info = info.model_copy(update={"permission_mode": mode})
+                update["permission_mode"] = mode
+            if info.state in ENDED:  # resumed in a new CLI
+                update["state"] = SessionState.RUNNING
+            if update:
+                info = info.model_copy(update=update)
                 self._infos[session_id] = info
                 self._save_terminal(info)
                 self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))

@@ -45,6 +45,7 @@ from qoder_desktop.domain.models import (
     DecisionKind,
     PermissionSuggestion,
     RuleValue,
+    SessionState,
 )
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.binding import (
@@ -61,7 +62,7 @@ from qoder_desktop.terminal.listener import (
     HookListener,
     terminal_log_limit,
 )
-from qoder_desktop.terminal.transcript import TranscriptFollower
+from qoder_desktop.terminal.transcript import Rest, TranscriptFollower
 
 log = logging.getLogger(__name__)
 
@@ -306,8 +307,8 @@ class TerminalHookServer:
         app_id = self._bindings.resolve(event["session_id"], Binding(agent, transcript, cli))
         info = self._hub.terminal_session(app_id, AGENT_LABELS[agent], cwd,
                                           event.get("permission_mode"))
-        if self._follow and transcript is not None and info.session_id not in self._followers:
-            self._follow_transcript(info.session_id, transcript)
+        if self._follow and transcript is not None:
+            self._follow_transcript(info.session_id, transcript, cli)
         return ApprovalRequest(
             session_id=info.session_id, session_name=info.name, backend=Backend.TERMINAL,
             tool_name=event["tool_name"], tool_input=event["tool_input"],
@@ -317,10 +318,20 @@ class TerminalHookServer:
         """The follower of the app's session `session_id`'s transcript, if one is followed."""
         return self._followers.get(session_id)
 
-    def _follow_transcript(self, session_id: str, path: Path) -> None:
-        """Follow the checked transcript `path`; its results withdraw requests of
-        `session_id` only (the app's session it is bound to)."""
+    def _follow_transcript(self, session_id: str, path: Path, cli: CliProcess | None) -> None:
+        """Follow the checked transcript `path` while its CLI runs (again, from where
+        it rested, on a later request); its results withdraw requests of `session_id`
+        only (the app's session it is bound to)."""
+        follower = self._followers.get(session_id)
+        if follower is None:
+            follower = self._new_follower(session_id, path)
+            self._followers[session_id] = follower
+        follower.bind_writer(cli.alive if cli is not None else None)
+        if not follower.following:
+            follower.poll()
+            follower.start()
 
+    def _new_follower(self, session_id: str, path: Path) -> TranscriptFollower:
         def result_seen(tool_name: str, tool_input: dict[str, Any]) -> None:
             for entry in self._open.values():
                 request = entry.request
@@ -329,11 +340,13 @@ class TerminalHookServer:
                     entry.withdraw(ANSWERED_IN_TERMINAL)
                     return
 
-        follower = TranscriptFollower(path, session_id, self._hub.add_transcript_line,
-                                      result_seen)
-        self._followers[session_id] = follower
-        follower.poll()
-        follower.start()
+        def rested(why: Rest) -> None:
+            if why is Rest.CLI_EXITED:
+                self._hub.state_changed(session_id, SessionState.STOPPED, None)
+
+        return TranscriptFollower(
+            path, session_id, self._hub.add_transcript_line, result_seen, on_rest=rested,
+            busy=lambda: any(e.request.session_id == session_id for e in self._open.values()))
 
     async def _decide(self, request: ApprovalRequest, reader: asyncio.StreamReader,
                       sealer: protocol.Sealer, wait: float) -> Decision:

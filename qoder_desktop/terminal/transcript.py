@@ -13,7 +13,13 @@ skips (and still noting the results among them), and says so in the transcript
 ("… N lines skipped"). A line longer than
 `MAX_LINE` is never held whole: only its head is kept, to find a tool result's id.
 The file is opened without following a symlink and without blocking, and read only
-while it is a regular file of this user. Qt-free.
+while it is a regular file of this user.
+
+A follower polls only while its session may still write: it rests (its task ends, its
+offset and state stay) once its CLI has exited and everything it wrote is read, or
+after `IDLE_SECONDS` without new lines while the session has no open request.
+`start()` on the session's next request goes on from the same offset, so no line is
+lost or shown twice. Qt-free.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import re
 import stat
 import time
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,8 @@ from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.25
+IDLE_SECONDS = 120.0
+"""A follower rests after this long without new lines (and no open request)."""
 SLICE = 64 * 1024
 """Bytes read and parsed per loop turn."""
 LINES_PER_POLL = 200
@@ -73,6 +82,13 @@ ResultSeen = Callable[[str, dict[str, Any]], None]
 """Called with (tool name, tool input) when a tool call's result appears."""
 
 
+class Rest(StrEnum):
+    """Why a follower stopped polling."""
+
+    CLI_EXITED = "cli exited"
+    IDLE = "idle"
+
+
 def skipped_note(count: int) -> str:
     """The transcript line that stands for `count` lines not shown."""
     return f"… {count} line{'s' if count != 1 else ''} skipped"
@@ -86,15 +102,29 @@ class TranscriptFollower:
         session_id: the session the events belong to.
         on_event: receives each transcript event (the hub's ``add_transcript_line``).
         on_result: told of each tool result, with the call's name and input.
+        writer_alive: True while the CLI writing the file runs (None: not known, so
+            only idleness ends polling); see `bind_writer`.
+        busy: True while the session has a request open (the follower never rests
+            then: a result in the file withdraws the request).
+        on_rest: told when the follower stops polling by itself, and why.
+        idle_seconds: how long without new lines before it rests.
     """
 
     def __init__(self, path: str | os.PathLike[str], session_id: str,
                  on_event: Callable[[TranscriptEvent], None],
-                 on_result: ResultSeen | None = None) -> None:
+                 on_result: ResultSeen | None = None, *,
+                 writer_alive: Callable[[], bool] | None = None,
+                 busy: Callable[[], bool] = lambda: False,
+                 on_rest: Callable[[Rest], None] | None = None,
+                 idle_seconds: float = IDLE_SECONDS) -> None:
         self.path = Path(path)
         self.session_id = session_id
         self._on_event = on_event
         self._on_result = on_result
+        self._writer_alive = writer_alive
+        self._busy = busy
+        self._on_rest = on_rest
+        self.idle_seconds = idle_seconds
         self.offset = 0
         """Bytes of the file consumed so far."""
         self.size = 0
@@ -117,6 +147,17 @@ class TranscriptFollower:
         self._line_size = 0
         self._pairing = ToolCallPairing()
         self._task: asyncio.Task[None] | None = None
+        self.rests = 0
+        """How often the follower stopped polling by itself."""
+
+    @property
+    def following(self) -> bool:
+        """True while the follower polls its file."""
+        return self._task is not None and not self._task.done()
+
+    def bind_writer(self, writer_alive: Callable[[], bool] | None) -> None:
+        """The CLI writing the file now (a resumed session runs in a new one)."""
+        self._writer_alive = writer_alive
 
     @property
     def behind(self) -> bool:
@@ -335,19 +376,53 @@ class TranscriptFollower:
     # -- following -----------------------------------------------------------------------
 
     def start(self, interval: float = POLL_SECONDS) -> None:
-        """Poll on the running loop every `interval` seconds until `stop()`."""
-        if self._task is None:
+        """Poll on the running loop every `interval` seconds until the follower rests or
+        `stop()`; after a rest, polling goes on from the same offset."""
+        if not self.following:
             self._task = asyncio.get_running_loop().create_task(
                 self._follow(interval), name=f"transcript {self.session_id}")
 
     async def _follow(self, interval: float) -> None:
+        quiet_since = time.monotonic()
         while True:
             began = time.perf_counter()
+            offset = self.offset
             self.poll()
             self.longest_poll = max(self.longest_poll, time.perf_counter() - began)
-            # Behind: the next slice soon, on a later loop turn, so the loop keeps turning.
-            await asyncio.sleep(SLICE_PAUSE if self.behind or self._skip_to is not None
-                                else interval)
+            if self.behind or self._skip_to is not None:
+                # Behind: the next slice soon, on a later loop turn, so the loop keeps turning.
+                await asyncio.sleep(SLICE_PAUSE)
+                continue
+            now = time.monotonic()
+            if self.offset != offset:
+                quiet_since = now
+            rest = self._rest_now(now - quiet_since)
+            if rest is not None:
+                self._rested(rest)
+                return
+            await asyncio.sleep(interval)
+
+    def _rest_now(self, quiet: float) -> Rest | None:
+        """Why to stop polling now (everything written is read), or None."""
+        if self._busy():
+            return None
+        if self._writer_alive is not None and not self._writer_alive():
+            # The CLI is gone, but it may have written after the last poll: read
+            # again; rest once that read found the end.
+            self.poll()
+            return None if self.behind else Rest.CLI_EXITED
+        return Rest.IDLE if quiet >= self.idle_seconds else None
+
+    def _rested(self, why: Rest) -> None:
+        self._task = None
+        self.rests += 1
+        log.debug("transcript of %s: resting (%s) at byte %d", self.session_id, why.value,
+                  self.offset)
+        if self._on_rest is not None:
+            try:
+                self._on_rest(why)
+            except Exception:
+                log.exception("a transcript rest handler failed")
 
     async def stop(self) -> None:
         """Stop polling; a poller that already died is logged, never raised."""
