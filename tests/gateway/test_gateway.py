@@ -36,7 +36,6 @@ from qoder_desktop.domain.models import (
     RuleBehavior,
     RuleValue,
     SessionRule,
-    SessionState,
 )
 from qoder_desktop.gateway.contract import (
     PERMISSION_PROMPT_TOOL,
@@ -259,36 +258,6 @@ async def test_the_clients_root_becomes_the_requests_cwd(gw: Fixture, tmp_path: 
         gw.broker.answer(request.request_id, Decision.deny("no"))
         await asyncio.wait_for(call, WAIT)
     assert request.cwd == str(tmp_path)
-
-
-async def _state_of(hub: SessionHub, session_id: str, state: SessionState) -> None:
-    async with asyncio.timeout(WAIT):
-        while hub.session(session_id).state is not state:
-            await asyncio.sleep(0.02)
-
-
-@pytest.mark.asyncio
-async def test_an_agent_run_that_ends_its_mcp_session_shows_as_ended(gw: Fixture) -> None:
-    async with mcp_client(gw.gateway.url) as session:
-        call = await ask(session)
-        request = await gw.next_request()
-        gw.broker.answer(request.request_id, Decision.deny("no"))
-        await asyncio.wait_for(call, WAIT)
-        assert gw.hub.session(request.session_id).state is SessionState.RUNNING
-    await _state_of(gw.hub, request.session_id, SessionState.STOPPED)
-
-
-@pytest.mark.asyncio
-async def test_an_agent_run_that_hangs_up_shows_as_ended_once_the_gateway_stops(
-        gw: Fixture) -> None:
-    async with mcp_client(gw.gateway.url, terminate_on_close=False) as session:
-        call = await ask(session)
-        request = await gw.next_request()
-        gw.broker.answer(request.request_id, Decision.deny("no"))
-        await asyncio.wait_for(call, WAIT)
-    assert gw.hub.session(request.session_id).state is SessionState.RUNNING  # it may call again
-    await gw.gateway.stop()
-    assert gw.hub.session(request.session_id).state is SessionState.STOPPED
 
 
 # -- withdrawal and long waits ----------------------------------------------------------
