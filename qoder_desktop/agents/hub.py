@@ -23,6 +23,7 @@ from typing import Any
 
 from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.sink import SessionSink
+from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.consent import ConsentRefused, ModeConsent
@@ -47,8 +48,6 @@ log = logging.getLogger(__name__)
 
 ENDED = (SessionState.STOPPED, SessionState.FAILED)
 """States of a session that has ended."""
-TRANSCRIPT_LIMIT = 5_000
-"""Transcript lines kept in memory per session; older ones are dropped first."""
 
 SessionFactory = Callable[[SessionInfo, SessionOptions, ApprovalBroker, SessionSink], AgentSession]
 """Builds the adapter for a new session (chooses the backend, credentials, environment)."""
@@ -83,17 +82,6 @@ def _known_mode(value: str | None) -> PermissionMode | None:
         return None
 
 
-def _replaced_call(lines: list[TranscriptEvent], event: TranscriptEvent) -> int | None:
-    """Where the call an edited call line replaces is (None: append it)."""
-    if event.kind is not TranscriptKind.TOOL_CALL or event.original_text is None:
-        return None
-    for index in range(len(lines) - 1, -1, -1):
-        line = lines[index]
-        if line.kind is TranscriptKind.TOOL_CALL and line.tool_use_id == event.tool_use_id:
-            return index
-    return None
-
-
 class UnknownSession(LookupError):
     """No running session has that id."""
 
@@ -113,7 +101,7 @@ class SessionHub(SessionSink):
         self._infos: dict[str, SessionInfo] = {}
         self._unsaved: set[str] = set()
         """Terminal sessions whose row the database refused (written with their next request)."""
-        self._transcripts: dict[str, list[TranscriptEvent]] = {}
+        self._transcripts = Transcripts()
         self._subscribers: list[Callable[[HubEvent], None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsubscribe_broker: Callable[[], None] | None = broker.subscribe(
@@ -204,8 +192,13 @@ class SessionHub(SessionSink):
             raise UnknownSession(session_id) from None
 
     def transcript(self, session_id: str) -> list[TranscriptEvent]:
-        """The session's transcript so far."""
-        return list(self._transcripts.get(session_id, []))
+        """The session's transcript as kept (see `transcript_store`: bounded, an ended
+        session's tail, with a line saying what is no longer kept)."""
+        return self._transcripts.lines(session_id)
+
+    def transcript_lines_kept(self) -> int:
+        """Transcript lines kept in memory over all sessions."""
+        return self._transcripts.kept()
 
     def rules(self, session_id: str) -> list[SessionRule]:
         """The session's rules, revoked ones included."""
@@ -219,14 +212,7 @@ class SessionHub(SessionSink):
         A tool call the person edited replaces the line of the call it names (the
         subscribers replace it too; see `TranscriptEvent.original_text`).
         """
-        lines = self._transcripts.setdefault(event.session_id, [])
-        at = _replaced_call(lines, event)
-        if at is not None:
-            lines[at] = event
-        else:
-            lines.append(event)
-        if len(lines) > TRANSCRIPT_LIMIT:
-            del lines[: len(lines) - TRANSCRIPT_LIMIT]
+        self._transcripts.add(event)
         self._publish(HubEvent(HubEventKind.TRANSCRIPT, event.session_id, line=event))
 
     def state_changed(self, session_id: str, state: SessionState, error: str | None) -> None:
@@ -237,11 +223,19 @@ class SessionHub(SessionSink):
             return
         info = info.model_copy(update={"state": state, "error": error})
         self._infos[session_id] = info
+        self._transcript_follows(info)
         try:
             self._db.upsert_session(info)
         except Exception:
             log.exception("could not save the state of session %s", session_id)
         self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
+
+    def _transcript_follows(self, info: SessionInfo) -> None:
+        """An ended session keeps only its transcript's tail; a resumed one all again."""
+        if info.state in ENDED:
+            self._transcripts.ended(info.session_id)
+        else:
+            self._transcripts.resumed(info.session_id)
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
                   tool_input: dict[str, Any], phase: str) -> None:
@@ -334,6 +328,7 @@ class SessionHub(SessionSink):
             if update:
                 info = info.model_copy(update=update)
                 self._infos[session_id] = info
+                self._transcript_follows(info)
                 self._save_terminal(info)
                 self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
             elif session_id in self._unsaved:

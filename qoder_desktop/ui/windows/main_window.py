@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # pydantic, the models and the form load after the first pain
     from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
     from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
 
-MAX_EVENTS_PER_SESSION = 5000
 STATUS_TIMEOUT_MS = 10_000
 SESSIONS_PANE_WIDTH = 580
 
@@ -265,9 +264,10 @@ class MainWindow(QMainWindow):
             self.ui.transcriptView.append_event(event)
 
     def set_transcript(self, session_id: str, events: list[TranscriptEvent]) -> None:
-        """Show a session's whole transcript (the newest events) if it is selected."""
+        """Show a session's transcript as the hub keeps it (already bounded there) if it
+        is selected."""
         if session_id == self._current:
-            self.ui.transcriptView.set_events(list(events[-MAX_EVENTS_PER_SESSION:]))
+            self.ui.transcriptView.set_events(events)
 
     def set_rules(self, session_id: str, rules: list[SessionRule]) -> None:
         """Show a session's rules (active and revoked) if it is selected."""
