@@ -214,7 +214,7 @@ def figures(soak: Soak, platform: str) -> list[Figure]:
         f"{tag}: RSS after {end.requests:,} requests", "MB", {"value": end.rss_mb},
         f"≤ +{RSS_GROWTH_MB:g} MB", judge(end.rss_mb - base.rss_mb, RSS_GROWTH_MB), [
             f"growth after warm-up {end.rss_mb - base.rss_mb:+.1f} MB; per round: {rss_series}",
-            f"transcript lines the hub keeps (every session of the run): "
+            f"transcript lines the hub keeps (running sessions, ended ones' tails): "
             f"{base.transcript_lines} after warm-up, {end.transcript_lines} at the end",
             f"{soak.answered} answered in dialogs ({soak.denied} denied), in "
             f"{soak.seconds:.0f} s; SDK {soak.tallies.get('sdk')}, gateway "

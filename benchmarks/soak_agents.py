@@ -12,11 +12,13 @@ For the round it plays, side by side:
   (the `mcp` SDK's streamable HTTP client over loopback) opens an MCP session, calls
   ``approve`` `per_session` times, one call at a time, and closes it (the gateway makes
   one external session per MCP session);
-- **terminal**: agents a person started in a terminal: the hook's own code
-  (`terminal.hook_client.ask_app`, the real protocol with its challenge and sealed lines)
-  over the app's Unix socket, in a worker thread per call, `per_session` calls per CLI
-  session id, each session with a transcript file the CLI would write; `hook_processes`
-  of the round's calls run as the real hook command in a fresh interpreter instead.
+- **terminal**: agents a person started in a terminal: one process per CLI session id
+  (`soak_cli`, as each Claude Code session is a process), `per_session` calls each
+  through the hook's own code (`terminal.hook_client.ask_app`, the real protocol with
+  its challenge and sealed lines) over the app's Unix socket, with the transcript file
+  the CLI would write; `hook_processes` of the round's calls run as the real hook
+  command (a child of that process) instead. The process exits after its last call,
+  as a CLI does when the person quits it.
 
 It answers each round with one JSON line: the outcomes it saw
 (``{"round": 3, "gateway": {"allow": 100, "deny": 25}, "terminal": {...}, "errors": []}``).
@@ -135,45 +137,27 @@ def _transcript_path(workspace: str, session_id: str) -> Path:
 
 async def terminal_lane(calls: int, per_session: int, processes: int, workspace: str,
                         tally: collections.Counter[str], errors: list[str]) -> None:
-    """`calls` hook calls in CLI sessions of `per_session` calls; `processes` of them as
-    the real hook command."""
-    from qoder_desktop.terminal.hook_client import ask_app
-
+    """`calls` hook calls in CLI sessions of `per_session` calls, each session's CLI a
+    process of its own (`soak_cli`) that exits after its last call; `processes` of the
+    calls as the real hook command."""
     done = 0
     while done < calls:
-        session_id = str(uuid.uuid4())
-        transcript = _transcript_path(workspace, session_id)
-        for _ in range(min(per_session, calls - done)):
-            tool_use_id = f"toolu_{uuid.uuid4().hex}"
-            command = f"touch t{done}.txt"
-            with transcript.open("a", encoding="utf-8") as stream:
-                stream.write(_transcript_line(tool_use_id, command))
-            event = {"hook_event_name": "PermissionRequest", "session_id": session_id,
-                     "cwd": workspace, "permission_mode": "default", "tool_name": "Bash",
-                     "tool_input": {"command": command}, "permission_suggestions": [],
-                     "transcript_path": str(transcript)}
-            try:
-                if processes > 0:
-                    processes -= 1
-                    answer = await _hook_process(event)
-                else:
-                    answer = await asyncio.to_thread(ask_app, "claude", event)
-                tally[_outcome(answer)] += 1
-                with transcript.open("a", encoding="utf-8") as stream:
-                    stream.write(_result_line(tool_use_id, answer))
-            except Exception as exc:
-                errors.append(f"terminal: {type(exc).__name__}: {exc}")
-            done += 1
-
-
-async def _hook_process(event: dict[str, Any]) -> dict[str, Any] | None:
-    """The hook command as the CLI runs it: a fresh interpreter, the event on stdin."""
-    process = await asyncio.create_subprocess_exec(
-        *HOOK, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL)
-    out, _ = await asyncio.wait_for(process.communicate(json.dumps(event).encode()), 120)
-    text = out.decode().strip()
-    return json.loads(text) if text else None
+        batch = min(per_session, calls - done)
+        plan = {"session_id": str(uuid.uuid4()), "workspace": workspace, "calls": batch,
+                "first": done, "hook_processes": min(processes, batch)}
+        processes -= plan["hook_processes"]
+        try:
+            cli = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "benchmarks.soak_cli", stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE)
+            out, _ = await asyncio.wait_for(cli.communicate(json.dumps(plan).encode()),
+                                            120 * batch)
+            result = json.loads(out.decode())
+            errors += result.pop("errors")
+            tally.update(result)
+        except Exception as exc:
+            errors.append(f"terminal: {type(exc).__name__}: {exc}")
+        done += batch
 
 
 def _split(total: int, lanes: int) -> list[int]:

@@ -118,7 +118,7 @@ async def checkpoint(desktop: Any, number: int, requests: int, own: set[Any]) ->
     tasks = [t for t in asyncio.all_tasks() if t not in own and not t.done()]
     kinds = collections.Counter(getattr(t.get_coro(), "__qualname__", "?") for t in tasks)
     sessions = desktop.hub.sessions()
-    lines = sum(len(desktop.hub.transcript(s.session_id)) for s in sessions)
+    lines = desktop.hub.transcript_lines_kept()
     fds = len(os.listdir("/proc/self/fd"))
     disk = await asyncio.to_thread(disk_floor, Path(desktop.db.path).parent)
     return Checkpoint(number, requests, rss_mb(), qobjects, widgets, len(tasks),

@@ -23,6 +23,7 @@ from typing import Any
 
 from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.sink import SessionSink
+from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.approval.source import SessionRef, ToolCall, build_request
@@ -46,8 +47,8 @@ from qoder_desktop.store.removals import mark_delivered, removals_due
 
 log = logging.getLogger(__name__)
 
-TRANSCRIPT_LIMIT = 5_000
-"""Transcript lines kept in memory per session; older ones are dropped first."""
+ENDED = (SessionState.STOPPED, SessionState.FAILED)
+"""States of a session that has ended."""
 
 SessionFactory = Callable[[SessionInfo, SessionOptions, ApprovalBroker, SessionSink], AgentSession]
 """Builds the adapter for a new session (chooses the backend, credentials, environment)."""
@@ -82,17 +83,6 @@ def _known_mode(value: str | None) -> PermissionMode | None:
         return None
 
 
-def _replaced_call(lines: list[TranscriptEvent], event: TranscriptEvent) -> int | None:
-    """Where the call an edited call line replaces is (None: append it)."""
-    if event.kind is not TranscriptKind.TOOL_CALL or event.original_text is None:
-        return None
-    for index in range(len(lines) - 1, -1, -1):
-        line = lines[index]
-        if line.kind is TranscriptKind.TOOL_CALL and line.tool_use_id == event.tool_use_id:
-            return index
-    return None
-
-
 class UnknownSession(LookupError):
     """No running session has that id."""
 
@@ -112,7 +102,7 @@ class SessionHub(SessionSink):
         self._infos: dict[str, SessionInfo] = {}
         self._unsaved: set[str] = set()
         """Terminal sessions whose row the database refused (written with their next request)."""
-        self._transcripts: dict[str, list[TranscriptEvent]] = {}
+        self._transcripts = Transcripts()
         self._subscribers: list[Callable[[HubEvent], None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsubscribe_broker: Callable[[], None] | None = broker.subscribe(
@@ -203,8 +193,13 @@ class SessionHub(SessionSink):
             raise UnknownSession(session_id) from None
 
     def transcript(self, session_id: str) -> list[TranscriptEvent]:
-        """The session's transcript so far."""
-        return list(self._transcripts.get(session_id, []))
+        """The session's transcript as kept (see `transcript_store`: bounded, an ended
+        session's tail, with a line saying what is no longer kept)."""
+        return self._transcripts.lines(session_id)
+
+    def transcript_lines_kept(self) -> int:
+        """Transcript lines kept in memory over all sessions."""
+        return self._transcripts.kept()
 
     def rules(self, session_id: str) -> list[SessionRule]:
         """The session's rules, revoked ones included."""
@@ -218,14 +213,7 @@ class SessionHub(SessionSink):
         A tool call the person edited replaces the line of the call it names (the
         subscribers replace it too; see `TranscriptEvent.original_text`).
         """
-        lines = self._transcripts.setdefault(event.session_id, [])
-        at = _replaced_call(lines, event)
-        if at is not None:
-            lines[at] = event
-        else:
-            lines.append(event)
-        if len(lines) > TRANSCRIPT_LIMIT:
-            del lines[: len(lines) - TRANSCRIPT_LIMIT]
+        self._transcripts.add(event)
         self._publish(HubEvent(HubEventKind.TRANSCRIPT, event.session_id, line=event))
 
     def state_changed(self, session_id: str, state: SessionState, error: str | None) -> None:
@@ -236,11 +224,19 @@ class SessionHub(SessionSink):
             return
         info = info.model_copy(update={"state": state, "error": error})
         self._infos[session_id] = info
+        self._transcript_follows(info)
         try:
             self._db.upsert_session(info)
         except Exception:
             log.exception("could not save the state of session %s", session_id)
         self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
+
+    def _transcript_follows(self, info: SessionInfo) -> None:
+        """An ended session keeps only its transcript's tail; a resumed one all again."""
+        if info.state in ENDED:
+            self._transcripts.ended(info.session_id)
+        else:
+            self._transcripts.resumed(info.session_id)
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
                   tool_input: dict[str, Any], phase: str) -> None:
@@ -318,15 +314,22 @@ class SessionHub(SessionSink):
         """The session of an agent a person started in a terminal, by the CLI's session id.
 
         Created on first use (named for its host, agent and folder); its permission mode
-        follows what the CLI reports with each request. It has no adapter here: its CLI
+        follows what the CLI reports with each request, and a request of an ended
+        session (resumed in a new CLI) makes it run again. It has no adapter here: its CLI
         runs elsewhere, so it cannot be sent prompts, interrupted or stopped from the app.
         """
         info = self._infos.get(session_id)
         mode = _known_mode(permission_mode)
         if info is not None:
+            update: dict[str, Any] = {}
             if mode is not None and info.permission_mode is not mode:
-                info = info.model_copy(update={"permission_mode": mode})
+                update["permission_mode"] = mode
+            if info.state in ENDED:  # resumed in a new CLI
+                update["state"] = SessionState.RUNNING
+            if update:
+                info = info.model_copy(update=update)
                 self._infos[session_id] = info
+                self._transcript_follows(info)
                 self._save_terminal(info)
                 self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
             elif session_id in self._unsaved:

@@ -2,13 +2,19 @@
 
 Each MCP session gets its own session in the hub, named by its ``clientInfo``, with the
 client's first ``file://`` root as its cwd; a grant made for one agent run never reaches
-another that happens to have the same client name.
+another that happens to have the same client name. Revoked rules that run was not yet
+told to drop travel with its next allow (the store records them as delivered).
+
+The caller lives in the MCP session's own lifespan context (the ``mcp`` SDK enters the
+server's lifespan once per session and leaves it when the session ends: the client's
+DELETE, the idle timeout, the gateway stopping), so its hub session ends with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +25,7 @@ from mcp import types
 from mcp.shared.message import ServerMessageMetadata
 
 from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.domain.models import SessionState
 from qoder_desktop.gateway.contract import client_label
 
 log = logging.getLogger(__name__)
@@ -36,27 +43,44 @@ class Caller:
     session_id: str
 
 
+class CallerSlot:
+    """One MCP session's lifespan context: its caller, once its first call named it."""
+
+    def __init__(self) -> None:
+        self.caller: Caller | None = None
+
+
 class Callers:
-    """The caller of each live MCP session (forgotten with the session)."""
+    """The caller of each live MCP session; its hub session ends with the MCP session."""
 
     def __init__(self, hub: SessionHub) -> None:
         self._hub = hub
-        self._by_session: weakref.WeakKeyDictionary[Any, Caller] = weakref.WeakKeyDictionary()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _server: Any) -> AsyncIterator[CallerSlot]:
+        """The lifespan of one MCP session (the ``mcp`` server's ``lifespan``): its
+        external session shows as stopped once the MCP session is gone."""
+        slot = CallerSlot()
+        try:
+            yield slot
+        finally:
+            if slot.caller is not None:
+                self._hub.state_changed(slot.caller.session_id, SessionState.STOPPED, None)
 
     async def of(self, context: Any) -> Caller:
         """The caller of this request's MCP session, opening its external session once."""
-        session = context.session
-        caller = self._by_session.get(session)
-        if caller is None:
+        slot: CallerSlot = context.lifespan_context
+        if slot.caller is None:
+            session = context.session
             params = session.client_params
             client = params.clientInfo if params else None
             name = client_label(client.name if client else None,
                                 client.version if client else None)
             cwd = await client_cwd(context)
-            info = self._hub.external_session(name, cwd or "")
-            caller = Caller(name, cwd, info.session_id)
-            self._by_session[session] = caller
-        return caller
+            if slot.caller is None:  # a parallel first call may have named it meanwhile
+                info = self._hub.external_session(name, cwd or "")
+                slot.caller = Caller(name, cwd, info.session_id)
+        return slot.caller
 
 
 async def client_cwd(context: Any) -> str | None:

@@ -282,7 +282,7 @@ class ApprovalGateway(ApprovalSource):
         server: Server[Any, Any] = Server(
             SERVER_NAME, version=__version__,
             instructions="Answers permission prompts through Qoder Desktop: pass this tool "
-                         "to --permission-prompt-tool.")
+                         "to --permission-prompt-tool.", lifespan=self._callers.lifespan)
 
         @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
         async def list_tools() -> list[types.Tool]:

@@ -45,7 +45,13 @@ from qoder_desktop.approval.source import (
     permission_result,
 )
 from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
-from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleValue
+from qoder_desktop.domain.models import (
+    ApprovalRequest,
+    Backend,
+    Decision,
+    RuleValue,
+    SessionState,
+)
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.binding import (
     Binding,
@@ -61,7 +67,7 @@ from qoder_desktop.terminal.listener import (
     HookListener,
     terminal_log_limit,
 )
-from qoder_desktop.terminal.transcript import TranscriptFollower
+from qoder_desktop.terminal.transcript import Rest, TranscriptFollower
 
 log = logging.getLogger(__name__)
 
@@ -320,8 +326,8 @@ class TerminalHookServer(ApprovalSource):
                                        Binding(agent, transcript, cli, host))
         info = self._hub.terminal_session(app_id, TerminalAgent(agent).label, cwd,
                                           event.get("permission_mode"), host=host)
-        if self._follow and transcript is not None and info.session_id not in self._followers:
-            self._follow_transcript(info.session_id, transcript)
+        if self._follow and transcript is not None:
+            self._follow_transcript(info.session_id, transcript, cli)
         return self.request_for(
             SessionRef(info.session_id, info.name, Backend.TERMINAL, cwd=cwd or None,
                        host=host),
@@ -332,21 +338,34 @@ class TerminalHookServer(ApprovalSource):
         """The follower of the app's session `session_id`'s transcript, if one is followed."""
         return self._followers.get(session_id)
 
-    def _follow_transcript(self, session_id: str, path: Path) -> None:
-        """Follow the checked transcript `path`; its results withdraw requests of
-        `session_id` only (the app's session it is bound to)."""
+    def _follow_transcript(self, session_id: str, path: Path, cli: CliProcess | None) -> None:
+        """Follow the checked transcript `path` while its CLI runs (again, from where
+        it rested, on a later request); its results withdraw requests of `session_id`
+        only (the app's session it is bound to)."""
+        follower = self._followers.get(session_id)
+        if follower is None:
+            follower = self._new_follower(session_id, path)
+            self._followers[session_id] = follower
+        follower.bind_writer(cli.alive if cli is not None else None)
+        if not follower.following:
+            follower.poll()
+            follower.start()
 
+    def _new_follower(self, session_id: str, path: Path) -> TranscriptFollower:
         def result_seen(tool_name: str, tool_input: dict[str, Any]) -> None:
             self.withdraw_where(
                 ANSWERED_IN_TERMINAL, lambda request: (
                     request.session_id == session_id and request.tool_name == tool_name
                     and request.tool_input == tool_input), first_only=True)
 
-        follower = TranscriptFollower(path, session_id, self._hub.add_transcript_line,
-                                      result_seen)
-        self._followers[session_id] = follower
-        follower.poll()
-        follower.start()
+        def rested(why: Rest) -> None:
+            if why is Rest.CLI_EXITED:
+                self._hub.state_changed(session_id, SessionState.STOPPED, None)
+
+        return TranscriptFollower(
+            path, session_id, self._hub.add_transcript_line, result_seen, on_rest=rested,
+            busy=lambda: any(request.session_id == session_id
+                             for request in self.open_requests()))
 
 
 async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> str:

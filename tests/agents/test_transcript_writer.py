@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoder_desktop.agents.hub import _replaced_call
 from qoder_desktop.agents.transcript import readable_result
+from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.transcript_writer import TranscriptWriter
 from qoder_desktop.domain.session_options import TranscriptEvent, TranscriptKind
 
@@ -15,14 +15,14 @@ class Lines:
     """A sink that keeps the lines as the hub does (an edited call replaces its line)."""
 
     def __init__(self) -> None:
-        self.lines: list[TranscriptEvent] = []
+        self._kept = Transcripts()
+
+    @property
+    def lines(self) -> list[TranscriptEvent]:
+        return self._kept.lines("s")
 
     def add_transcript_line(self, event: TranscriptEvent) -> None:
-        at = _replaced_call(self.lines, event)
-        if at is None:
-            self.lines.append(event)
-        else:
-            self.lines[at] = event
+        self._kept.add(event)
 
     def __getattr__(self, name: str) -> Any:
         return lambda *_args, **_kw: None

@@ -158,7 +158,8 @@ class MainWindow(QMainWindow):
         self.session_pane.append_transcript(event)
 
     def set_transcript(self, session_id: str, events: list[TranscriptEvent]) -> None:
-        """Show a session's whole transcript if it is selected."""
+        """Show a session's transcript as the hub keeps it (already bounded there) if it
+        is selected."""
         self.session_pane.set_transcript(session_id, events)
 
     def set_rules(self, session_id: str, rules: list[SessionRule]) -> None:
