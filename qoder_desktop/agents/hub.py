@@ -321,13 +321,12 @@ class SessionHub(SessionSink):
         info = self._infos.get(session_id)
         mode = _known_mode(permission_mode)
         if info is not None:
-            update: dict[str, Any] = {}
-            if mode is not None and info.permission_mode is not mode:
-                update["permission_mode"] = mode
-            if info.state in ENDED:  # resumed in a new CLI
-                update["state"] = SessionState.RUNNING
-            if update:
-                info = info.model_copy(update=update)
+            new_mode = mode is not None and info.permission_mode is not mode
+            resumed = info.state in ENDED  # resumed in a new CLI
+            if new_mode or resumed:
+                info = info.model_copy(update={
+                    "permission_mode": mode if new_mode else info.permission_mode,
+                    "state": SessionState.RUNNING if resumed else info.state})
                 self._infos[session_id] = info
                 self._transcript_follows(info)
                 self._save_terminal(info)
