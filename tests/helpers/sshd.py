@@ -18,7 +18,6 @@ plain pytest fixtures: a test folder's ``conftest.py`` takes them in with
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import socket
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from helpers.remote_user import HOMES_PREFIX, RemoteUser, sweep_stale_users
+from helpers.stopping import stop_process
 
 SSHD = "/usr/sbin/sshd"
 SSH = "ssh"
@@ -165,13 +165,7 @@ class SshServer:
         process, self._process = self._process, None
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         if process.stderr:
             process.stderr.close()
 
