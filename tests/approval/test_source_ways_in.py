@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 import pytest
 from helpers.broker_events import Finished, route_broker_events
 from helpers.gateway_rig import TOKEN, mcp_client, unused_factory
+from helpers.hook_command import start_hook
 from helpers.qoder_harness import QoderHarness
 
 from qoder_desktop.agents.hub import SessionHub
@@ -100,14 +99,7 @@ async def terminal_hook(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
         event = {"hook_event_name": "PermissionRequest", "session_id": "s-1",
                  "cwd": str(tmp_path), "permission_mode": "default", "tool_name": "Bash",
                  "tool_input": {"command": "make"}, "permission_suggestions": suggestions}
-        hook = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-            "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
-        assert hook.stdin is not None
-        hook.stdin.write(json.dumps(event).encode())
-        hook.stdin.close()
-        hooks.append(hook)
+        hooks.append(await start_hook(event))
 
     async with TerminalHookServer(broker, hub, follow_transcripts=False):
         try:

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from helpers.broker_events import Finished, route_broker_events
+from helpers.hook_command import start_hook
 from helpers.loop import settle
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -148,15 +149,7 @@ async def attacker() -> AsyncIterator[Attacker]:
 
 async def run_hook() -> asyncio.subprocess.Process:
     """The real hook command, as the CLI runs it, with `EVENT` on stdin."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-        "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(EVENT).encode())
-    await process.stdin.drain()
-    process.stdin.close()
-    return process
+    return await start_hook(EVENT)
 
 
 async def printed(process: asyncio.subprocess.Process) -> dict[str, Any]:
@@ -266,13 +259,7 @@ async def test_a_proven_hook_still_sends_a_request_of_megabytes(app: App) -> Non
     content = "x" * (3 * 1024 * 1024)
     event = {**EVENT, "tool_name": "Write",
              "tool_input": {"file_path": "/work/project/big.txt", "content": content}}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-        "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(event).encode())
-    process.stdin.close()
+    process = await start_hook(event)
     request = await asyncio.wait_for(app.added.get(), WAIT)
     assert request.tool_input["content"] == content
     app.broker.answer(request.request_id, Decision.deny("Too big."))
