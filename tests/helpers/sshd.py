@@ -301,3 +301,12 @@ def ssh_host(ssh_server: SshServer, remote_homes: Path, tmp_path: Path) -> Itera
     finally:
         user.delete()
 
+
+def ssh_reads(line: str) -> str:
+    """The ``remoteforward`` line of what ``ssh -G`` (it parses only, never connects)
+    makes of the option `line`."""
+    done = subprocess.run(["ssh", "-F", "/dev/null", "-G", "-o", line, "box"],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    return next(found for found in done.stdout.splitlines()
+                if found.startswith("remoteforward "))

@@ -6,7 +6,6 @@ The page's controller runs on the app's qasync loop, its ssh runs off the GUI th
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from accessibility_walk import problems
 from helpers.loop import LoopTicks, run, settle
 from helpers.memory_keyring import MemoryKeyring
-from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_server
+from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_reads, ssh_server
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMessageBox, QPushButton
@@ -88,15 +87,6 @@ def confirm_box(page: RemoteHostsPage) -> QMessageBox:
     box = open_box(page)
     assert box is not None
     return box
-
-
-def ssh_reads(line: str) -> str:
-    """The ``remoteforward`` line of ``ssh -G`` (it parses only, never connects)."""
-    done = subprocess.run(["ssh", "-F", "/dev/null", "-G", "-o", line, "box"],
-                          capture_output=True, text=True, timeout=30, check=False)
-    assert done.returncode == 0, done.stderr
-    return next(found for found in done.stdout.splitlines()
-                if found.startswith("remoteforward "))
 
 
 def test_add_a_host_on_the_page_see_it_ready_then_remove_it(
