@@ -240,8 +240,8 @@ def scenario_library(*names: str) -> Any:
 
 
 def stop_process(process: subprocess.Popen[Any], timeout: float = 5.0) -> None:
-    """End a process a benchmark started: SIGTERM, SIGKILL after `timeout` s; return once
-    it has ended."""
+    """End a child process (of a benchmark or a test helper): SIGTERM, SIGKILL after
+    `timeout` s; return once it has ended."""
     process.terminate()
     try:
         process.wait(timeout=timeout)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from helpers.stopping import stop_process
+from benchmarks.common import stop_process
 
 T = TypeVar("T")
 

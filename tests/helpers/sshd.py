@@ -30,7 +30,8 @@ from pathlib import Path
 
 import pytest
 from helpers.remote_user import HOMES_PREFIX, RemoteUser, sweep_stale_users
-from helpers.stopping import stop_process
+
+from benchmarks.common import stop_process
 
 SSHD = "/usr/sbin/sshd"
 SSH = "ssh"
