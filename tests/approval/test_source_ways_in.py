@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
-from helpers.gateway_rig import TOKEN, mcp_client, unused_factory
+from helpers.gateway_rig import TOKEN, mcp_client
 from helpers.hook_command import start_hook
 from helpers.qoder_harness import QoderHarness
 
-from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, DecisionKind
 from qoder_desktop.gateway.server import ApprovalGateway
@@ -84,15 +84,9 @@ async def sdk_session(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
         await harness.close()
 
 
-def _app_side(db: Database) -> tuple[ApprovalBroker, SessionHub, Ledger]:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    return broker, SessionHub(db, ledger, broker, unused_factory), ledger
-
-
 @contextlib.asynccontextmanager
 async def terminal_hook(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
-    broker, hub, ledger = _app_side(db)
+    ledger, broker, hub = app_side(db)
     hooks: list[asyncio.subprocess.Process] = []
 
     async def ask(suggestions: list[Any]) -> None:
@@ -112,7 +106,7 @@ async def terminal_hook(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
 
 @contextlib.asynccontextmanager
 async def gateway(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
-    broker, hub, ledger = _app_side(db)
+    ledger, broker, hub = app_side(db)
     calls: list[asyncio.Task[Any]] = []
     async with ApprovalGateway(broker, hub, TOKEN, port=0) as server, \
             mcp_client(server.url) as client:

@@ -19,28 +19,17 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import claude_agent_sdk
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.cli_processes import assert_no_cli_left
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Backend
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 60.0
 """Seconds a test waits for the CLI before it fails instead of hanging."""
 BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-
-
-def app_side(db: Database) -> tuple[Ledger, ApprovalBroker, SessionHub]:
-    """The ledger, the broker and a hub that starts no agent of its own, over `db`: what
-    stands behind every way in from a terminal."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
-    return ledger, broker, hub
 
 
 def workspace_and_config(tmp_path: Path) -> tuple[Path, Path]:

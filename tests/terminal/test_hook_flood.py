@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.hook_command import start_hook
 from helpers.loop import settle
@@ -34,7 +35,6 @@ from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.server import TerminalHookServer
 from qoder_desktop.ui.error_reporter import TITLE, ErrorReporter
@@ -73,9 +73,7 @@ class App:
 @pytest_asyncio.fixture
 async def app(db: Database, tmp_path: Path) -> AsyncIterator[App]:
     """A broker and hub with the app's error reporter on the loop (no server yet)."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
     route_broker_events(broker, added, asyncio.Queue[Finished]())
     reporter = ErrorReporter(tmp_path / "qoder-desktop.log")
