@@ -18,10 +18,10 @@ import contextlib
 import enum
 import json
 import os
+import pathlib
 import shlex
 import stat
 import sys
-import tempfile
 import types
 from typing import Any
 
@@ -89,8 +89,9 @@ def _private_folder(folder: str, create: bool) -> bool:
     return True
 
 
-def _write_file(path: str, content: str, mode: int) -> str:
-    """Write `content` to `path` atomically with `mode`: "written" or "unchanged"."""
+def _write_file(install: Any, path: str, content: str, mode: int) -> str:
+    """Write `content` to `path` atomically with `mode` (`install.write_atomically`):
+    "written" or "unchanged"."""
     try:
         info = os.lstat(path)
         with open(path, encoding="utf-8") as stream:
@@ -99,19 +100,7 @@ def _write_file(path: str, content: str, mode: int) -> str:
             return "unchanged"
     except (FileNotFoundError, UnicodeDecodeError):
         pass
-    handle, temp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                                    dir=os.path.dirname(path))
-    try:
-        os.fchmod(handle, mode)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(content)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    install.write_atomically(pathlib.Path(path), content.encode("utf-8"), mode)
     return "written"
 
 
@@ -151,8 +140,9 @@ def deploy(payload: dict[str, Any], install: Any, hook_text: str) -> dict[str, A
     folder, hook, token = _paths(payload)
     _private_folder(folder, create=True)
     result: dict[str, Any] = {"folder": folder, "python": sys.executable,
-                              "hook": _write_file(hook, hook_text, HOOK_MODE),
-                              "token": _write_file(token, payload["token"] + "\n", TOKEN_MODE),
+                              "hook": _write_file(install, hook, hook_text, HOOK_MODE),
+                              "token": _write_file(install, token, payload["token"] + "\n",
+                                                   TOKEN_MODE),
                               "agents": {}}
     for name in payload["agents"]:
         agent = install.Agent(name)

@@ -184,13 +184,16 @@ def _write(path: Path, data: dict[str, Any], original: bytes | None) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if original is not None:
-            _write_new(target.with_name(target.name + BACKUP_SUFFIX), original, mode)
-        _write_new(target, text.encode("utf-8"), mode)
+            write_atomically(target.with_name(target.name + BACKUP_SUFFIX), original, mode)
+        write_atomically(target, text.encode("utf-8"), mode)
     except OSError as exc:
         raise InstallError(f"Could not write {target}: {exc.strerror or exc}") from exc
 
 
-def _write_new(target: Path, content: bytes, mode: int) -> None:
+def write_atomically(target: Path, content: bytes, mode: int) -> None:
+    """Replace `target` with `content` (mode `mode`): a temporary file beside it, flushed
+    to the disk, then renamed over it; on a failure `target` is left as it was. The
+    deploy script on a remote host writes the hook and its token with it too."""
     handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
