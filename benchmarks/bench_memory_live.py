@@ -24,7 +24,16 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from benchmarks.common import REPO_ROOT, Figure, child_env, emit, judge, log, parse_args
+from benchmarks.common import (
+    REPO_ROOT,
+    Figure,
+    child_env,
+    emit,
+    judge,
+    log,
+    parse_args,
+    stop_process,
+)
 from benchmarks.xvfb import private_display
 
 TARGET_MB = 120.0
@@ -113,20 +122,9 @@ def desktop_session(display: str) -> Iterator[dict[str, str]]:
         yield env
     finally:
         if tray is not None:
-            tray.terminate()
-            tray.wait(timeout=5)
+            stop_process(tray)
         with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), 15)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """End a measured process (and wait for it)."""
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def app_rss(display: str, settle: float) -> tuple[float, dict[str, float], str, str]:
@@ -154,7 +152,7 @@ def app_rss(display: str, settle: float) -> tuple[float, dict[str, float], str, 
                  "getwindowgeometry"], env=env, capture_output=True, text=True,
                 check=False).stdout
         finally:
-            stop(app)
+            stop_process(app, timeout=10)
     geometry = next((line.split()[-1] for line in size.splitlines() if "Geometry" in line),
                     "1360x820")
     return rss, parts, largest, geometry
@@ -171,7 +169,7 @@ def floor_rss(display: str, geometry: str, settle: float) -> float:
         time.sleep(max(0.0, mapped + settle - time.monotonic()))
         return status_mb(bare.pid, "VmRSS")
     finally:
-        stop(bare)
+        stop_process(bare, timeout=10)
 
 
 def run(settle: float) -> list[Figure]:

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -236,3 +237,14 @@ def scenario_library(*names: str) -> Any:
     from qoder_desktop.scripted_model.scenario import ScenarioLibrary, load_scenario_file
 
     return ScenarioLibrary([load_scenario_file(SCENARIO_DIR / f"{n}.json") for n in names])
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 5.0) -> None:
+    """End a child process (of a benchmark or a test helper): SIGTERM, SIGKILL after
+    `timeout` s; return once it has ended."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

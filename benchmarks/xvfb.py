@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 
+from benchmarks.common import stop_process
+
 
 @contextlib.contextmanager
 def private_display(screen: str = "1600x1000x24") -> Iterator[str]:
@@ -35,12 +37,7 @@ def private_display(screen: str = "1600x1000x24") -> Iterator[str]:
             raise RuntimeError("Xvfb did not report a display number")
         yield f":{number}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
 
 def use_xcb(display: str) -> None:

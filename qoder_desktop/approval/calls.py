@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from qoder_desktop.domain.models import ApprovalRequest, Backend, PermissionSuggestion
@@ -30,7 +30,11 @@ class SessionRef:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One permission prompt in the way in's own terms (suggestions still raw)."""
+    """One permission prompt in the way in's own terms (suggestions still raw).
+
+    Each field goes to the `ApprovalRequest` field of the same name (see
+    `build_request`), where what it means is written.
+    """
 
     tool_name: str
     tool_input: dict[str, Any]
@@ -105,11 +109,9 @@ def parse_suggestions(raw: Any, check: UpdateCheck = wire_problem,
 def build_request(session: SessionRef, call: ToolCall,
                   check: UpdateCheck = wire_problem) -> ApprovalRequest:
     """The request every way in puts to the broker (the one builder)."""
+    said = {field.name: getattr(call, field.name) for field in fields(call)}
+    said["suggestions"] = parse_suggestions(call.suggestions, check)
     return ApprovalRequest(
         session_id=session.session_id, session_name=session.name, backend=session.backend,
-        tool_name=call.tool_name, tool_input=call.tool_input, tool_use_id=call.tool_use_id,
-        title=call.title, display_name=call.display_name, description=call.description,
-        decision_reason=call.decision_reason, blocked_path=call.blocked_path,
-        agent_id=call.agent_id, suggestions=parse_suggestions(call.suggestions, check),
         cwd=session.cwd, add_dirs=session.add_dirs,
-        project_settings_file=session.project_settings_file, host=session.host)
+        project_settings_file=session.project_settings_file, host=session.host, **said)

@@ -12,7 +12,6 @@ import copy
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +27,7 @@ from pydantic import (
     field_validator,
 )
 
+from qoder_desktop.config.private_file import write_private
 from qoder_desktop.domain.models import Backend, PermissionMode, RuleValue
 from qoder_desktop.domain.workspace import is_inside
 
@@ -191,32 +191,7 @@ def load_settings(path: str | os.PathLike[str]) -> SettingsLoad:
 
 def save_settings(settings: Settings, path: str | os.PathLike[str]) -> None:
     """Write settings atomically (temp file, fsync, rename), readable by the owner only."""
-    file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    text = settings.model_dump_json(indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=file.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, file)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(file.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_private(Path(path), settings.model_dump_json(indent=2) + "\n")
 
 
 def _broken_name(file: Path) -> Path:

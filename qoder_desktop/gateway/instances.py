@@ -23,17 +23,16 @@ import json
 import logging
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qoder_desktop.config.paths import APP_AUTHOR, APP_NAME, HOME_ENV, AppPaths
+from qoder_desktop.config.private_file import write_private
 
 log = logging.getLogger(__name__)
 
 _FOLDER_MODE = 0o700
-_FILE_MODE = 0o600
 
 
 def copy_folder(environ: Mapping[str, str] | None = None) -> Path:
@@ -98,16 +97,7 @@ class InstanceRegistry:
                 os.chmod(self.folder, _FOLDER_MODE)
             text = json.dumps({"port": int(port), "data_folder": str(data_folder),
                                "key": key})
-            handle, temp = tempfile.mkstemp(prefix=".gateway-", dir=self.folder)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(text)
-                os.chmod(temp, _FILE_MODE)
-                os.replace(temp, self._path(port))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            write_private(self._path(port), text)
         except OSError as exc:
             log.warning("could not record the gateway's port in %s: %s", self.folder,
                         exc.strerror or type(exc).__name__)

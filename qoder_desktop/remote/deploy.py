@@ -129,9 +129,10 @@ def host_script(action: str, *, agents: Iterable[Agent] = (),
         payload["token"] = token.reveal()
     on_host = package_source("remote", "on_host.py")
     install = package_source("terminal", "install.py")
+    hook_events = package_source("domain", "hook_events.py")
     hook = hook_source() if action == "deploy" else ""
     return (f"{on_host}\n\nsys.exit(main(json.loads({json.dumps(payload)!r}), {install!r}, "
-            f"{hook!r}))\n")
+            f"{hook_events!r}, {hook!r}))\n")
 
 
 def run_on_host(host: str, probe_result: HostProbe, action: str, *,

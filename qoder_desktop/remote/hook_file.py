@@ -1,12 +1,13 @@
 """The standalone hook file put on a remote host: the local hook, in one stdlib file.
 
-It is the very code of `terminal.hook_client` and `terminal.protocol` (their source,
-embedded and run as modules), so the remote hook speaks the same protocol and has the
-same fall-through as a local one. Only where it looks differs: the socket and the token
-are in the file's own folder (`layout.SOCKET_NAME`, `layout.TOKEN_NAME`), where the
-tunnel puts the socket and the deploy wrote the token. When the socket is not there or
-refuses (the app is closed, the tunnel is down), the hook prints nothing and exits 0 at
-once, and the CLI asks in its terminal.
+It is the very code of `terminal.hook_client`, `terminal.protocol` and
+`domain.hook_events` (their source, embedded and run as modules), so the remote hook
+speaks the same protocol and has the same fall-through as a local one. Only where it
+looks differs: the socket and the token are in the file's own folder
+(`layout.SOCKET_NAME`, `layout.TOKEN_NAME`), where the tunnel puts the socket and the
+deploy wrote the token. When the socket is not there or refuses (the app is closed, the
+tunnel is down), the hook prints nothing and exits 0 at once, and the CLI asks in its
+terminal.
 
 The file needs python3 ≥ 3.8 and nothing else. Its version (`hook_version`) is the app's
 version and a digest of its text, so a changed hook shows as another version.
@@ -18,13 +19,16 @@ import ast
 import hashlib
 
 from qoder_desktop import __version__
+from qoder_desktop.domain.hook_events import HOOK_COMMAND
 from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME, package_source
 
 MIN_PYTHON = (3, 8)
 """The oldest python3 the hook (and the deploy script) runs on."""
-_EMBEDDED = ("protocol", "hook_client")
-"""The modules of `qoder_desktop.terminal` the hook is made of, in import order."""
-_PROTOCOL_IMPORT = "from qoder_desktop.terminal import protocol\n"
+_EMBEDDED = (("domain", "hook_events"), ("terminal", "protocol"), ("terminal", "hook_client"))
+"""The modules of `qoder_desktop` the hook is made of (folder, name), in import order."""
+_HANDED = {"hook_client": ("from qoder_desktop.domain import hook_events\n",
+                           "from qoder_desktop.terminal import protocol\n")}
+"""The imports of our own modules that the hook file hands a module instead."""
 
 _TEMPLATE = '''\
 #!/usr/bin/env python3
@@ -47,8 +51,9 @@ TOKEN_NAME = {token_name!r}
 
 {sources}
 
-def _load(name, source):
+def _load(name, source, **names):
     module = types.ModuleType("qoder_desktop_remote_" + name)
+    module.__dict__.update(names)
     module.__dict__["__file__"] = __file__
     sys.modules[module.__name__] = module
     exec(compile(source, "<qoder-desktop " + name + ">", "exec"), module.__dict__)
@@ -56,23 +61,20 @@ def _load(name, source):
 
 
 def main(argv):
-    """Run the hook: ``{hook_name} hook permission-request --agent claude|qoder``."""
+    """Run the hook: ``{hook_name} {hook_command} --agent claude|qoder``."""
     try:
+        hook_events = _load("hook_events", HOOK_EVENTS_SOURCE)
         protocol = _load("protocol", PROTOCOL_SOURCE)
         protocol.socket_path = lambda environ=None: _in_folder(SOCKET_NAME)
         protocol.token_path = lambda environ=None: _in_folder(TOKEN_NAME)
-        client = types.ModuleType("qoder_desktop_remote_hook_client")
-        client.__dict__["protocol"] = protocol
-        client.__dict__["__file__"] = __file__
-        sys.modules[client.__name__] = client
-        exec(compile(HOOK_CLIENT_SOURCE, "<qoder-desktop hook_client>", "exec"),
-             client.__dict__)
+        client = _load("hook_client", HOOK_CLIENT_SOURCE, hook_events=hook_events,
+                       protocol=protocol)
     except Exception as exc:  # a hook that fails must not block the CLI's own prompt
         sys.stderr.write("qoder-desktop hook: could not start (%s); the terminal asks\\n"
                          % (exc,))
         return 0
     words = list(argv)
-    if words[:1] == ["hook"]:
+    if words[:1] == [hook_events.HOOK_COMMAND[0]]:
         words = words[1:]
     return client.hook_main(words)
 
@@ -88,13 +90,13 @@ if __name__ == "__main__":
 '''
 
 
-def _module_source(name: str) -> str:
-    source = package_source("terminal", f"{name}.py")
-    if name == "hook_client":
-        if _PROTOCOL_IMPORT not in source:
-            raise RuntimeError("hook_client no longer imports protocol as the remote hook "
+def _module_source(folder: str, name: str) -> str:
+    source = package_source(folder, f"{name}.py")
+    for line in _HANDED.get(name, ()):
+        if line not in source:
+            raise RuntimeError(f"{name} no longer has {line.strip()!r} as the remote hook "
                                "expects; update remote.hook_file")
-        source = source.replace(_PROTOCOL_IMPORT, "")  # the hook hands it `protocol`
+        source = source.replace(line, "")  # the hook hands it the module
     return source
 
 
@@ -107,12 +109,13 @@ def _literal(source: str) -> str:
 
 def hook_source() -> str:
     """The text of the standalone hook file (see the module docstring)."""
-    sources = {name: _module_source(name) for name in _EMBEDDED}
+    sources = {name: _module_source(folder, name) for folder, name in _EMBEDDED}
     body = "\n".join(f"{name.upper()}_SOURCE = {_literal(text)}\n"
                      for name, text in sources.items())
     digest = hashlib.sha256("\0".join(sources.values()).encode("utf-8")).hexdigest()[:12]
     text = _TEMPLATE.format(version=f"{__version__}+{digest}", socket_name=SOCKET_NAME,
-                            token_name=TOKEN_NAME, sources=body, hook_name=HOOK_NAME)
+                            token_name=TOKEN_NAME, sources=body, hook_name=HOOK_NAME,
+                            hook_command=" ".join(HOOK_COMMAND))
     for name, source in sources.items():
         ast.parse(source, filename=name, feature_version=MIN_PYTHON)
     ast.parse(text, feature_version=MIN_PYTHON)

@@ -13,12 +13,9 @@ each other that they hold it) is kept in the OS keyring only, never in a file on
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import posixpath
 import secrets
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from qoder_desktop.config.paths import AppPaths
+from qoder_desktop.config.private_file import write_private
 from qoder_desktop.config.secrets import SERVICE_NAME, SecretSource, SecretStore, SecretValue
 from qoder_desktop.remote.layout import HOOK_NAME, REMOTE_FOLDER, SOCKET_NAME, TOKEN_NAME
 
@@ -176,22 +174,8 @@ class HostRegistry:
     def _write(self, hosts: list[RemoteHost]) -> None:
         text = json.dumps({"version": REGISTRY_VERSION, "hosts": [asdict(h) for h in hosts]},
                           indent=2, ensure_ascii=False) + "\n"
-        folder = self.path.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            handle, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                            dir=folder)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(text)
-                    stream.flush()
-                    os.fsync(stream.fileno())
-                os.chmod(temp, 0o600)
-                os.replace(temp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            write_private(self.path, text)
         except OSError as exc:
             raise RemoteError(f"Could not write {self.path}: {exc.strerror or exc}") from exc
 

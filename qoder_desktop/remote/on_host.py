@@ -1,7 +1,8 @@
 """The script `deploy` runs on a remote host (``python3 -`` over ssh): deploy, remove or
 report our hook there.
 
-It is sent with the text of `terminal.install` (run here as a module, so the settings of
+It is sent with the text of `terminal.install` and of `domain.hook_events`, which it
+imports (run here as modules, so the settings of
 the agents on the host are edited with exactly the rules of a local install: atomic,
 with a backup, idempotent, invalid JSON left untouched, only our entry removed), the
 standalone hook and what to do (`PAYLOAD`: the action, the agents, the token). It prints
@@ -17,10 +18,10 @@ import contextlib
 import enum
 import json
 import os
+import pathlib
 import shlex
 import stat
 import sys
-import tempfile
 import types
 from typing import Any
 
@@ -33,8 +34,12 @@ class HostProblem(Exception):
     """Something on the host stops the action; the message says what, for people."""
 
 
-def _install_module(source: str) -> Any:
-    """`terminal.install`, from its text (`StrEnum` supplied on pythons before 3.11)."""
+_HOOK_EVENTS_IMPORT = "from qoder_desktop.domain import hook_events\n"
+
+
+def _install_module(source: str, hook_events_source: str) -> Any:
+    """`terminal.install`, from its text and that of `domain.hook_events`, which it is
+    handed instead of importing it (`StrEnum` supplied on pythons before 3.11)."""
     if not hasattr(enum, "StrEnum"):
 
         class StrEnum(str, enum.Enum):  # noqa: UP042 - runs on pythons before 3.11
@@ -44,9 +49,20 @@ def _install_module(source: str) -> Any:
                 return str(self.value)
 
         enum.StrEnum = StrEnum  # type: ignore[misc,assignment]
-    module = types.ModuleType("qoder_desktop_remote_install")
+    if _HOOK_EVENTS_IMPORT not in source:
+        raise HostProblem("terminal.install no longer imports hook_events as the deploy "
+                          "script expects")
+    hook_events = _run_module("hook_events", hook_events_source)
+    return _run_module("install", source.replace(_HOOK_EVENTS_IMPORT, ""),
+                       hook_events=hook_events)
+
+
+def _run_module(name: str, source: str, **names: Any) -> Any:
+    """Run `source` as a new module (knowing `names`) and return it."""
+    module = types.ModuleType("qoder_desktop_remote_" + name)
+    module.__dict__.update(names)
     sys.modules[module.__name__] = module
-    exec(compile(source, "<qoder-desktop install>", "exec"), module.__dict__)
+    exec(compile(source, "<qoder-desktop " + name + ">", "exec"), module.__dict__)
     return module
 
 
@@ -73,8 +89,9 @@ def _private_folder(folder: str, create: bool) -> bool:
     return True
 
 
-def _write_file(path: str, content: str, mode: int) -> str:
-    """Write `content` to `path` atomically with `mode`: "written" or "unchanged"."""
+def _write_file(install: Any, path: str, content: str, mode: int) -> str:
+    """Write `content` to `path` atomically with `mode` (`install.write_atomically`):
+    "written" or "unchanged"."""
     try:
         info = os.lstat(path)
         with open(path, encoding="utf-8") as stream:
@@ -83,19 +100,7 @@ def _write_file(path: str, content: str, mode: int) -> str:
             return "unchanged"
     except (FileNotFoundError, UnicodeDecodeError):
         pass
-    handle, temp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                                    dir=os.path.dirname(path))
-    try:
-        os.fchmod(handle, mode)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(content)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    install.write_atomically(pathlib.Path(path), content.encode("utf-8"), mode)
     return "written"
 
 
@@ -111,9 +116,9 @@ def _hook_version(path: str) -> str:
     return ""
 
 
-def hook_command(hook: str, agent: str) -> str:
+def hook_command(install: Any, hook: str, agent: str) -> str:
     """The command the agent's CLI runs: this python3 and the standalone hook."""
-    return shlex.join([sys.executable, hook, "hook", "permission-request", "--agent", agent])
+    return shlex.join([sys.executable, hook, *install.hook_events.hook_arguments(agent)])
 
 
 def _paths(payload: dict[str, Any]) -> tuple[str, str, str]:
@@ -135,14 +140,15 @@ def deploy(payload: dict[str, Any], install: Any, hook_text: str) -> dict[str, A
     folder, hook, token = _paths(payload)
     _private_folder(folder, create=True)
     result: dict[str, Any] = {"folder": folder, "python": sys.executable,
-                              "hook": _write_file(hook, hook_text, HOOK_MODE),
-                              "token": _write_file(token, payload["token"] + "\n", TOKEN_MODE),
+                              "hook": _write_file(install, hook, hook_text, HOOK_MODE),
+                              "token": _write_file(install, token, payload["token"] + "\n",
+                                                   TOKEN_MODE),
                               "agents": {}}
     for name in payload["agents"]:
         agent = install.Agent(name)
         path = str(install.settings_path(agent))
         try:
-            change = install.install(agent, command=hook_command(hook, name))
+            change = install.install(agent, command=hook_command(install, hook, name))
         except install.InstallError as exc:
             result["agents"][name] = {"path": path, "problem": str(exc)}
             continue
@@ -191,16 +197,17 @@ def report(payload: dict[str, Any], install: Any) -> dict[str, Any]:
             result["hook"] = _hook_version(hook) or "unknown"
         result["token"] = os.path.isfile(token)
     for agent in install.Agent:
-        found = install.status(agent, command=hook_command(hook, agent.value))
+        found = install.status(agent, command=hook_command(install, hook, agent.value))
         result["agents"][agent.value] = {"path": str(found.path), "installed": found.installed,
                                          "current": found.current, "problem": found.problem}
     return result
 
 
-def main(payload: dict[str, Any], install_source: str, hook_text: str) -> int:
+def main(payload: dict[str, Any], install_source: str, hook_events_source: str,
+         hook_text: str) -> int:
     """Run `payload["action"]` and print its result as one JSON object."""
     try:
-        install = _install_module(install_source)
+        install = _install_module(install_source, hook_events_source)
         action = payload["action"]
         if action == "deploy":
             result = deploy(payload, install, hook_text)

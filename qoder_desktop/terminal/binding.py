@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.domain.hook_events import TerminalAgent
+from qoder_desktop.domain.hook_events import HOOK_COMMAND, TerminalAgent
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def _is_hook_command(pid: int) -> bool:
             argv = stream.read().split(b"\0")
     except OSError:
         return False
-    return b"hook" in argv and b"permission-request" in argv
+    return all(word.encode() in argv for word in HOOK_COMMAND)
 
 
 def _environ(pid: int) -> dict[str, str]:

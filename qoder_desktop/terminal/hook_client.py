@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
+from qoder_desktop.domain import hook_events
 from qoder_desktop.terminal import protocol
 
 CONNECT_TIMEOUT = 2.0
@@ -47,7 +47,7 @@ ANSWER_SLACK = 5.0
 """Extra time past the app's own wait before we stop waiting for it."""
 STDIN_TIMEOUT = 10.0
 """How long the CLI may take to hand over the request on stdin."""
-EVENT = HookEvent.PERMISSION_REQUEST
+EVENT = hook_events.HookEvent.PERMISSION_REQUEST
 
 
 class _Terminated(Exception):
@@ -246,12 +246,12 @@ def hook_main(argv: list[str]) -> int:
     if any(word in ("-h", "--help") for word in argv):
         sys.stdout.write(_HOOK_HELP)
         return 0
-    if argv[:1] != ["permission-request"]:
+    if argv[:1] != list(hook_events.HOOK_COMMAND[1:]):
         sys.stderr.write(_HOOK_HELP)
         return 0  # a hook that fails must not block the CLI's own prompt
-    agent = TerminalAgent.CLAUDE.value
-    if "--agent" in argv[1:]:
-        index = argv.index("--agent")
+    agent = hook_events.TerminalAgent.CLAUDE.value
+    if hook_events.AGENT_OPTION in argv[1:]:
+        index = argv.index(hook_events.AGENT_OPTION)
         if index + 1 < len(argv):
             agent = argv[index + 1]
     return run(agent)

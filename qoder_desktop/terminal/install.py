@@ -30,9 +30,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
+from qoder_desktop.domain import hook_events
 
-HOOK_EVENT = HookEvent.PERMISSION_REQUEST
+HOOK_EVENT = hook_events.HookEvent.PERMISSION_REQUEST
 HOOK_TIMEOUT_SECONDS = 900
 """The CLI kills the hook after this long; it must exceed the app's longest wait."""
 BACKUP_SUFFIX = ".bak-qoder-desktop"
@@ -42,7 +42,7 @@ that `qoder-desktop remote add` puts on a remote host."""
 _NEW_FILE_MODE = 0o600
 
 
-Agent = TerminalAgent
+Agent = hook_events.TerminalAgent
 """The terminal agents whose settings we can edit (`domain.hook_events.TerminalAgent`)."""
 
 
@@ -63,8 +63,8 @@ def settings_path(agent: Agent, environ: Mapping[str, str] | None = None) -> Pat
 
 def hook_command(agent: Agent, python: str | None = None) -> str:
     """The shell command of our hook: this interpreter, so no venv needs to be active."""
-    return shlex.join([python or sys.executable, "-m", "qoder_desktop", "hook",
-                       "permission-request", "--agent", agent.value])
+    return shlex.join([python or sys.executable, "-m", "qoder_desktop",
+                       *hook_events.hook_arguments(agent.value)])
 
 
 def is_our_command(command: object) -> bool:
@@ -76,7 +76,7 @@ def is_our_command(command: object) -> bool:
     except ValueError:
         return False
     for index in range(1, len(words) - 1):
-        if words[index:index + 2] == ["hook", "permission-request"]:
+        if tuple(words[index:index + 2]) == hook_events.HOOK_COMMAND:
             before = words[index - 1]
             if before == "qoder_desktop" or os.path.basename(before) in _ENTRY_POINT_NAMES:
                 return True
@@ -184,13 +184,16 @@ def _write(path: Path, data: dict[str, Any], original: bytes | None) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if original is not None:
-            _write_new(target.with_name(target.name + BACKUP_SUFFIX), original, mode)
-        _write_new(target, text.encode("utf-8"), mode)
+            write_atomically(target.with_name(target.name + BACKUP_SUFFIX), original, mode)
+        write_atomically(target, text.encode("utf-8"), mode)
     except OSError as exc:
         raise InstallError(f"Could not write {target}: {exc.strerror or exc}") from exc
 
 
-def _write_new(target: Path, content: bytes, mode: int) -> None:
+def write_atomically(target: Path, content: bytes, mode: int) -> None:
+    """Replace `target` with `content` (mode `mode`): a temporary file beside it, flushed
+    to the disk, then renamed over it; on a failure `target` is left as it was. The
+    deploy script on a remote host writes the hook and its token with it too."""
     handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -44,6 +44,7 @@ from qoder_desktop.approval.source import (
     is_withdrawn,
     permission_result,
 )
+from qoder_desktop.config.private_file import write_private
 from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
@@ -223,7 +224,7 @@ class TerminalHookServer(ApprovalSource):
                 self._token = self.origin.token
             else:
                 self._token = secrets.token_urlsafe(32)
-                _write_private(protocol.token_path(self._environ), self._token + "\n")
+                write_private(protocol.token_path(self._environ), self._token + "\n")
             listener = HookListener(self._on_connection, max_connections=self._max_connections)
             listener.listen(path)
         except OSError as exc:
@@ -393,15 +394,3 @@ async def _send(writer: asyncio.StreamWriter, sealer: protocol.Sealer,
                 message: Mapping[str, Any]) -> None:
     writer.write(sealer.seal(message))
     await writer.drain()
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path`, readable by the user only (0600), replacing it atomically."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        temp.unlink()
-    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    os.chmod(temp, 0o600)
-    os.replace(temp, path)

@@ -11,14 +11,14 @@ import base64
 import binascii
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRect, Qt
 from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
+
+from qoder_desktop.config.private_file import write_private
 
 log = logging.getLogger(__name__)
 
@@ -75,22 +75,13 @@ def apply(data: Mapping[str, object], window: QMainWindow,
 
 def save_window_state(path: Path, window: QMainWindow,
                       splitters: Mapping[str, QSplitter]) -> None:
-    """Write the window's state to `path` atomically (folders are created).
+    """Write the window's state to `path` atomically, for the user only (folders are
+    created).
 
     Raises:
         OSError: when the file cannot be written.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(capture(window, splitters), indent=2)
-    fd, tmp = tempfile.mkstemp(prefix=".window-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(Path(path), json.dumps(capture(window, splitters), indent=2))
 
 
 def restore_window_state(path: Path, window: QMainWindow,

@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
-from helpers.gateway_rig import TOKEN, mcp_client, unused_factory
+from helpers.gateway_rig import TOKEN, mcp_client
+from helpers.hook_command import start_hook
 from helpers.qoder_harness import QoderHarness
 
-from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, DecisionKind
 from qoder_desktop.gateway.server import ApprovalGateway
@@ -85,29 +84,16 @@ async def sdk_session(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
         await harness.close()
 
 
-def _app_side(db: Database) -> tuple[ApprovalBroker, SessionHub, Ledger]:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    return broker, SessionHub(db, ledger, broker, unused_factory), ledger
-
-
 @contextlib.asynccontextmanager
 async def terminal_hook(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
-    broker, hub, ledger = _app_side(db)
+    ledger, broker, hub = app_side(db)
     hooks: list[asyncio.subprocess.Process] = []
 
     async def ask(suggestions: list[Any]) -> None:
         event = {"hook_event_name": "PermissionRequest", "session_id": "s-1",
                  "cwd": str(tmp_path), "permission_mode": "default", "tool_name": "Bash",
                  "tool_input": {"command": "make"}, "permission_suggestions": suggestions}
-        hook = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-            "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
-        assert hook.stdin is not None
-        hook.stdin.write(json.dumps(event).encode())
-        hook.stdin.close()
-        hooks.append(hook)
+        hooks.append(await start_hook(event))
 
     async with TerminalHookServer(broker, hub, follow_transcripts=False):
         try:
@@ -120,7 +106,7 @@ async def terminal_hook(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
 
 @contextlib.asynccontextmanager
 async def gateway(tmp_path: Path, db: Database) -> AsyncIterator[WayIn]:
-    broker, hub, ledger = _app_side(db)
+    ledger, broker, hub = app_side(db)
     calls: list[asyncio.Task[Any]] = []
     async with ApprovalGateway(broker, hub, TOKEN, port=0) as server, \
             mcp_client(server.url) as client:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from helpers.app_home import app_home
 from helpers.desktop import person_keys, stop_group, wait_for, windows, xvfb_display
+from helpers.hook_command import HOOK_ARGV
 
 from qoder_desktop.ui.error_reporter import TITLE as ERROR_TITLE
 
@@ -99,10 +100,8 @@ def test_a_flood_of_idle_connections_leaves_the_app_answering_hooks(
         attacker.stdin.flush()
         assert json.loads(attacker.stdout.readline()) == {"connected": 2 * LIMIT}
         with stdin.open("rb") as event:
-            hook = subprocess.Popen([sys.executable, "-m", "qoder_desktop", "hook",
-                                     "permission-request", "--agent", "claude"], env=app_env,
-                                    stdin=event, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE)
+            hook = subprocess.Popen(HOOK_ARGV, env=app_env, stdin=event,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             [dialog] = wait_for(lambda: windows(app_env, "^Approve Bash"), TIMEOUT,
                                 "the approval dialog")

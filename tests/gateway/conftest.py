@@ -5,22 +5,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import route_broker_events
-from helpers.gateway_rig import TOKEN, Fixture, unused_factory
+from helpers.gateway_rig import TOKEN, Fixture
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 
 @pytest_asyncio.fixture
 async def gw(db: Database) -> AsyncIterator[Fixture]:
     """A started gateway whose broker's events are queued on the fixture."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, unused_factory)
+    ledger, broker, hub = app_side(db)
     gateway = ApprovalGateway(broker, hub, TOKEN, port=0, keepalive_seconds=0.2)
     fixture = Fixture(gateway, broker, hub, db, ledger)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.app_side import app_side
 from helpers.broker_events import route_broker_events
 from helpers.gateway_rig import (
     BASH,
@@ -20,14 +21,12 @@ from helpers.gateway_rig import (
     ask,
     mcp_client,
     result_of,
-    unused_factory,
 )
 from helpers.loop import settle
 from mcp import types
 from mcp.shared.exceptions import McpError
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
+from qoder_desktop.approval.broker import BrokerEvent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -46,7 +45,6 @@ from qoder_desktop.gateway.contract import (
 )
 from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 # -- the tool and its answers ---------------------------------------------------------
 
@@ -323,9 +321,7 @@ async def test_a_long_wait_is_kept_alive_and_never_timed_out(gw: Fixture) -> Non
 async def test_an_idle_session_is_closed_but_a_pending_call_keeps_it_open(db: Database) -> None:
     """The idle timer (an infinite sleep on the app's loop) works: a call in flight
     outlives the idle timeout; once nothing is in flight, the session is closed."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, unused_factory)
+    ledger, broker, hub = app_side(db)
     gateway = ApprovalGateway(broker, hub, TOKEN, port=0, keepalive_seconds=0,
                               session_idle_timeout=0.3)
     fixture = Fixture(gateway, broker, hub, db, ledger)

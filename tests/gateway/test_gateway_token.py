@@ -10,18 +10,16 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.app_side import app_side
 from helpers.gateway_rig import (
     BASH,
     TOKEN,
     Fixture,
     mcp_client,
-    unused_factory,
 )
 from helpers.memory_keyring import MemoryKeyring
 from keyring.backends import fail
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SERVICE_NAME, RedactSecrets, SecretStore
 from qoder_desktop.gateway.contract import (
     GATEWAY_TOKEN_ENV,
@@ -32,7 +30,6 @@ from qoder_desktop.gateway.contract import (
 )
 from qoder_desktop.gateway.server import ApprovalGateway, GatewayPortInUse
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 # -- the token ------------------------------------------------------------------------------
 
@@ -74,9 +71,7 @@ async def test_an_mcp_client_with_a_wrong_token_gets_nothing(gw: Fixture) -> Non
 
 @pytest.mark.asyncio
 async def test_the_token_is_read_on_every_request(db: Database) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, unused_factory)
+    _ledger, broker, hub = app_side(db)
     current = ["first-token-1234"]
     async with ApprovalGateway(broker, hub, lambda: current[0], port=0) as gateway, \
             httpx.AsyncClient() as http:
@@ -102,9 +97,7 @@ async def test_a_foreign_host_header_is_refused(gw: Fixture) -> None:
 
 @pytest.mark.asyncio
 async def test_a_taken_port_gives_a_clear_error(db: Database) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, unused_factory)
+    _ledger, broker, hub = app_side(db)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
@@ -118,9 +111,7 @@ async def test_a_taken_port_gives_a_clear_error(db: Database) -> None:
 
 
 def test_only_loopback_is_served(db: Database) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, unused_factory)
+    _ledger, broker, hub = app_side(db)
     for host in ("0.0.0.0", "::", "192.168.1.2", "localhost"):
         with pytest.raises(ValueError, match=r"127\.0\.0\.1"):
             ApprovalGateway(broker, hub, TOKEN, host=host)

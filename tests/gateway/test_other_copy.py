@@ -14,9 +14,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from helpers.app_side import app_side
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.gateway.identity import PortHolder, identify, instance_proof
 from qoder_desktop.gateway.instances import InstanceRegistry
 from qoder_desktop.gateway.server import (
@@ -26,7 +25,6 @@ from qoder_desktop.gateway.server import (
     GatewayPortSquatted,
 )
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 pytestmark = pytest.mark.asyncio
 
@@ -37,9 +35,7 @@ TOKEN_B = "copy-b-gateway-token-0123456789abcdef"
 def gateway(db: Database, port: int, token: str, folder: Path | None = None,
             registry: InstanceRegistry | None = None) -> ApprovalGateway:
     """A gateway on `port` with its own broker and hub on `db`."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     return ApprovalGateway(broker, hub, token, port=port, data_folder=folder,
                            registry=registry)
 

@@ -12,9 +12,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.gateway.identity import PortHolder, port_holder
 from qoder_desktop.gateway.server import (
     ApprovalGateway,
@@ -22,7 +21,6 @@ from qoder_desktop.gateway.server import (
     GatewayPortSquatted,
 )
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 pytestmark = pytest.mark.asyncio
 
@@ -61,9 +59,7 @@ class Squatter:
 
 def gateway(db: Database, port: int, token: str = TOKEN) -> ApprovalGateway:
     """A gateway on `port` with its own broker and hub on `db`."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     return ApprovalGateway(broker, hub, token, port=port)
 
 

@@ -14,32 +14,22 @@ import contextlib
 import json
 import os
 import signal
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import claude_agent_sdk
+from helpers.app_side import app_side
+from helpers.broker_events import Finished, route_broker_events
+from helpers.cli_processes import assert_no_cli_left
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
+from qoder_desktop.domain.models import ApprovalRequest, Backend
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 60.0
 """Seconds a test waits for the CLI before it fails instead of hanging."""
 BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-
-Finished = tuple[BrokerEvent, ApprovalRequest, Decision | None]
-
-
-def app_side(db: Database) -> tuple[Ledger, ApprovalBroker, SessionHub]:
-    """The ledger, the broker and a hub that starts no agent of its own, over `db`: what
-    stands behind every way in from a terminal."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
-    return ledger, broker, hub
 
 
 def workspace_and_config(tmp_path: Path) -> tuple[Path, Path]:
@@ -65,18 +55,27 @@ class CliRig:
 
     backend: ClassVar[Backend]
 
-    def __init__(self, broker: ApprovalBroker, hub: SessionHub, ledger: Ledger,
-                 model: ThreadedScriptedModel, workspace: Path, config_dir: Path) -> None:
-        self.broker = broker
-        self.hub = hub
-        self.ledger = ledger
+    def __init__(self, tmp_path: Path, db: Database, model: ThreadedScriptedModel) -> None:
+        self.workspace, self.config_dir = workspace_and_config(tmp_path)
+        self.ledger, self.broker, self.hub = app_side(db)
         self.model = model
-        self.workspace = workspace
-        self.config_dir = config_dir
         self.added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
         self.finished: asyncio.Queue[Finished] = asyncio.Queue()
         self.first_result = len(model.tool_results)
         """Tool results the (shared) scripted model recorded before this test."""
+
+    @contextlib.asynccontextmanager
+    async def running(self, start: Callable[[], Awaitable[None]],
+                      stop: Callable[[], Awaitable[None]]) -> AsyncIterator[Self]:
+        """The rig with the broker's events routed to it and its way in started (`start`);
+        afterwards the way in is stopped and no CLI of the rig's config dir is left."""
+        route_broker_events(self.broker, self.added, self.finished)
+        await start()
+        try:
+            yield self
+        finally:
+            await stop()
+            await assert_no_cli_left(self.config_dir)
 
     async def next_request(self) -> ApprovalRequest:
         """The next request that waits for a person (fails after `TIMEOUT`)."""

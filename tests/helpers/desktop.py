@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from benchmarks.common import stop_process
+
 T = TypeVar("T")
 
 
@@ -57,15 +59,6 @@ def stop_group(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
         process.wait()
 
 
@@ -125,7 +118,7 @@ def xvfb_display(screen: str = "1600x1000x24", *, tray: bool = False,
         yield env
     finally:
         for process in processes:
-            _stop(process)
+            stop_process(process)
 
 
 def person_keys(env: dict[str, str], window: str, *keys: str) -> None:

@@ -13,18 +13,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import ClassVar
 
-from helpers.broker_events import route_broker_events
-from helpers.cli_processes import assert_no_cli_left
-from helpers.cli_rig import CliRig, app_side, workspace_and_config
+from helpers.cli_rig import CliRig
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import Backend
 from qoder_desktop.gateway.contract import PERMISSION_PROMPT_TOOL, mcp_config
 from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.scripted_model import ThreadedScriptedModel
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 GATEWAY_TOKEN = "e2e-gateway-token-abcdefghijklmnop"
 
@@ -34,11 +29,9 @@ class GatewayCliRig(CliRig):
 
     backend: ClassVar[Backend] = Backend.EXTERNAL
 
-    def __init__(self, gateway: ApprovalGateway, broker: ApprovalBroker, hub: SessionHub,
-                 ledger: Ledger, model: ThreadedScriptedModel, workspace: Path,
-                 config_dir: Path) -> None:
-        super().__init__(broker, hub, ledger, model, workspace, config_dir)
-        self.gateway = gateway
+    def __init__(self, tmp_path: Path, db: Database, model: ThreadedScriptedModel) -> None:
+        super().__init__(tmp_path, db, model)
+        self.gateway = ApprovalGateway(self.broker, self.hub, GATEWAY_TOKEN, port=0)
 
     async def start_cli(self, token: str | None = GATEWAY_TOKEN, scenario: str = "bash"
                         ) -> asyncio.subprocess.Process:
@@ -59,14 +52,6 @@ async def open_gateway_rig(tmp_path: Path, db: Database, model: ThreadedScripted
                            ) -> AsyncIterator[GatewayCliRig]:
     """A started gateway (port 0) with a broker behind it; afterwards, no CLI of the
     rig's config dir is left running."""
-    workspace, config_dir = workspace_and_config(tmp_path)
-    ledger, broker, hub = app_side(db)
-    gateway = ApprovalGateway(broker, hub, GATEWAY_TOKEN, port=0)
-    rig = GatewayCliRig(gateway, broker, hub, ledger, model, workspace, config_dir)
-    route_broker_events(broker, rig.added, rig.finished)
-    await gateway.start()
-    try:
+    rig = GatewayCliRig(tmp_path, db, model)
+    async with rig.running(rig.gateway.start, rig.gateway.stop):
         yield rig
-    finally:
-        await gateway.stop()
-        await assert_no_cli_left(config_dir)

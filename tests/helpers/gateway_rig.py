@@ -43,11 +43,6 @@ class Fixture:
         return await asyncio.wait_for(self.finished.get(), WAIT)
 
 
-def unused_factory(*args: Any) -> Any:
-    """A session factory for a hub that must never start an in-app session."""
-    raise AssertionError("the gateway never starts in-app sessions")
-
-
 def mcp_client(url: str, *, token: str = TOKEN, **options: Any
                ) -> AbstractAsyncContextManager[ClientSession]:
     """An initialized MCP client session against the gateway (`helpers.gateway_client`)."""

@@ -33,6 +33,8 @@ from pathlib import Path
 import pytest
 from helpers.remote_user import HOMES_PREFIX, RemoteUser, sweep_stale_users
 
+from benchmarks.common import stop_process
+
 SSHD = "/usr/sbin/sshd"
 SSH = "ssh"
 SSH_KEYGEN = "ssh-keygen"
@@ -168,14 +170,10 @@ class SshServer:
             return
         # Each connection's sshd is a child in a session of its own: end them too, or
         # a live tunnel would go on through the stopped server.
-        for pid in [*_descendants(process.pid), process.pid]:
+        for pid in _descendants(process.pid):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL if pid != process.pid else signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+                os.kill(pid, signal.SIGKILL)
+        stop_process(process)
         if process.stderr:
             process.stderr.close()
 
@@ -327,3 +325,12 @@ def ssh_host(ssh_server: SshServer, remote_homes: Path, tmp_path: Path) -> Itera
     finally:
         user.delete()
 
+
+def ssh_reads(line: str) -> str:
+    """The ``remoteforward`` line of what ``ssh -G`` (it parses only, never connects)
+    makes of the option `line`."""
+    done = subprocess.run(["ssh", "-F", "/dev/null", "-G", "-o", line, "box"],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    return next(found for found in done.stdout.splitlines()
+                if found.startswith("remoteforward "))

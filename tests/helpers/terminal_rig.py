@@ -22,23 +22,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import ClassVar
 
-from helpers.broker_events import route_broker_events
-from helpers.cli_processes import assert_no_cli_left
 from helpers.cli_rig import (
     BUNDLED_CLI,
     TIMEOUT,
     CliRig,
-    app_side,
     kill_group,
-    workspace_and_config,
 )
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import Backend
 from qoder_desktop.scripted_model import ThreadedScriptedModel
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal.install import Agent, install
 from qoder_desktop.terminal.server import TerminalHookServer
 
@@ -61,11 +54,10 @@ class TerminalRig(CliRig):
 
     backend: ClassVar[Backend] = Backend.TERMINAL
 
-    def __init__(self, server: TerminalHookServer, broker: ApprovalBroker, hub: SessionHub,
-                 ledger: Ledger, model: ThreadedScriptedModel, workspace: Path,
-                 config_dir: Path) -> None:
-        super().__init__(broker, hub, ledger, model, workspace, config_dir)
-        self.server = server
+    def __init__(self, tmp_path: Path, db: Database, model: ThreadedScriptedModel,
+                 wait_seconds: float) -> None:
+        super().__init__(tmp_path, db, model)
+        self.server = TerminalHookServer(self.broker, self.hub, wait_seconds=wait_seconds)
 
     async def start_cli(self, scenario: str = "bash", *args: str) -> asyncio.subprocess.Process:
         """``claude -p`` as a person types it: no permission flags at all (`args` added,
@@ -84,18 +76,10 @@ async def open_terminal_rig(tmp_path: Path, db: Database, model: ThreadedScripte
                             wait_seconds: float = 120.0) -> AsyncIterator[TerminalRig]:
     """A started terminal hook server with our hook installed in a fresh config dir;
     afterwards, no CLI of that config dir is left running."""
-    workspace, config_dir = workspace_and_config(tmp_path)
-    install_hook(config_dir)
-    ledger, broker, hub = app_side(db)
-    server = TerminalHookServer(broker, hub, wait_seconds=wait_seconds)
-    rig = TerminalRig(server, broker, hub, ledger, model, workspace, config_dir)
-    route_broker_events(broker, rig.added, rig.finished)
-    await server.start()
-    try:
+    rig = TerminalRig(tmp_path, db, model, wait_seconds)
+    install_hook(rig.config_dir)
+    async with rig.running(rig.server.start, rig.server.stop):
         yield rig
-    finally:
-        await server.stop()
-        await assert_no_cli_left(config_dir)
 
 
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[a-zA-Z~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"

@@ -5,10 +5,10 @@ socket on the desk."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.sshd import ssh_reads
 
 from qoder_desktop.config.paths import HOME_ENV
 from qoder_desktop.remote.hosts import RemoteHost
@@ -17,15 +17,6 @@ from qoder_desktop.remote.tunnel_state import NOT_RUNNING
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="OpenSSH's client is "
                                 "not installed (apt-get install openssh-client)")
-
-
-def ssh_reads(line: str) -> str:
-    """What ``ssh -G`` (which only parses, never connects) makes of `line`."""
-    done = subprocess.run(["ssh", "-F", "/dev/null", "-G", "-o", line, "box"],
-                          capture_output=True, text=True, timeout=30, check=False)
-    assert done.returncode == 0, done.stderr
-    return next(found for found in done.stdout.splitlines()
-                if found.startswith("remoteforward "))
 
 
 def test_ssh_takes_the_line_as_the_host_socket_to_the_desk_socket() -> None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from helpers.hook_command import start_hook
 from helpers.terminal_rig import TerminalRig
 
 from qoder_desktop.domain.models import Decision
@@ -30,11 +29,8 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 
 async def _run_hook() -> tuple[int, str, str]:
     """The real hook command, as the CLI runs it: (exit code, stdout, stderr)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-        "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(json.dumps(EVENT).encode()), 30)
+    process = await start_hook(EVENT)
+    out, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
 

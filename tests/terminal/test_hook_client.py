@@ -8,10 +8,10 @@ import json
 import os
 import signal
 import stat
-import sys
 from typing import Any
 
 import pytest
+from helpers.hook_command import start_hook
 from helpers.terminal_rig import TerminalRig
 
 from qoder_desktop.agents.hub import HubEventKind
@@ -36,18 +36,6 @@ EVENT: dict[str, Any] = {
         "destination": "localSettings"}]}
 
 
-async def _hook(stdin: bytes | None = None) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent", "claude",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    if stdin is not None:
-        assert process.stdin is not None
-        process.stdin.write(stdin)
-        await process.stdin.drain()
-        process.stdin.close()
-    return process
-
 
 async def _finish(process: asyncio.subprocess.Process, *,
                   says: str = "") -> tuple[int, str]:
@@ -60,7 +48,7 @@ async def _finish(process: asyncio.subprocess.Process, *,
 
 @pytest.mark.asyncio
 async def test_the_answer_is_printed_for_the_cli(rig: TerminalRig) -> None:
-    process = await _hook(json.dumps(EVENT).encode())
+    process = await start_hook(json.dumps(EVENT).encode())
     request = await rig.next_request()
     assert request.suggestions[0].rules is not None  # the CLI's suggestions are shown
     rig.broker.answer(request.request_id, Decision.allow_once({"command": "rm -r build/tmp"}))
@@ -74,7 +62,7 @@ async def test_the_answer_is_printed_for_the_cli(rig: TerminalRig) -> None:
 @pytest.mark.asyncio
 async def test_without_the_app_the_hook_prints_nothing(rig: TerminalRig) -> None:
     await rig.server.stop()
-    code, out = await _finish(await _hook(json.dumps(EVENT).encode()))
+    code, out = await _finish(await start_hook(json.dumps(EVENT).encode()))
     assert (code, out) == (0, "")
 
 
@@ -83,7 +71,7 @@ async def test_without_the_app_the_hook_prints_nothing(rig: TerminalRig) -> None
 @pytest.mark.asyncio
 async def test_malformed_input_prints_nothing_and_asks_nobody(rig: TerminalRig,
                                                              stdin: bytes) -> None:
-    code, out = await _finish(await _hook(stdin))
+    code, out = await _finish(await start_hook(stdin))
     assert (code, out) == (0, "")
     assert rig.added.empty()
 
@@ -91,7 +79,7 @@ async def test_malformed_input_prints_nothing_and_asks_nobody(rig: TerminalRig,
 @pytest.mark.asyncio
 async def test_a_wrong_token_is_refused(rig: TerminalRig) -> None:
     protocol.token_path().write_text("not-the-token\n")
-    code, out = await _finish(await _hook(json.dumps(EVENT).encode()),
+    code, out = await _finish(await start_hook(json.dumps(EVENT).encode()),
                               says="could not prove it is Qoder Desktop")
     assert (code, out) == (0, "")
     assert rig.server.refused == 1 and rig.added.empty()
@@ -99,7 +87,7 @@ async def test_a_wrong_token_is_refused(rig: TerminalRig) -> None:
 
 @pytest.mark.asyncio
 async def test_sigterm_withdraws_the_desktop_request(rig: TerminalRig) -> None:
-    process = await _hook(json.dumps(EVENT).encode())
+    process = await start_hook(json.dumps(EVENT).encode())
     request = await rig.next_request()
     process.send_signal(signal.SIGTERM)  # the person answered No in the terminal
     event, finished, decision = await rig.next_finished()
@@ -113,7 +101,7 @@ async def test_sigterm_withdraws_the_desktop_request(rig: TerminalRig) -> None:
 
 @pytest.mark.asyncio
 async def test_a_killed_hook_withdraws_the_desktop_request(rig: TerminalRig) -> None:
-    process = await _hook(json.dumps(EVENT).encode())
+    process = await start_hook(json.dumps(EVENT).encode())
     request = await rig.next_request()
     process.kill()
     event, finished, _ = await rig.next_finished()
@@ -125,7 +113,7 @@ async def test_a_killed_hook_withdraws_the_desktop_request(rig: TerminalRig) -> 
 async def test_the_terminal_session_gets_no_auto_allow_from_our_store(rig: TerminalRig) -> None:
     grant_input = dict(EVENT["tool_input"])
     for _ in range(2):
-        process = await _hook(json.dumps(EVENT).encode())
+        process = await start_hook(json.dumps(EVENT).encode())
         request = await rig.next_request()  # the second call asks a person again
         rig.broker.answer(request.request_id, Decision.allow_session(grant_input, (
             request.suggestions[0],)))
@@ -165,7 +153,7 @@ async def test_a_revocation_travels_with_the_next_allow_only_and_is_then_deliver
                       and not event.rules[0].removal_pending else None)
 
     async def answered(decision: Decision) -> dict[str, Any]:
-        process = await _hook(json.dumps(EVENT).encode())
+        process = await start_hook(json.dumps(EVENT).encode())
         request = await rig.next_request()
         rig.broker.answer(request.request_id, decision)
         _code, out = await _finish(process)
@@ -218,7 +206,7 @@ async def test_a_revocation_whose_answer_was_never_printed_goes_again(
     rig.hub.revoke_rule(granted.rule_id)
     lost = await _unconfirmed_allow(rig)
     assert lost["updatedPermissions"][0]["type"] == "removeRules"
-    process = await _hook(json.dumps(EVENT).encode())
+    process = await start_hook(json.dumps(EVENT).encode())
     request = await rig.next_request()
     assert [r.removal_pending for r in rig.hub.rules(info.session_id)] == [True]
     rig.broker.answer(request.request_id, Decision.allow_once(dict(EVENT["tool_input"])))

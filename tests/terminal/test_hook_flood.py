@@ -25,7 +25,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
+from helpers.hook_command import start_hook
 from helpers.loop import settle
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -33,7 +35,6 @@ from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.server import TerminalHookServer
 from qoder_desktop.ui.error_reporter import TITLE, ErrorReporter
@@ -72,9 +73,7 @@ class App:
 @pytest_asyncio.fixture
 async def app(db: Database, tmp_path: Path) -> AsyncIterator[App]:
     """A broker and hub with the app's error reporter on the loop (no server yet)."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
     route_broker_events(broker, added, asyncio.Queue[Finished]())
     reporter = ErrorReporter(tmp_path / "qoder-desktop.log")
@@ -148,15 +147,7 @@ async def attacker() -> AsyncIterator[Attacker]:
 
 async def run_hook() -> asyncio.subprocess.Process:
     """The real hook command, as the CLI runs it, with `EVENT` on stdin."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-        "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(EVENT).encode())
-    await process.stdin.drain()
-    process.stdin.close()
-    return process
+    return await start_hook(EVENT)
 
 
 async def printed(process: asyncio.subprocess.Process) -> dict[str, Any]:
@@ -266,13 +257,7 @@ async def test_a_proven_hook_still_sends_a_request_of_megabytes(app: App) -> Non
     content = "x" * (3 * 1024 * 1024)
     event = {**EVENT, "tool_name": "Write",
              "tool_input": {"file_path": "/work/project/big.txt", "content": content}}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent",
-        "claude", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(event).encode())
-    process.stdin.close()
+    process = await start_hook(event)
     request = await asyncio.wait_for(app.added.get(), WAIT)
     assert request.tool_input["content"] == content
     app.broker.answer(request.request_id, Decision.deny("Too big."))

@@ -7,8 +7,9 @@ import json
 
 import pytest
 from helpers.disk_faults import make_read_only
+from helpers.hook_command import start_hook
 from helpers.terminal_rig import TerminalRig
-from test_hook_client import EVENT, _finish, _hook
+from test_hook_client import EVENT, _finish
 
 from qoder_desktop.approval.broker import BrokerEvent
 from qoder_desktop.domain.models import Decision, DecisionKind
@@ -22,7 +23,7 @@ async def test_a_new_terminal_sessions_request_on_a_read_only_database_is_denied
     rig.broker.subscribe(lambda event, _request, _decision: told.append(event))
     make_read_only(db)
     event = {**EVENT, "session_id": "new-while-read-only"}
-    process = await _hook(json.dumps(event).encode())
+    process = await start_hook(event)
     request = await rig.next_request()  # it reaches the desk (was: dropped with a log line)
     code, out = await _finish(process)
     assert code == 0
@@ -35,7 +36,7 @@ async def test_a_new_terminal_sessions_request_on_a_read_only_database_is_denied
     assert [s.session_id for s in rig.hub.sessions()] == [request.session_id]
 
     make_read_only(db, False)  # writable: its next request writes its row and the kept one
-    process = await _hook(json.dumps(event).encode())
+    process = await start_hook(event)
     second = await rig.next_request()
     rig.broker.answer(second.request_id, Decision.allow_once(dict(second.tool_input)))
     code, out = await _finish(process)

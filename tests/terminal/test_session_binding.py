@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.hook_command import start_hook
 from helpers.terminal_rig import BUNDLED_CLI, TIMEOUT, TerminalRig
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
@@ -48,15 +49,7 @@ def _claim(session_id: str, cwd: Path, transcript: Path | str,
 
 async def _hook(event: dict[str, Any]) -> asyncio.subprocess.Process:
     """Our real hook command with `event` on stdin, run by this process (not the CLI)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent", "claude",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL)
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(event).encode())
-    await process.stdin.drain()
-    process.stdin.close()
-    return process
+    return await start_hook(event, quiet=True)
 
 
 async def _shown(rig: TerminalRig, session_id: str, text: str) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sys
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from helpers.hook_command import start_hook
 from helpers.terminal_rig import TIMEOUT, TerminalRig
 
 from qoder_desktop.agents.hub import HubEventKind, SessionHub
@@ -104,13 +104,7 @@ async def followed(rig: TerminalRig, isolated_home: Path) -> AsyncIterator[Follo
     event = {"hook_event_name": "PermissionRequest", "session_id": session_id,
              "cwd": str(rig.workspace), "transcript_path": str(path),
              "permission_mode": "default", "tool_name": "Bash", "tool_input": CALL}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "qoder_desktop", "hook", "permission-request", "--agent", "claude",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL)
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(event).encode())
-    process.stdin.close()
+    process = await start_hook(event, quiet=True)
     request = await rig.next_request()
     follower = rig.server.transcript_follower(request.session_id)
     assert follower is not None

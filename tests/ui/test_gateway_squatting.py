@@ -12,19 +12,17 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.app_side import app_side
 from helpers.loop import settle as settle_on_loop
 from helpers.memory_keyring import MemoryKeyring
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import GATEWAY_TOKEN_ENV, SERVICE_NAME, SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.gateway.contract import GATEWAY_TOKEN_KEY, gateway_token
 from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
 
@@ -36,9 +34,7 @@ async def settle(condition: Any) -> None:
 
 def test_a_squatted_port_warns_loudly_and_replaces_the_token(
         db: Database, loop: AppEventLoop, memory_keyring: MemoryKeyring, tmp_path: Path) -> None:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     store = SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,))
     app = DesktopApp(broker, hub, store, Settings(), tmp_path / "settings.json")
     received = bytearray()
@@ -94,9 +90,7 @@ def test_without_a_keyring_the_warning_says_what_the_person_must_do(
 
     env_token = "env-token-the-squatter-may-hold-0123456789"
     monkeypatch.setenv(GATEWAY_TOKEN_ENV, env_token)
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     store = SecretStore(fail.Keyring())
     app = DesktopApp(broker, hub, store, Settings(), tmp_path / "settings.json")
 

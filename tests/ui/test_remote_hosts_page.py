@@ -6,22 +6,20 @@ The page's controller runs on the app's qasync loop, its ssh runs off the GUI th
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from accessibility_walk import problems
+from helpers.app_side import app_side
 from helpers.loop import LoopTicks, run, settle
 from helpers.memory_keyring import MemoryKeyring
-from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_server
+from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_reads, ssh_server
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.remote.commands import remote_main
@@ -30,7 +28,6 @@ from qoder_desktop.remote.hosts import HostRegistry, RemoteHost
 from qoder_desktop.remote.overview import host_socket_path, remembered_hook
 from qoder_desktop.remote.tunnel_state import NOT_RUNNING
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.windows.remote_hosts_page import (
     CHECKING_TEXT,
@@ -50,9 +47,7 @@ SSH_TIMEOUT = 90.0
 def app(db: Database, memory_keyring: MemoryKeyring, qtbot: QtBot, tmp_path: Path
         ) -> Iterator[DesktopApp]:
     """The desktop app with an in-memory keyring (a host's token goes there)."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     desktop = DesktopApp(broker, hub, SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,)),
                          Settings(), tmp_path / "settings.json")
     qtbot.addWidget(desktop.window)
@@ -88,15 +83,6 @@ def confirm_box(page: RemoteHostsPage) -> QMessageBox:
     box = open_box(page)
     assert box is not None
     return box
-
-
-def ssh_reads(line: str) -> str:
-    """The ``remoteforward`` line of ``ssh -G`` (it parses only, never connects)."""
-    done = subprocess.run(["ssh", "-F", "/dev/null", "-G", "-o", line, "box"],
-                          capture_output=True, text=True, timeout=30, check=False)
-    assert done.returncode == 0, done.stderr
-    return next(found for found in done.stdout.splitlines()
-                if found.startswith("remoteforward "))
 
 
 def test_add_a_host_on_the_page_see_it_ready_then_remove_it(

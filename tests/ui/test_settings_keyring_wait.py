@@ -5,16 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from helpers.app_side import app_side
 from helpers.loop import run, settle
 from helpers.memory_keyring import MemoryKeyring, SlowKeyring
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SERVICE_NAME, SecretName, SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.windows.settings_dialog import NOT_SET_TEXT, STORED_TEXT, WAITING_TEXT
 from qoder_desktop.ui.wiring import DesktopApp
@@ -26,9 +24,7 @@ def test_a_slow_keyring_shows_waiting_then_what_is_stored(
         db: Database, loop: AppEventLoop, qtbot: QtBot, tmp_path: Path) -> None:
     slow = SlowKeyring()
     slow.passwords[(SERVICE_NAME, SecretName.ANTHROPIC_API_KEY.value)] = KEY
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     app = DesktopApp(broker, hub, SecretStore(slow, extra_allowed=(MemoryKeyring,)),
                      Settings(), tmp_path / "settings.json")
     qtbot.addWidget(app.window)

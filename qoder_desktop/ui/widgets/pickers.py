@@ -23,16 +23,7 @@ def pick_folder(parent: QWidget, title: str, on_chosen: Callable[[str], None],
     dialog.setObjectName("folderPicker")
     dialog.setFileMode(QFileDialog.FileMode.Directory)
     dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-
-    def chosen(path: str) -> None:
-        dialog.deleteLater()
-        if path:
-            on_chosen(path)
-
-    dialog.fileSelected.connect(chosen)
-    dialog.rejected.connect(dialog.deleteLater)
-    dialog.open()
-    return dialog
+    return _open_picker(dialog, on_chosen)
 
 
 def pick_file(parent: QWidget, title: str, on_chosen: Callable[[str], None],
@@ -45,6 +36,12 @@ def pick_file(parent: QWidget, title: str, on_chosen: Callable[[str], None],
     dialog = QFileDialog(parent, title, start)
     dialog.setObjectName("filePicker")
     dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+    return _open_picker(dialog, on_chosen)
+
+
+def _open_picker(dialog: QFileDialog, on_chosen: Callable[[str], None]) -> QFileDialog:
+    """Open `dialog` window-modally; hand a chosen path to `on_chosen` and delete the
+    dialog once it closes either way."""
 
     def chosen(path: str) -> None:
         dialog.deleteLater()

@@ -30,14 +30,13 @@ from PySide6.QtWidgets import (
 
 from qoder_desktop.config.secrets import SecretName
 from qoder_desktop.config.settings import TERMINAL_WAIT_MAX, Settings
+from qoder_desktop.domain.hook_events import TerminalAgent
 from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.ui.forms.ui_settings_dialog import Ui_SettingsDialog
 from qoder_desktop.ui.widgets import pickers
 from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
 from qoder_desktop.ui.windows.remote_hosts_page import RemoteHostsPage
 
-TERMINAL_AGENTS = (("claude", "Claude Code"), ("qoder", "Qoder CLI"))
-"""The terminal agents whose hook the dialog can install: (agent value, label)."""
 STORED_TEXT = "Stored in keyring"
 NOT_SET_TEXT = "Not set"
 WAITING_TEXT = "Waiting for the keyring…"
@@ -148,7 +147,8 @@ class SettingsDialog(QDialog):
         hint.setProperty("role", "hint")
         layout.addWidget(hint)
         self._hook_rows: dict[str, tuple[QLabel, QPushButton, QPushButton]] = {}
-        for agent, label in TERMINAL_AGENTS:
+        for agent in TerminalAgent:
+            label = agent.label
             box = _named(QGroupBox(label), f"{agent}HookGroup")
             row = QHBoxLayout(box)
             status = _named(QLabel("Checking…"), f"{agent}HookStatus")
@@ -189,7 +189,7 @@ class SettingsDialog(QDialog):
         status.setProperty("warning", False)
         verb = "Reinstall" if installed else "Install"
         install.setText(verb)
-        install.setAccessibleName(f"{verb} the {dict(TERMINAL_AGENTS)[agent]} hook")
+        install.setAccessibleName(f"{verb} the {TerminalAgent(agent).label} hook")
         uninstall.setEnabled(installed)
 
     def set_hook_error(self, agent: str, message: str) -> None:
