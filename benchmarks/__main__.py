@@ -34,6 +34,7 @@ BENCHMARKS = {
     "queue": "1,000 pending over 50 sessions; rule match",
     "overhead": "200 rule-allowed calls, app vs bare callback",
     "terminal_hooks": "terminal hook → broker, answer → exit, fall-through",
+    "remote": "remote hook over the ssh tunnel vs on the desk, reconnect, 10 hosts (root)",
     "soak": "10,000 requests over the three ways in: RSS, Qt objects, tasks, fds (offscreen)",
     "soak_xcb": "the soak's sample on a private Xvfb, real arming delay",
     "history": "history window on a 100,000-row ledger: open, filter (xcb, private Xvfb)",

@@ -40,8 +40,10 @@ def fill_ledger(path: Path, count: int) -> Path:
             for index in range(SESSIONS):
                 at = encode_time(start)
                 conn.execute(
-                    "INSERT INTO sessions VALUES (?, ?, 'claude', '/work/project', 'default', "
-                    "'stopped', NULL, ?, ?)", (session_id(index), f"Session {index}", at, at))
+                    "INSERT INTO sessions (session_id, name, backend, cwd, permission_mode, "
+                    "state, error, created_at, updated_at) VALUES (?, ?, 'claude', "
+                    "'/work/project', 'default', 'stopped', NULL, ?, ?)",
+                    (session_id(index), f"Session {index}", at, at))
                 conn.execute(
                     "INSERT INTO session_rules (rule_id, session_id, behavior, tool_name, "
                     "rule_content, granted_by, granted_at) VALUES (?, ?, 'allow', 'Bash', "

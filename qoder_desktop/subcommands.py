@@ -44,7 +44,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("hooks", "hooks install|uninstall|status [--agent claude|qoder]",
                "send prompts of claude / qodercli in a terminal to Qoder Desktop",
                "qoder_desktop.terminal.commands:hooks_main"),
-    Subcommand("remote", "remote add|remove|status|list [HOST] [--ssh-config FILE]",
+    Subcommand("remote", "remote add|remove|status|list|forward [HOST] [--ssh-config FILE]",
                "send prompts of agents on other machines (over SSH) to Qoder Desktop",
                "qoder_desktop.remote.commands:remote_main"),
     Subcommand("hook", "hook permission-request --agent claude|qoder",

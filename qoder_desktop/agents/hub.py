@@ -313,10 +313,11 @@ class SessionHub(SessionSink):
         return info
 
     def terminal_session(self, session_id: str, agent_label: str, cwd: str,
-                         permission_mode: str | None = None) -> SessionInfo:
+                         permission_mode: str | None = None,
+                         host: str | None = None) -> SessionInfo:
         """The session of an agent a person started in a terminal, by the CLI's session id.
 
-        Created on first use (named for its agent and folder); its permission mode
+        Created on first use (named for its host, agent and folder); its permission mode
         follows what the CLI reports with each request. It has no adapter here: its CLI
         runs elsewhere, so it cannot be sent prompts, interrupted or stopped from the app.
         """
@@ -332,10 +333,10 @@ class SessionHub(SessionSink):
                 self._save_terminal(info)
             return info
         folder = os.path.basename(os.path.normpath(cwd)) if cwd else ""
-        info = SessionInfo(session_id=session_id,
-                           name=f"{agent_label} · {folder}" if folder else agent_label,
+        name = f"{agent_label} · {folder}" if folder else agent_label
+        info = SessionInfo(session_id=session_id, name=f"{host} · {name}" if host else name,
                            backend=Backend.TERMINAL, cwd=cwd, state=SessionState.RUNNING,
-                           permission_mode=mode or PermissionMode.DEFAULT)
+                           permission_mode=mode or PermissionMode.DEFAULT, host=host)
         self._infos[session_id] = info
         self._save_terminal(info)
         self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))

@@ -183,6 +183,9 @@ class ApprovalRequest(BaseModel):
     granted_while_waiting: bool = False
     """True when `covered_by_rule` was granted while this request waited: the agent's CLI
     asked before it held that rule. The person still decides (one key allows it once)."""
+    host: str | None = None
+    """The remote host the request came from, known by the socket it arrived on (never
+    by what the request says); None for this machine."""
     received_at: datetime = Field(default_factory=utc_now)
 
     @property
@@ -334,3 +337,5 @@ class SessionInfo(BaseModel):
     state: SessionState = SessionState.STARTING
     created_at: datetime = Field(default_factory=utc_now)
     error: str | None = None
+    host: str | None = None
+    """The remote host a terminal session runs on (None: this machine)."""

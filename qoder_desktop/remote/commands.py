@@ -1,4 +1,4 @@
-"""``qoder-desktop remote add|remove|status|list``: remote hosts from the command line.
+"""``qoder-desktop remote add|remove|status|list|forward``: remote hosts from the command line.
 
 Qt-free; every step is the system ``ssh`` with the person's own configuration.
 """
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.remote.actions import Report, add_host, host_status, remove_host
+from qoder_desktop.remote.forwarding import forward_host
 from qoder_desktop.remote.hosts import HostRegistry, RemoteError
 from qoder_desktop.remote.layout import HOOK_NAME, REMOTE_FOLDER, TOKEN_NAME
 from qoder_desktop.terminal.install import Agent
@@ -53,6 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("host", metavar="HOST", nargs="?",
                         help="only this host (default: every host)")
     commands.add_parser("list", help="the hosts this desk knows (no connection)")
+    forward = commands.add_parser(
+        "forward", help="who forwards a host's socket: the app's tunnel or your own session")
+    forward.add_argument("host", metavar="HOST")
+    keeper = forward.add_mutually_exclusive_group()
+    keeper.add_argument("--own", dest="own", action="store_true", default=None,
+                        help="your own SSH session forwards it (RemoteForward)")
+    keeper.add_argument("--app", dest="own", action="store_false",
+                        help="the app keeps its ssh tunnel (the default)")
     for sub in (add, remove):
         sub.add_argument("--ssh-config", metavar="FILE", default=None,
                          help="an OpenSSH client config to use instead of ~/.ssh/config "
@@ -81,6 +90,8 @@ def remote_main(argv: Sequence[str], *, store: SecretStore | None = None,
                                  ssh_config=args.ssh_config, forget=args.forget)
         elif args.command == "status":
             report = _status(hosts, args.host)
+        elif args.command == "forward":
+            report = forward_host(args.host, hosts, args.own)
         else:
             report = _list(hosts)
     except RemoteError as exc:

@@ -73,6 +73,8 @@ class RemoteHost:
         hook_version: the version of the hook put there.
         agents: the agents whose settings hold our hook there (``claude``, ``qoder``).
         added: when it was deployed last (ISO 8601, UTC).
+        own_session: the person forwards the host's socket in an SSH session of their
+            own (``RemoteForward``), so the app keeps no tunnel to it.
     """
 
     name: str
@@ -82,6 +84,7 @@ class RemoteHost:
     hook_version: str = ""
     agents: list[str] = field(default_factory=list)
     added: str = ""
+    own_session: bool = False
 
     @property
     def remote_folder(self) -> str:

@@ -115,6 +115,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
      "CREATE INDEX approvals_by_outcome ON approvals(outcome, decided_by)",
      "CREATE INDEX approvals_by_session_outcome ON approvals(session_id, outcome, decided_by)",
      "CREATE INDEX approvals_by_received ON approvals(received_at)"),
+    # 4: the remote host a request and a terminal session came from (NULL: this machine).
+    ("ALTER TABLE approvals ADD COLUMN host TEXT",
+     "ALTER TABLE sessions ADD COLUMN host TEXT"),
 ]
 """Schema steps; step N (1-based) brings ``user_version`` from N-1 to N."""
 
@@ -308,14 +311,15 @@ class Database:
         now = encode_time(utc_now())
         self.execute(
             """INSERT INTO sessions (session_id, name, backend, cwd, permission_mode, state,
-                   error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   error, created_at, updated_at, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT(session_id) DO UPDATE SET name = excluded.name,
                    backend = excluded.backend, cwd = excluded.cwd,
                    permission_mode = excluded.permission_mode, state = excluded.state,
-                   error = excluded.error, updated_at = excluded.updated_at""",
+                   error = excluded.error, updated_at = excluded.updated_at,
+                   host = excluded.host""",
             (info.session_id, info.name, info.backend.value, info.cwd,
              info.permission_mode.value, info.state.value, info.error,
-             encode_time(info.created_at), now),
+             encode_time(info.created_at), now, info.host),
             what="saving a session")
 
     # -- session rules -----------------------------------------------------------------

@@ -117,6 +117,8 @@ class LedgerEntry(BaseModel):
     decision_reason: str | None = None
     blocked_path: str | None = None
     cwd: str | None = None
+    host: str | None = None
+    """The remote host the request came from (None: this machine)."""
     suggestions: list[dict[str, Any]] | None = None
     original_input: dict[str, Any] | None = None
     recorded_at: datetime
@@ -157,7 +159,7 @@ class LedgerEntry(BaseModel):
 _REQUEST_COLUMNS = (
     "request_id, session_id, session_name, backend, request_kind, tool_name, tool_use_id, "
     "agent_id, title, display_name, description, decision_reason, blocked_path, cwd, "
-    "suggestions_json, original_input_json, received_at, recorded_at"
+    "suggestions_json, original_input_json, received_at, recorded_at, host"
 )
 
 
@@ -167,7 +169,7 @@ def _request_values(req: ApprovalRequest) -> tuple[Any, ...]:
         req.tool_name, req.tool_use_id, req.agent_id, req.title, req.display_name,
         req.description, req.decision_reason, req.blocked_path, req.cwd,
         encode_json([s.to_wire() for s in req.suggestions]), encode_json(req.tool_input),
-        encode_time(req.received_at), encode_time(utc_now()),
+        encode_time(req.received_at), encode_time(utc_now()), req.host,
     )
 
 
@@ -362,7 +364,7 @@ def approval_entry(row: Any) -> LedgerEntry:
         tool_use_id=row["tool_use_id"], agent_id=row["agent_id"], title=row["title"],
         display_name=row["display_name"], description=row["description"],
         decision_reason=row["decision_reason"], blocked_path=row["blocked_path"],
-        cwd=row["cwd"], suggestions=decode_json(row["suggestions_json"]),
+        cwd=row["cwd"], host=row["host"], suggestions=decode_json(row["suggestions_json"]),
         original_input=decode_json(row["original_input_json"]),
         recorded_at=decode_time(row["recorded_at"]),
         received_at=decode_time(row["received_at"]),

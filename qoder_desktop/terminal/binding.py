@@ -238,10 +238,13 @@ class Binding:
     agent: str
     transcript: Path | None
     cli: CliProcess | None
+    host: str | None = None
+    """The remote host whose own socket the request came in on (None: this machine).
+    Requests from different hosts are never one session, whatever id they claim."""
 
     def agrees(self, other: Binding) -> bool:
         """True when `other` comes from the same session as this binding."""
-        if self.agent != other.agent:
+        if self.agent != other.agent or self.host != other.host:
             return False
         if self.cli is not None and other.cli is not None:
             return self.cli.identity == other.cli.identity
@@ -251,7 +254,8 @@ class Binding:
 
 
 class SessionBindings:
-    """The CLI's session ids and the app's sessions they are bound to."""
+    """The CLI's session ids and the app's sessions they are bound to (one for this
+    machine's hook server and every remote host's, so no app id is given twice)."""
 
     def __init__(self) -> None:
         self._bound: dict[str, list[tuple[Binding, str]]] = {}

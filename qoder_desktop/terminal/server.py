@@ -78,6 +78,20 @@ class TerminalServerError(RuntimeError):
     """The terminal hook socket could not be set up."""
 
 
+@dataclass(frozen=True)
+class HookOrigin:
+    """A remote host's own way in: its socket here (its SSH tunnel's far end) and the
+    token its deployed hook holds. Requests on it are that host's, whatever they claim.
+
+    Its hooks run on another machine: the peer of the socket is our ``ssh``, and their
+    transcript paths name files over there, so neither is checked or followed here.
+    """
+
+    host: str
+    socket_path: Path
+    token: str = field(repr=False)
+
+
 @dataclass
 class _Open:
     """A request waiting for an answer, and how to take it back."""
@@ -145,13 +159,17 @@ class TerminalHookServer:
         follow_transcripts: read each session's transcript file.
         max_connections: open hook connections at most (see `listener`).
         handshake_timeout: seconds a connection may take to prove it is a hook.
+        origin: serve one remote host's socket with its token (None: this machine's).
+        bindings: the session bindings, shared by every hook server of the app.
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, *,
                  wait_seconds: float | Callable[[], float] = 180.0,
                  environ: Mapping[str, str] | None = None,
                  follow_transcripts: bool = True, max_connections: int = MAX_CONNECTIONS,
-                 handshake_timeout: float = HANDSHAKE_TIMEOUT) -> None:
+                 handshake_timeout: float = HANDSHAKE_TIMEOUT,
+                 origin: HookOrigin | None = None,
+                 bindings: SessionBindings | None = None) -> None:
         self._broker = broker
         self._hub = hub
         self._wait = wait_seconds
@@ -166,7 +184,9 @@ class TerminalHookServer:
         self._open: dict[str, _Open] = {}
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
-        self._bindings = SessionBindings()
+        self.origin = origin
+        self.bindings = SessionBindings() if bindings is None else bindings
+        """Which app session each CLI session id is bound to (pass it to other servers)."""
         self.refused = 0
         """Connections refused for want of the right token (or too slow to prove it)."""
         self.timed_out = 0
@@ -175,6 +195,8 @@ class TerminalHookServer:
     @property
     def socket_path(self) -> Path:
         """Where hooks connect."""
+        if self.origin is not None:
+            return self.origin.socket_path
         return protocol.socket_path(self._environ)
 
     @property
@@ -185,7 +207,7 @@ class TerminalHookServer:
     # -- life cycle ----------------------------------------------------------------------
 
     def _prepare_folder(self) -> Path:
-        folder = protocol.runtime_dir(self._environ)
+        folder = self.socket_path.parent
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         info = folder.lstat()
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
@@ -209,8 +231,11 @@ class TerminalHookServer:
                 raise TerminalServerError(f"the socket path {path} is too long")
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            self._token = secrets.token_urlsafe(32)
-            _write_private(protocol.token_path(self._environ), self._token + "\n")
+            if self.origin is not None:
+                self._token = self.origin.token
+            else:
+                self._token = secrets.token_urlsafe(32)
+                _write_private(protocol.token_path(self._environ), self._token + "\n")
             listener = HookListener(self._on_connection, max_connections=self._max_connections)
             listener.listen(path)
         except OSError as exc:
@@ -235,7 +260,10 @@ class TerminalHookServer:
         for follower in list(self._followers.values()):
             await follower.stop()
         self._followers.clear()
-        for path in (self.socket_path, protocol.token_path(self._environ)):
+        owned = [self.socket_path]
+        if self.origin is None:
+            owned.append(protocol.token_path(self._environ))
+        for path in owned:
             with contextlib.suppress(OSError):
                 path.unlink()
         log.info("terminal hooks: stopped")
@@ -280,7 +308,8 @@ class TerminalHookServer:
             log.warning("terminal hooks: refused a malformed request: %s", exc)
             await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
-        request = self._request_for(agent, event, peer_cli(writer.get_extra_info("socket")))
+        cli = None if self.origin else peer_cli(writer.get_extra_info("socket"))
+        request = self._request_for(agent, event, cli)
         wait = self._wait_seconds()
         await _send(writer, sealer, {"type": protocol.WAITING, "wait_seconds": wait})
         decision = await self._decide(request, reader, sealer, wait)
@@ -301,17 +330,20 @@ class TerminalHookServer:
         """The request, in the app's session its hook proves it belongs to (`binding`)."""
         cwd = str(event.get("cwd") or "")
         path = event.get("transcript_path")
+        host = self.origin.host if self.origin else None
         transcript = checked_transcript(agent, event["session_id"], cwd, path, cli) if (
-            path) else None
-        app_id = self._bindings.resolve(event["session_id"], Binding(agent, transcript, cli))
+            path and host is None) else None
+        app_id = self.bindings.resolve(event["session_id"],
+                                       Binding(agent, transcript, cli, host))
         info = self._hub.terminal_session(app_id, AGENT_LABELS[agent], cwd,
-                                          event.get("permission_mode"))
+                                          event.get("permission_mode"), host=host)
         if self._follow and transcript is not None and info.session_id not in self._followers:
             self._follow_transcript(info.session_id, transcript)
         return ApprovalRequest(
             session_id=info.session_id, session_name=info.name, backend=Backend.TERMINAL,
             tool_name=event["tool_name"], tool_input=event["tool_input"],
-            suggestions=_suggestions(event.get("permission_suggestions")), cwd=cwd or None)
+            suggestions=_suggestions(event.get("permission_suggestions")), cwd=cwd or None,
+            host=host)
 
     def transcript_follower(self, session_id: str) -> TranscriptFollower | None:
         """The follower of the app's session `session_id`'s transcript, if one is followed."""

@@ -245,8 +245,13 @@ class StartUp:
         await asyncio.to_thread(preload, tuple(wanted[1:]))
         from qoder_desktop.terminal.server import TerminalHookServer
 
-        desktop.start_terminal_hooks(TerminalHookServer(
-            desktop.broker, desktop.hub,
+        hooks = TerminalHookServer(desktop.broker, desktop.hub,
+                                   wait_seconds=lambda: desktop.settings.terminal_wait_seconds)
+        desktop.start_terminal_hooks(hooks)
+        from qoder_desktop.remote.serving import RemoteHooks
+
+        desktop.start_remote_hosts(RemoteHooks(
+            desktop.broker, desktop.hub, bindings=hooks.bindings,
             wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
         await self._start_gateway(desktop)
         await next_turn()

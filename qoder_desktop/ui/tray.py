@@ -123,6 +123,7 @@ class Tray(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._pending: list[ApprovalRequest] = []
+        self._hosts: list[str] = []
         self._icons: dict[int, QIcon] = {}
         self._last_notified: str | None = None
         self._window_visible = True
@@ -166,8 +167,18 @@ class Tray(QObject):
         self._pending = list(requests)
         count = len(self._pending)
         self._icon.setIcon(self._icon_for(count))
-        self._icon.setToolTip(tooltip_text(count))
+        self._show_tooltip()
         self._rebuild_menu()
+
+    def set_remote_hosts(self, states: list[str]) -> None:
+        """Show each remote host's tunnel (``box: connected``) in the tooltip and menu."""
+        self._hosts = list(states)
+        self._show_tooltip()
+        self._rebuild_menu()
+
+    def _show_tooltip(self) -> None:
+        lines = [tooltip_text(len(self._pending)), *self._hosts]
+        self._icon.setToolTip(make_visible("\n".join(lines)))
 
     def set_window_visible(self, visible: bool) -> None:
         """Tell the tray whether the main window shows (for the Show/Hide entry)."""
@@ -237,6 +248,8 @@ class Tray(QObject):
         count = len(self._pending)
         header = menu.addAction(f"{count} pending" if count else "Nothing is waiting for you")
         header.setEnabled(False)
+        for state in self._hosts:
+            menu.addAction(make_visible(state).replace("&", "&&")).setEnabled(False)
         for request in self._pending[:MENU_LIMIT]:
             text = f"{elide(session_label(request), 30)} — {request_summary(request, 60)}"
             action = menu.addAction(text.replace("&", "&&"))

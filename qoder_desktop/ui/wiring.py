@@ -26,6 +26,7 @@ from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.approvals import ApprovalController
 from qoder_desktop.ui.control.history import HistoryControl
+from qoder_desktop.ui.control.remote_hosts import RemoteHostsControl
 from qoder_desktop.ui.control.remote_settings import RemoteHostsSettings
 from qoder_desktop.ui.control.servers import AgentServers
 from qoder_desktop.ui.control.sessions import SessionController
@@ -42,6 +43,7 @@ from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
     from qoder_desktop.gateway.server import ApprovalGateway
+    from qoder_desktop.remote.serving import RemoteHooks
     from qoder_desktop.terminal.server import TerminalHookServer
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,7 @@ class DesktopApp:
                                             self.notifier, settings,
                                             tray_available=tray_available, tasks=self.tasks)
         self.servers = AgentServers(settings, self.window, self.tasks, secrets)
+        self.remote_hosts = RemoteHostsControl(self.window, self.tray, self.tasks, secrets)
         self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
         self.remote_settings = RemoteHostsSettings(secrets, self.tasks)
         self.history = HistoryControl(ledger_path)
@@ -221,6 +224,10 @@ class DesktopApp:
         """Take terminal agents' prompts (their PermissionRequest hook); failures are shown."""
         self.servers.start_terminal_hooks(server)
 
+    def start_remote_hosts(self, remote: RemoteHooks) -> None:
+        """Take remote hosts' prompts: each host's own socket and ssh tunnel."""
+        self.remote_hosts.start(remote)
+
     def open_connect_dialog(self) -> None:
         """Show the flags and MCP config that send a terminal agent's approvals here."""
         self.servers.open_connect_dialog()
@@ -249,6 +256,7 @@ class DesktopApp:
         self.history.close()
         await self.notifier.close_all()
         await self.servers.stop()
+        await self.remote_hosts.stop()
         await self.sessions.stop_all()
         self.hub.close()
         self.bridge.unsubscribe()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -122,7 +123,7 @@ class SshServer:
             "StrictModes yes",
             "AllowStreamLocalForwarding yes",
             "StreamLocalBindUnlink yes",
-            "AllowTcpForwarding no",
+            "AllowTcpForwarding remote",
             "X11Forwarding no",
             # A test user may get its own PATH (~/.ssh/environment), e.g. one without python3.
             "PermitUserEnvironment PATH",
@@ -165,8 +166,11 @@ class SshServer:
         process, self._process = self._process, None
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
+        # Each connection's sshd is a child in a session of its own: end them too, or
+        # a live tunnel would go on through the stopped server.
+        for pid in [*_descendants(process.pid), process.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL if pid != process.pid else signal.SIGTERM)
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -188,6 +192,22 @@ class SshServer:
                 return stream.read().decode(errors="replace")
         except FileNotFoundError:
             return ""
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (from /proc), deepest last."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError), open(
+                    f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                parents[int(entry)] = int(stat.read().rsplit(") ", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found.extend(children)
+        frontier = children
+    return found
 
 
 @dataclass

@@ -54,6 +54,18 @@ def test_title_who_and_plain_text_labels(open_dialog, bash):
     assert all(not widget.toolTip() for widget in dialog.findChildren(QWidget))
 
 
+def test_a_remote_hosts_request_names_the_host(open_dialog, bash):
+    dialog, _ = open_dialog(ApprovalDialog(bash(host="box-a")))
+
+    assert dialog.ui.whoLabel.text().startswith("Host: box-a")
+
+
+def test_a_local_request_names_no_host(open_dialog, bash):
+    dialog, _ = open_dialog(ApprovalDialog(bash()))
+
+    assert "Host:" not in dialog.ui.whoLabel.text()
+
+
 def test_a_call_a_session_rule_covers_says_why_it_is_asked_again(open_dialog, bash):
     request = bash(decision_reason="sensitive file", covered_by_rule="Edit(./**)")
     dialog, _ = open_dialog(ApprovalDialog(request))

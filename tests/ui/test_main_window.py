@@ -524,3 +524,13 @@ def test_closing_hides_with_a_tray_and_quits_without_one(window: MainWindow, qtb
     window.set_quitting()
     window.close()
     assert not window.isVisible()
+
+
+def test_a_remote_hosts_session_names_its_host_in_the_list(window: MainWindow) -> None:
+    remote = session("box · Claude Code · api").model_copy(update={"host": "box"})
+    window.set_sessions([session("here"), remote])
+    model = window.ui.sessionsView.model()
+
+    assert "Host: box" in model.index(1, COL_NAME).data(Qt.ItemDataRole.ToolTipRole)
+    assert "Host:" not in model.index(0, COL_NAME).data(Qt.ItemDataRole.ToolTipRole)
+    assert model.index(1, COL_NAME).data() == "box · Claude Code · api"

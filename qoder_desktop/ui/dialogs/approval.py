@@ -46,10 +46,11 @@ def approval_title(request: ApprovalRequest) -> str:
 
 
 def who_text(request: ApprovalRequest) -> str:
-    """Who asks: the session and, for a sub-agent, its id."""
+    """Who asks: the remote host (if any), the session and, for a sub-agent, its id."""
     session = request.session_name or request.session_id
     agent = f"sub-agent {request.agent_id}" if request.agent_id else "main agent"
-    return f"Session: {session}  ·  {agent}  ·  {request.backend.value}"
+    host = f"Host: {request.host}  ·  " if request.host else ""
+    return f"{host}Session: {session}  ·  {agent}  ·  {request.backend.value}"
 
 
 def reason_text(request: ApprovalRequest) -> str | None:

@@ -140,7 +140,8 @@ class SessionTableModel(QAbstractTableModel):
 
     @staticmethod
     def _tooltip(info: SessionInfo, pending: int) -> str:
-        lines = [info.name, f"Folder: {info.cwd}",
+        lines = [info.name, *([f"Host: {info.host}"] if info.host else []),
+                 f"Folder: {info.cwd}",
                  f"Backend: {BACKEND_LABELS.get(info.backend, info.backend.value)}",
                  f"Mode: {info.permission_mode.value}",
                  f"State: {STATE_LABELS.get(info.state, info.state.value)}",

@@ -198,6 +198,10 @@ class MainWindow(QMainWindow):
         """Show a short message in the status bar."""
         self.ui.statusBar.showMessage(" ".join(text.split()), STATUS_TIMEOUT_MS)
 
+    def add_status_widget(self, widget: QWidget) -> None:
+        """Keep `widget` at the right of the status bar (e.g. the remote hosts' state)."""
+        self.ui.statusBar.addPermanentWidget(widget)
+
     def clear_status(self, text: str) -> None:
         """Take `text` off the status bar if it still shows (a wait that has ended)."""
         if self.ui.statusBar.currentMessage() == " ".join(text.split()):
