@@ -22,9 +22,9 @@ from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME, pack
 
 MIN_PYTHON = (3, 8)
 """The oldest python3 the hook (and the deploy script) runs on."""
-_EMBEDDED = ("protocol", "hook_client")
+_EMBEDDED = ("protocol", "transcript_watch", "hook_client")
 """The modules of `qoder_desktop.terminal` the hook is made of, in import order."""
-_PROTOCOL_IMPORT = "from qoder_desktop.terminal import protocol\n"
+_CLIENT_IMPORT = "from qoder_desktop.terminal import protocol, transcript_watch\n"
 
 _TEMPLATE = '''\
 #!/usr/bin/env python3
@@ -61,8 +61,10 @@ def main(argv):
         protocol = _load("protocol", PROTOCOL_SOURCE)
         protocol.socket_path = lambda environ=None: _in_folder(SOCKET_NAME)
         protocol.token_path = lambda environ=None: _in_folder(TOKEN_NAME)
+        watch = _load("transcript_watch", TRANSCRIPT_WATCH_SOURCE)
         client = types.ModuleType("qoder_desktop_remote_hook_client")
         client.__dict__["protocol"] = protocol
+        client.__dict__["transcript_watch"] = watch
         client.__dict__["__file__"] = __file__
         sys.modules[client.__name__] = client
         exec(compile(HOOK_CLIENT_SOURCE, "<qoder-desktop hook_client>", "exec"),
@@ -91,10 +93,10 @@ if __name__ == "__main__":
 def _module_source(name: str) -> str:
     source = package_source("terminal", f"{name}.py")
     if name == "hook_client":
-        if _PROTOCOL_IMPORT not in source:
-            raise RuntimeError("hook_client no longer imports protocol as the remote hook "
-                               "expects; update remote.hook_file")
-        source = source.replace(_PROTOCOL_IMPORT, "")  # the hook hands it `protocol`
+        if _CLIENT_IMPORT not in source:
+            raise RuntimeError("hook_client no longer imports protocol and transcript_watch "
+                               "as the remote hook expects; update remote.hook_file")
+        source = source.replace(_CLIENT_IMPORT, "")  # the hook hands it both modules
     return source
 
 

@@ -311,7 +311,10 @@ class TerminalHookServer:
         cli = None if self.origin else peer_cli(writer.get_extra_info("socket"))
         request = self._request_for(agent, event, cli)
         wait = self._wait_seconds()
-        await _send(writer, sealer, {"type": protocol.WAITING, "wait_seconds": wait})
+        waiting: dict[str, Any] = {"type": protocol.WAITING, "wait_seconds": wait}
+        if self.origin is not None and sealer.version >= 3:
+            waiting[protocol.WATCH_TRANSCRIPT] = True  # we cannot read the host's files
+        await _send(writer, sealer, waiting)
         decision = await self._decide(request, reader, sealer, wait)
         if decision.kind is DecisionKind.WITHDRAWN:
             await _send(writer, sealer, {"type": protocol.PASS, "reason": decision.message})
@@ -399,13 +402,18 @@ class TerminalHookServer:
     @staticmethod
     async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer,
                            entry: _Open) -> None:
-        """Return when the hook says "withdraw", hangs up, or sends a line not sealed
-        with this connection's key."""
+        """Return when the hook says "withdraw" (answered in the terminal, when it saw
+        the call's result in its transcript), hangs up, or sends a line not sealed with
+        this connection's key."""
+        reason = LEFT_IN_TERMINAL
         with contextlib.suppress(ConnectionError, ValueError):
             while line := await reader.readline():
-                if sealer.open(line).get("type") == protocol.WITHDRAW:
+                message = sealer.open(line)
+                if message.get("type") == protocol.WITHDRAW:
+                    if message.get(protocol.ANSWERED) is True:
+                        reason = ANSWERED_IN_TERMINAL
                     break
-        entry.withdraw(LEFT_IN_TERMINAL)
+        entry.withdraw(reason)
 
 
 async def _printed(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> bool:
