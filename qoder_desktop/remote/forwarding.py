@@ -4,7 +4,7 @@ By default the running app keeps its own ``ssh -N -R`` to the host (`tunnel`). A
 who keeps an SSH session to the host open anyway (a terminal, VS Code Remote, mosh +
 tmux) can let that session carry the forward instead: this prints the ``RemoteForward``
 line for its ``Host`` entry and, with ``--own``, tells the app to keep no tunnel to the
-host (``--app`` gives the tunnel back to the app). Both take effect when the app starts.
+host (``--app`` gives the tunnel back to the app); a running app follows the change.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ def forward_host(name: str, registry: HostRegistry, own: bool | None = None) -> 
     line = remote_forward_line(host.remote_socket, host_socket_path(host.name))
     keeper = ("your own SSH session (the app keeps no tunnel to it)" if host.own_session
               else "the app's ssh tunnel")
-    lines = [f"{host.name}: forwarded by {keeper}"
-             + ("; restart Qoder Desktop to take the change" if changed else ""),
+    lines = [f"{host.name}: forwarded by {keeper}",
              f"  now: {describe_tunnel(host)}",
              "  for your own SSH session, in its Host entry:",
              f"    {line}"]

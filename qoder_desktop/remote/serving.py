@@ -139,6 +139,15 @@ class RemoteHooks:
                 log.warning("remote hosts: %s is not served: %s", endpoint.name, exc)
         return problems
 
+    async def sync(self, endpoints: Iterable[RemoteEndpoint]) -> list[str]:
+        """Serve exactly `endpoints`: new or changed hosts start (again), hosts no longer
+        named stop; returns the problems, as `start` does."""
+        wanted = {endpoint.name: endpoint for endpoint in endpoints}
+        for name in [name for name in self.endpoints if name not in wanted]:
+            await self.remove(name)
+        return await self.start([endpoint for name, endpoint in wanted.items()
+                                 if self.endpoints.get(name) != endpoint])
+
     async def add(self, endpoint: RemoteEndpoint) -> None:
         """Serve one host (replacing how it was served before).
 
@@ -190,8 +199,10 @@ class RemoteHooks:
         found = []
         for name in sorted(self.servers):
             tunnel = self.tunnels.get(name)
+            endpoint = self.endpoints.get(name)
+            own = endpoint is not None and endpoint.own_session
             found.append(tunnel.status if tunnel is not None else TunnelStatus(
-                name, TunnelState.OWN_SESSION))
+                name, TunnelState.OWN_SESSION if own else TunnelState.STOPPED))
         return found
 
     def forward_line(self, name: str) -> str:

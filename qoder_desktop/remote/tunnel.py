@@ -148,7 +148,8 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ("host key verification failed", "host key not trusted (log in once with ssh)"),
     ("remote host identification has changed", "host key changed (check it with ssh)"),
     ("permission denied", "login refused (no key accepted)"),
-    ("remote port forwarding failed", "the remote socket could not be made"),
+    ("remote port forwarding failed",
+     "the remote socket could not be made (run `qoder-desktop remote add` again)"),
     ("not responding", "connection lost (no keep-alive answer)"),
     ("broken pipe", "connection lost"),
     ("connection reset", "connection lost"),
@@ -213,6 +214,7 @@ class Tunnel:
         self._ssh = ssh
         self.remote_path = remote_path
         """The remote socket, once the remote HOME is known."""
+        self._deployed_path = remote_path is not None
         self.status = TunnelStatus(host, TunnelState.STOPPED)
         self.connects = 0
         """How many times the forward came up."""
@@ -307,7 +309,7 @@ class Tunnel:
                 await self._end_child()
             self._child = None
         reason = explain(list(errors), child.returncode)
-        if "remote socket could not be made" in reason:
+        if "remote socket could not be made" in reason and not self._deployed_path:
             self.remote_path = None  # its folder may be gone: make it again next time
         return reason, came_up
 

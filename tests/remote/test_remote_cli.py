@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import pty
+import pwd
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -69,8 +70,8 @@ class RemoteCli:
         master, slave = pty.openpty()
         process = subprocess.Popen([str(BUNDLED_CLI), "Go ahead."], cwd=workspace, env=env,
                                    stdin=slave, stdout=slave, stderr=slave,
-                                   start_new_session=True, user=user.uid, group=user.uid,
-                                   extra_groups=[])
+                                   start_new_session=True, user=user.uid,
+                                   group=pwd.getpwnam(user.name).pw_gid, extra_groups=[])
         os.close(slave)
         return PtyCli(process, master)
 

@@ -88,9 +88,10 @@ class TunnelDesk:
         return await start_hook(argv, permission_event(session, "ls"))
 
 
-async def _serve(added: Desk, db: Database,
-                 settings: TunnelSettings | None = None) -> TunnelDesk:
-    assert added.remote("add", added.host.alias) == 0
+async def _serve(added: Desk, db: Database, settings: TunnelSettings | None = None, *,
+                 already_added: bool = False) -> TunnelDesk:
+    if not already_added:
+        assert added.remote("add", added.host.alias) == 0
     endpoints, problems = registered_endpoints(added.registry, added.store)
     assert problems == []
     ledger = Ledger(db)
@@ -272,3 +273,25 @@ async def test_remote_status_shows_the_running_apps_tunnel(
 
     assert "tunnel: connected" in while_running
     assert "tunnel: not running (the app is closed)" in after
+
+
+@pytest.mark.asyncio
+async def test_a_host_whose_private_folder_is_gone_says_so_and_is_not_written_to(
+        desk: Desk, db: Database) -> None:
+    assert desk.remote("add", desk.host.alias) == 0
+    folder = desk.host.user.home / ".qoder-desktop"
+    removed = desk.host.run(f"rm -rf {folder}")
+    assert removed.returncode == 0, removed.stderr
+    served = await _serve(desk, db, already_added=True)
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            while "could not be made" not in served.tunnel.status.reason:
+                served.changed.clear()
+                await served.changed.wait()
+    finally:
+        await served.remote.stop()
+
+    assert served.statuses[-2].describe() == (
+        f"{desk.host.alias}: reconnecting — the remote socket could not be made (run "
+        "`qoder-desktop remote add` again)")
+    assert not folder.exists()

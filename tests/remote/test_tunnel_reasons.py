@@ -27,7 +27,7 @@ from qoder_desktop.remote.tunnel import (
     (["me@box: Permission denied (publickey)."], "login refused (no key accepted)"),
     (["Host key verification failed."], "host key not trusted (log in once with ssh)"),
     (["Error: remote port forwarding failed for listen path /home/me/.qoder-desktop/desk.sock"],
-     "the remote socket could not be made"),
+     "the remote socket could not be made (run `qoder-desktop remote add` again)"),
     (["Connection to 127.0.0.1 closed by remote host.", "Transferred: sent 1, received 2 bytes"],
      "connection closed by the host"),
     (["something ssh never said before"], "something ssh never said before"),

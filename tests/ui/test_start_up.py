@@ -114,6 +114,7 @@ def start_up(qtbot: QtBot, loop: AppEventLoop, app_paths: AppPaths,
             await desktop.servers.gateway.stop()
         if desktop.servers.terminal_hooks is not None:
             await desktop.servers.terminal_hooks.stop()
+        await desktop.remote_hosts.stop()
         desktop.dialogs.close_all()
         desktop.bridge.unsubscribe()
         desktop.tray.dispose()

@@ -1,6 +1,10 @@
 """The remote hosts while the app runs: each host's socket and tunnel (`remote.serving`)
 started with the app and stopped with it, their states shown in the main window's status
-bar and in the tray ("box: connected", "box: reconnecting — host unreachable")."""
+bar and in the tray ("box: connected", "box: reconnecting — host unreachable").
+
+The host list is watched (its folder, with `QFileSystemWatcher`): a host that ``remote
+add`` adds, ``remote remove`` removes or ``remote forward`` changes while the app runs is
+served, stopped or served anew at once."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QFileSystemWatcher
+
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.tray import Tray
@@ -16,7 +22,6 @@ from qoder_desktop.ui.widgets.remote_hosts import RemoteHostsLabel
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:  # the remote package loads with the terminal hook server, after paint
-    from qoder_desktop.remote.hosts import RemoteHost
     from qoder_desktop.remote.serving import RemoteHooks
     from qoder_desktop.remote.tunnel import TunnelStatus
 
@@ -24,9 +29,9 @@ log = logging.getLogger(__name__)
 
 
 class RemoteHostsControl:
-    """Starts the remote hosts' hook servers and tunnels and shows how they stand; a host
-    added or removed in Settings → Remote hosts is served or stopped at once (`serve`,
-    `forget`)."""
+    """Starts the remote hosts' hook servers and tunnels, follows the host list, and
+    shows how they stand (the status bar, the tray, and via `on_change` Settings →
+    Remote hosts)."""
 
     def __init__(self, window: MainWindow, tray: Tray, tasks: Tasks,
                  secrets: SecretStore) -> None:
@@ -38,7 +43,10 @@ class RemoteHostsControl:
         window.add_status_widget(self.label)
         self.remote: RemoteHooks | None = None
         self.on_change: Callable[[str], None] | None = None
-        """Told the name of a host whose tunnel changed (or that was served or stopped)."""
+        """Told the name of a host whose tunnel changed."""
+        self._watcher: QFileSystemWatcher | None = None
+        self._syncing: asyncio.Task[None] | None = None
+        self._again = False
 
     def tunnel_line(self, name: str) -> str | None:
         """Host `name`'s tunnel as the running app keeps it (``connected``,
@@ -51,55 +59,70 @@ class RemoteHostsControl:
         found = next((status for status in remote.statuses() if status.host == name), None)
         return found.line if found is not None else NOT_KEPT
 
-    async def serve(self, host: RemoteHost) -> str | None:
-        """Serve `host` (just added): its socket and, unless the person keeps their own
-        SSH session, its tunnel; returns why it could not be served, or None."""
-        remote = self.remote
-        if remote is None:
-            return None  # the app's start serves every host on the list
-        from qoder_desktop.remote.hosts import RemoteError
-        from qoder_desktop.remote.serving import host_endpoint
-        from qoder_desktop.terminal.server import TerminalServerError
-
-        try:
-            endpoint = await asyncio.to_thread(host_endpoint, host, self._secrets)
-            await remote.add(endpoint)
-        except (RemoteError, TerminalServerError) as exc:
-            log.warning("remote hosts: %s is not served: %s", host.name, exc)
-            return f"{host.name}: not served: {exc}"
-        finally:
-            self._changed(host.name)
-        return None
-
-    async def forget(self, name: str) -> None:
-        """Stop serving host `name` (removed): its tunnel ends, its socket goes."""
-        remote = self.remote
-        if remote is not None:
-            await remote.remove(name)
-            self._changed(name)
+    async def synced(self) -> None:
+        """Serve the hosts the list names now and return once they are (Settings →
+        Remote hosts calls it after an add or a remove, without waiting for the folder
+        watcher to notice)."""
+        if self.remote is None:
+            return
+        self.refresh()
+        while (syncing := self._syncing) is not None and not syncing.done():
+            await asyncio.wait({syncing})
 
     def start(self, remote: RemoteHooks) -> None:
-        """Serve every host `remote add` deployed to, in the background."""
+        """Serve every host `remote add` deployed to, in the background, and follow
+        changes to the host list."""
+        from qoder_desktop.remote.hosts import HostRegistry
+
         self.remote = remote
         remote.on_status = self._on_status
-        self._tasks.spawn(self._start(remote), "connecting the remote hosts")
+        folder = HostRegistry.default().path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            log.warning("remote hosts: changes to the host list are not followed: %s", exc)
+        else:
+            self._watcher = QFileSystemWatcher([str(folder)])
+            self._watcher.directoryChanged.connect(lambda _path: self.refresh())
+        self.refresh()
 
-    async def _start(self, remote: RemoteHooks) -> None:
+    def refresh(self) -> None:
+        """Serve the hosts the list names now (once more after a run in progress)."""
+        if self.remote is None:
+            return
+        if self._syncing is not None and not self._syncing.done():
+            self._again = True
+            return
+        self._syncing = self._tasks.spawn(self._sync(self.remote), "connecting the remote hosts")
+
+    async def _sync(self, remote: RemoteHooks) -> None:
         from qoder_desktop.remote.hosts import HostRegistry
         from qoder_desktop.remote.serving import registered_endpoints
 
-        endpoints, problems = await asyncio.to_thread(
-            lambda: registered_endpoints(HostRegistry.default(), self._secrets))
-        problems += await remote.start(endpoints)
-        for problem in problems:
-            log.warning("remote hosts: %s", problem)
-        if problems:
-            self._window.show_status("Remote hosts: " + "; ".join(problems))
-        self._show()
+        while True:
+            self._again = False
+            endpoints, problems = await asyncio.to_thread(
+                lambda: registered_endpoints(HostRegistry.default(), self._secrets))
+            if self.remote is not remote:
+                return
+            problems += await remote.sync(endpoints)
+            for problem in problems:
+                log.warning("remote hosts: %s", problem)
+            if problems:
+                self._window.show_status("Remote hosts: " + "; ".join(problems))
+            self._show()
+            if not self._again:
+                return
 
     async def stop(self) -> None:
         """End every tunnel (no ssh outlives the app) and stop the hosts' sockets."""
         remote, self.remote = self.remote, None
+        if self._watcher is not None:
+            self._watcher.deleteLater()
+            self._watcher = None
+        syncing = self._syncing
+        if syncing is not None and not syncing.done():
+            await asyncio.wait({syncing})
         if remote is not None:
             await remote.stop()
 

@@ -35,11 +35,9 @@ class LiveTunnels(Protocol):
     def tunnel_line(self, name: str) -> str | None:
         """Host `name`'s tunnel now, or None when the app keeps no tunnels (yet)."""
 
-    async def serve(self, host: RemoteHost) -> str | None:
-        """Serve a host just added; why it could not be, or None."""
-
-    async def forget(self, name: str) -> None:
-        """Stop serving a host just removed."""
+    async def synced(self) -> None:
+        """Serve the hosts the list names now (one just added starts, one just removed
+        stops); returns once that is done."""
 
 
 class RemoteHostsSettings:
@@ -177,26 +175,12 @@ class RemoteHostsSettings:
                                  ssh_config=ssh_config, progress=progress))
         except RemoteError as exc:  # the host list could not be read or written
             report = Report().fail(str(exc))
-        if report.ok:
-            problem = await self._serve(destination)
-            if problem:
-                report.lines.append(problem)
+        if report.ok and self._tunnels is not None:
+            await self._tunnels.synced()  # its tunnel starts while the page shows it
         if page := self._live_page():
             page.add_finished(report.ok, report.lines)
         if report.ok:
             await self.refresh()
-
-    async def _serve(self, destination: str) -> str | None:
-        """Serve the host just added (its socket and tunnel); why not, or None."""
-        from qoder_desktop.remote.hosts import RemoteError
-
-        if self._tunnels is None:
-            return None
-        try:
-            host = await asyncio.to_thread(lambda: self._registry().get(destination.strip()))
-        except RemoteError as exc:
-            return str(exc)
-        return None if host is None else await self._tunnels.serve(host)
 
     async def _remove(self, name: str, forget: bool) -> None:
         from qoder_desktop.remote.actions import Report, remove_host
@@ -215,7 +199,7 @@ class RemoteHostsSettings:
         except RemoteError as exc:  # the host list could not be read or written
             report = Report().fail(str(exc))
         if report.ok and self._tunnels is not None:
-            await self._tunnels.forget(name)
+            await self._tunnels.synced()  # its tunnel ends
         page = self._live_page()
         if page is None:
             return

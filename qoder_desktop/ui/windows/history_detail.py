@@ -69,6 +69,8 @@ def entry_text(entry: dict[str, Any]) -> str:
         f"Decided: {local_time(entry.get('decided_at')) or '—'}",
         f"Waited: {waited(entry.get('latency_ms')) or '—'}",
     ]
+    if entry.get("host"):
+        lines.insert(2, f"Host: {entry['host']}")
     if entry.get("matched_rule"):
         lines.append(f"Rule: {entry['matched_rule']}")
     if entry.get("message"):
