@@ -122,8 +122,9 @@ def ask_app(agent: str, event: dict[str, Any],
         message = sealer.open(reader.readline(protocol.MAX_LINE))
         if message.get("type") == protocol.WAITING:
             wait = max(float(message.get("wait_seconds", 0)), 0.0) + ANSWER_SLACK
-            watch = _watch(event, transcript, started_at) if message.get(
-                protocol.WATCH_TRANSCRIPT) else None
+            stream_from = message.get(protocol.TRANSCRIPT_FROM)
+            watch = _watch(event, transcript, started_at, stream_from if isinstance(
+                stream_from, int) else None) if message.get(protocol.WATCH_TRANSCRIPT) else None
             if watch is None:
                 sock.settimeout(wait)
                 message = sealer.open(reader.readline(protocol.MAX_LINE))
@@ -160,20 +161,22 @@ def ask_app(agent: str, event: dict[str, Any],
         sock.close()
 
 
-def _watch(event: dict[str, Any], path: str | None, started_at: int | None
-           ) -> transcript_watch.TranscriptWatch | None:
+def _watch(event: dict[str, Any], path: str | None, started_at: int | None,
+           stream_from: int | None) -> transcript_watch.TranscriptWatch | None:
     """A watch on `event`'s transcript `path` for its call's result (new since
-    `started_at`), or None (no usable path)."""
+    `started_at`), keeping lines from `stream_from` for the app; None: no usable path."""
     tool_name, tool_input = event.get("tool_name"), event.get("tool_input")
     if path is None or not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         return None
-    return transcript_watch.TranscriptWatch(path, tool_name, tool_input, started_at)
+    return transcript_watch.TranscriptWatch(path, tool_name, tool_input, started_at,
+                                            stream_from)
 
 
 def _await_answer(sock: socket.socket, reader: IO[bytes], sealer: _Session,
                   deadline: float, watch: transcript_watch.TranscriptWatch
                   ) -> dict[str, Any] | None:
-    """The app's next message, or None once the transcript shows the call answered.
+    """The app's next message, or None once the transcript shows the call answered;
+    meanwhile the transcript's lines go to the app.
 
     Raises:
         OSError: the app did not answer by `deadline` (``TimeoutError``) or hung up.
@@ -193,7 +196,11 @@ def _await_answer(sock: socket.socket, reader: IO[bytes], sealer: _Session,
         if ready:
             sock.settimeout(max(deadline - time.monotonic(), ACK_TIMEOUT))
             return sealer.open(reader.readline(protocol.MAX_LINE))
-        if watch.poll():
+        answered = watch.poll()
+        while lines := watch.take_lines():  # what the app shows of the session
+            sock.settimeout(ACK_TIMEOUT)
+            sock.sendall(sealer.seal({"type": protocol.TRANSCRIPT, "lines": lines}))
+        if answered:
             return None
 
 

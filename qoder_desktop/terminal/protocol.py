@@ -25,17 +25,22 @@ listener at the socket's path learns nothing and cannot answer for the app.
    the app checks the proof there before it takes in the rest, up to `MAX_LINE` bytes
    (an unproven connection makes the app hold `HELLO_LIMIT` bytes at most, and the head);
 5. app → hook (sealed): ``{"type": "waiting", "wait_seconds": N}`` — a person is being
-   asked (to a hook of version 3 on a remote host, with ``"watch_transcript": true``:
-   the app cannot read the host's transcript, so the hook follows it); then
+   asked (to a hook of version 3 on a remote host, with ``"watch_transcript": true,
+   "transcript_from": offset``: the app cannot read the host's transcript, so the hook
+   follows it and sends its lines from that offset on); then
    ``{"type": "answer", "output": <what the hook prints>}`` or ``{"type": "pass",
    "reason": "..."}`` (print nothing: the CLI asks in the terminal);
 6. hook → app (sealed), any time before the answer: ``{"type": "withdraw"}`` (the CLI
    took the request back; a connection that drops withdraws the request too), with
    ``"answered": true`` when the transcript shows the call answered in the terminal;
+   while it waits, ``{"type": "transcript", "lines": [{"at": offset, "size": length,
+   "text": line, "cut": true (only the head of a long line)}, …]}`` (asked for in
+   ``waiting``);
    after it printed an answer: ``{"type": "printed"}`` (what the answer carried
    reached the CLI).
 
-Versions: 3 added ``watch_transcript`` and ``answered``. The app answers a hello of any
+Versions: 3 added ``watch_transcript``, ``transcript_from``, ``transcript`` and
+``answered``. The app answers a hello of any
 version from `OLDEST_VERSION` on in the hook's own version, so hooks deployed before
 (version 2) keep working; a hook speaks only its own version.
 
@@ -80,6 +85,8 @@ PASS = "pass"
 WITHDRAW = "withdraw"
 PRINTED = "printed"
 WATCH_TRANSCRIPT = "watch_transcript"
+TRANSCRIPT_FROM = "transcript_from"
+TRANSCRIPT = "transcript"
 ANSWERED = "answered"
 
 SERVER_LABEL = b"qoder-desktop hook server proof:"

@@ -61,6 +61,7 @@ from qoder_desktop.terminal.listener import (
     HookListener,
     terminal_log_limit,
 )
+from qoder_desktop.terminal.remote_transcript import RemoteTranscripts
 from qoder_desktop.terminal.transcript import TranscriptFollower
 
 log = logging.getLogger(__name__)
@@ -185,6 +186,8 @@ class TerminalHookServer:
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
         self.origin = origin
+        self.remote_transcripts = RemoteTranscripts(hub.add_transcript_line)
+        """What a remote host's hooks stream of their sessions' transcripts."""
         self.bindings = SessionBindings() if bindings is None else bindings
         """Which app session each CLI session id is bound to (pass it to other servers)."""
         self.refused = 0
@@ -314,6 +317,8 @@ class TerminalHookServer:
         waiting: dict[str, Any] = {"type": protocol.WAITING, "wait_seconds": wait}
         if self.origin is not None and sealer.version >= 3:
             waiting[protocol.WATCH_TRANSCRIPT] = True  # we cannot read the host's files
+            waiting[protocol.TRANSCRIPT_FROM] = self.remote_transcripts.shown_up_to(
+                request.session_id)
         await _send(writer, sealer, waiting)
         decision = await self._decide(request, reader, sealer, wait)
         if decision.kind is DecisionKind.WITHDRAWN:
@@ -376,7 +381,8 @@ class TerminalHookServer:
         entry = _Open(request)
         self._open[request.request_id] = entry
         asking = asyncio.create_task(self._broker.request(request))
-        watchers = {asyncio.create_task(self._hook_leaves(reader, sealer, entry)),
+        streamed = self.remote_transcripts if self.origin is not None else None
+        watchers = {asyncio.create_task(self._hook_leaves(reader, sealer, entry, streamed)),
                     asyncio.create_task(entry.withdrawn.wait())}
         try:
             done, _ = await asyncio.wait({asking, *watchers}, timeout=wait,
@@ -401,14 +407,17 @@ class TerminalHookServer:
 
     @staticmethod
     async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer,
-                           entry: _Open) -> None:
+                           entry: _Open, transcripts: RemoteTranscripts | None) -> None:
         """Return when the hook says "withdraw" (answered in the terminal, when it saw
         the call's result in its transcript), hangs up, or sends a line not sealed with
-        this connection's key."""
+        this connection's key; the transcript lines a remote hook sends meanwhile are
+        shown under the request's session."""
         reason = LEFT_IN_TERMINAL
         with contextlib.suppress(ConnectionError, ValueError):
             while line := await reader.readline():
                 message = sealer.open(line)
+                if message.get("type") == protocol.TRANSCRIPT and transcripts is not None:
+                    transcripts.take(entry.request.session_id, message.get("lines"))
                 if message.get("type") == protocol.WITHDRAW:
                     if message.get(protocol.ANSWERED) is True:
                         reason = ANSWERED_IN_TERMINAL

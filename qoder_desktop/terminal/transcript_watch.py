@@ -3,7 +3,11 @@
 A remote host's hook runs where the transcript is; the desk does not. While the hook
 waits for the desk, it follows the ``transcript_path`` the CLI gave it, so that when the
 person answers in the terminal (the CLI writes the call's ``tool_result``) the hook can
-take the desk's dialog back at once, as the app does for a local terminal.
+take the desk's dialog back at once, as the app does for a local terminal. When the
+desk asks (`stream_from`), it also passes on the lines the desk shows: the last
+`STREAM_RECENT` lines before it started and what is appended while it waits, each with
+where it starts in the file (a line over `STREAM_LINE` bytes only as its head), at most
+`PENDING_LIMIT` waiting to be sent (the oldest go first).
 
 The hook has no tool-use id on its stdin: its call is the latest ``tool_use`` in the
 transcript with the request's tool name and input that has no result yet (the CLI
@@ -22,6 +26,7 @@ import json
 import os
 import re
 import stat
+from collections import deque
 from typing import Any
 
 LOOKBACK = 256 * 1024
@@ -33,6 +38,15 @@ POLL_BYTES = 256 * 1024
 MAX_LINE = 1024 * 1024
 """A longer line is not parsed: only its `HEAD` is kept."""
 HEAD = 4096
+STREAM_RECENT = 50
+"""Lines before the hook started that are passed on (the desk shows the rest as a gap)."""
+STREAM_LINE = 256 * 1024
+"""A longer line is passed on as its head and its size."""
+PENDING_LIMIT = 500
+"""Lines waiting to be passed on at most."""
+MESSAGE_LINES = 200
+MESSAGE_BYTES = 1024 * 1024
+"""Lines and bytes passed on in one message at most (see `take_lines`)."""
 FINISHED_LIMIT = 1000
 """Tool-use ids with a result remembered (so an earlier identical call is not ours)."""
 
@@ -76,10 +90,12 @@ class TranscriptWatch:
         started_at: the file's size when the hook started (`size_now`): a result after
             it is an answer given while the hook waited; one before it belongs to an
             earlier identical call. None: the size when the watch starts.
+        stream_from: keep the lines that start at or after this offset for the desk
+            (`take_lines`); None: keep none.
     """
 
     def __init__(self, path: str, tool_name: str, tool_input: dict[str, Any],
-                 started_at: int | None = None) -> None:
+                 started_at: int | None = None, stream_from: int | None = None) -> None:
         self.path = path
         self.tool_name = tool_name
         self.tool_input = tool_input
@@ -95,6 +111,9 @@ class TranscriptWatch:
         self._dropping: bytes | None = None  # the head of an over-long line
         self._finished: list[str] = []
         self._following = False
+        self._stream_from = stream_from
+        self._pending: deque[tuple[int, bytes, int]] = deque(maxlen=STREAM_RECENT)
+        self._dropping_at = 0
         self._cut = False  # the rest of a line the window starts in is skipped
         size = self._size()
         if size is None:
@@ -106,6 +125,7 @@ class TranscriptWatch:
             if not self._read(start):
                 break
         self._following = True
+        self._pending = deque(self._pending, maxlen=PENDING_LIMIT)
 
     def _open(self) -> int | None:
         try:
@@ -164,24 +184,53 @@ class TranscriptWatch:
         self._feed(data)
         return len(data)
 
+    def take_lines(self) -> list[dict[str, Any]]:
+        """The next lines for the desk (at most `MESSAGE_LINES`, about `MESSAGE_BYTES`):
+        ``{"at": offset, "size": its length, "text": line}``, and ``"cut": true`` for
+        a line over `STREAM_LINE` bytes, of which only the head is sent."""
+        taken: list[dict[str, Any]] = []
+        used = 0
+        while self._pending and len(taken) < MESSAGE_LINES and used < MESSAGE_BYTES:
+            at, raw, size = self._pending.popleft()
+            text = raw.decode("utf-8", errors="replace")
+            line = {"at": at, "size": size, "text": text}
+            if size != len(raw):
+                line["cut"] = True
+            taken.append(line)
+            used += len(raw)
+        return taken
+
+    def _keep(self, at: int, raw: bytes, size: int) -> None:
+        """Keep a line (or the head of a long one) for the desk."""
+        if self._stream_from is None or at < self._stream_from:
+            return
+        if size > STREAM_LINE:
+            raw = raw[:HEAD]
+        self._pending.append((at, raw, size))
+
     def _feed(self, data: bytes) -> None:
         buffer = self._partial + data
+        base = self.offset - len(buffer)  # where `buffer` starts in the file
         start = 0
         while True:
             end = buffer.find(b"\n", start)
             if end < 0:
                 break
-            line = buffer[start:end]
+            line, at = buffer[start:end], base + start
             start = end + 1
             if self._cut:
                 self._cut = False
             elif self._dropping is not None:
                 head, self._dropping = self._dropping + line[:HEAD], None
                 self._results(head)
+                self._keep(self._dropping_at, head, base + end - self._dropping_at)
             elif len(line) > MAX_LINE:
                 self._results(line[:HEAD])
+                self._keep(at, line[:HEAD], len(line))
             else:
                 self._line(line)
+                if line.strip():
+                    self._keep(at, line, len(line))
         rest = buffer[start:]
         if self._cut:
             rest = b""
@@ -189,7 +238,7 @@ class TranscriptWatch:
             self._dropping += rest[:max(0, HEAD - len(self._dropping))]
             rest = b""
         elif len(rest) > MAX_LINE:
-            self._dropping, rest = rest[:HEAD], b""
+            self._dropping, self._dropping_at, rest = rest[:HEAD], base + start, b""
         self._partial = rest
 
     def _results(self, head: bytes) -> None:

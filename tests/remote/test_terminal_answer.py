@@ -1,8 +1,9 @@
-"""A terminal answer on the remote host takes the desk's dialog back: the desk cannot
-read the host's transcript, so the hook there follows it while it waits, and when the
-CLI writes the result of its call (the person answered in the terminal) the desk's
-request ends as withdrawn and the hook prints nothing. Real sshd, the app's real tunnel,
-the hook run as the host's user."""
+"""The remote host's transcript, followed by its hook: the desk cannot read the host's
+files, so the hook there follows the transcript while it waits. When the CLI writes the
+result of its call (the person answered in the terminal) the desk's request ends as
+withdrawn and the hook prints nothing; and the lines the desk shows of the session (the
+recent ones, then what is appended) come over the same connection, each shown once.
+Real sshd, the app's real tunnel, the hook run as the host's user."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
+from qoder_desktop.terminal.remote_transcript import GAP_NOTE
 from qoder_desktop.terminal.server import ANSWERED_IN_TERMINAL
 
 TIMEOUT = 30.0
@@ -42,6 +44,7 @@ class Served:
 
     host: SshHost
     broker: ApprovalBroker
+    hub: SessionHub
     requests: asyncio.Queue[ApprovalRequest]
     finished: asyncio.Queue[Finished]
 
@@ -72,6 +75,15 @@ def tool_result(tool_use_id: str) -> dict[str, Any]:
         {"type": "tool_result", "tool_use_id": tool_use_id, "content": "done"}]}}
 
 
+def prompt(text: str) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": text}}
+
+
+def said(text: str) -> dict[str, Any]:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": text}]}}
+
+
 def append(path: Path, entry: dict[str, Any]) -> None:
     with path.open("a", encoding="utf-8") as stream:  # the file stays the user's
         stream.write(json.dumps(entry) + "\n")
@@ -85,7 +97,7 @@ async def served(desk: Desk, db: Database) -> AsyncIterator[Served]:
     ledger = Ledger(db)
     broker = ApprovalBroker(db, ledger)
     hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
-    served = Served(desk.host, broker, asyncio.Queue(), asyncio.Queue())
+    served = Served(desk.host, broker, hub, asyncio.Queue(), asyncio.Queue())
     route_broker_events(broker, served.requests, served.finished)
     connected = asyncio.Event()
     remote = RemoteHooks(broker, hub, on_status=lambda status: connected.set() if (
@@ -128,3 +140,42 @@ async def test_an_earlier_identical_calls_result_does_not_withdraw(served: Serve
     run = await finish_hook(hook)
 
     assert run.decision == {"behavior": "deny", "message": "Not from here."}
+
+
+@pytest.mark.asyncio
+async def test_the_desk_shows_the_hosts_transcript_once_while_its_hook_waits(
+        served: Served) -> None:
+    history = [prompt(f"prompt {number}") for number in range(80)]
+    transcript = served.transcript(*history, tool_use("toolu_one"))
+    hook = await start_hook(served.hook(), served.event(transcript))
+    request = await asyncio.wait_for(served.requests.get(), TIMEOUT)
+
+    def texts() -> list[str]:
+        return [line.text for line in served.hub.transcript(request.session_id)]
+
+    async def shown(text: str) -> None:
+        async with asyncio.timeout(TIMEOUT):
+            while not any(text in line for line in texts()):
+                await asyncio.sleep(0.05)
+
+    await shown("make deploy")  # the call the desk asks about
+    assert texts()[0] == GAP_NOTE  # the long history is not sent...
+    assert "prompt 79" in texts() and "prompt 0" not in texts()  # ...only its last lines
+    append(transcript, said("Checking the deploy target."))
+    await shown("Checking the deploy target.")  # appended while the hook waits
+    served.broker.answer(request.request_id, Decision.deny("Not yet."))
+    assert (await finish_hook(hook)).decision == {"behavior": "deny", "message": "Not yet."}
+
+    append(transcript, tool_use("toolu_two", "make deploy-again"))
+    second = await start_hook(served.hook(), {**served.event(transcript),
+                                              "tool_input": {"command": "make deploy-again"}})
+    again = await asyncio.wait_for(served.requests.get(), TIMEOUT)
+    assert again.session_id == request.session_id
+    await shown("make deploy-again")
+    served.broker.answer(again.request_id, Decision.deny("Still no."))
+    await finish_hook(second)
+
+    lines = texts()
+    assert lines.count("Checking the deploy target.") == 1  # each line shown once
+    assert lines.count("prompt 79") == 1
+    assert lines.count(GAP_NOTE) == 1

@@ -1,6 +1,7 @@
 """The hook's own watch on its transcript (what a remote host's hook runs while the desk
-asks): it finds its call in the last part of the file only, and tells when the call's
-result is written after the hook started."""
+asks): it finds its call in the last part of the file only, tells when the call's
+result is written after the hook started, and keeps only recent lines for the desk; the
+desk shows each streamed line once."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from qoder_desktop.domain.session_options import TranscriptEvent
+from qoder_desktop.terminal.remote_transcript import GAP_NOTE, RemoteTranscripts
 from qoder_desktop.terminal.transcript_watch import (
     LOOKBACK,
     MAX_LINE,
+    STREAM_LINE,
+    STREAM_RECENT,
     TranscriptWatch,
     size_now,
     transcript_of,
@@ -88,3 +93,49 @@ def test_only_a_transcript_named_for_the_session_is_watched(tmp_path: Path) -> N
                  "relative/projects/-srv/abc.jsonl",
                  "/home/me/.claude/projects/-srv/../x/abc.jsonl"):
         assert transcript_of({"session_id": "abc", "transcript_path": path}) is None
+
+
+def test_only_the_recent_lines_and_what_comes_after_are_kept_for_the_desk(
+        tmp_path: Path) -> None:
+    history = "".join(line({"type": "user", "message": {"content": f"p{n}"}})
+                      for n in range(STREAM_RECENT * 3))
+    path = transcript(tmp_path, history + tool_use("toolu_ours"))
+    watch = TranscriptWatch(str(path), "Bash", CALL, size_now(str(path)), stream_from=0)
+
+    first = watch.take_lines()
+    assert len(first) == STREAM_RECENT
+    assert '"toolu_ours"' in first[-1]["text"]
+    append(path, tool_result("toolu_ours", padding=STREAM_LINE))
+    while not watch.poll() and watch.offset < path.stat().st_size:
+        pass  # a poll reads a bounded slice of a long line
+    assert watch.answered
+    [result] = watch.take_lines()
+    assert result["cut"] is True and result["size"] > STREAM_LINE
+    assert len(result["text"]) < STREAM_LINE  # only its head goes over the wire
+    assert result["at"] == first[-1]["at"] + first[-1]["size"] + 1
+
+
+def test_lines_the_desk_already_shows_are_not_kept_again(tmp_path: Path) -> None:
+    path = transcript(tmp_path, tool_use("toolu_one") + tool_use("toolu_ours"))
+    shown = len(tool_use("toolu_one"))
+    watch = TranscriptWatch(str(path), "Bash", CALL, size_now(str(path)), stream_from=shown)
+
+    assert [item["at"] for item in watch.take_lines()] == [shown]
+
+
+def test_the_desk_shows_each_streamed_line_once_and_drops_malformed_ones() -> None:
+    events: list[TranscriptEvent] = []
+    transcripts = RemoteTranscripts(events.append)
+    first = line({"type": "user", "message": {"content": "hello"}})[:-1]
+    second = line({"type": "user", "message": {"content": "again"}})[:-1]
+    lines = [{"at": 100, "size": len(first), "text": first},
+             {"at": 101 + len(first), "size": len(second), "text": second}]
+
+    assert transcripts.take("s", lines) == 2
+    assert transcripts.take("s", lines) == 0  # a second hook of the session sends them too
+    assert transcripts.take("s", [{"at": -1, "size": 1, "text": "x"}, "x", None,
+                                  {"at": True, "size": 1, "text": "x"}]) == 0
+    assert transcripts.take("s", "not a list") == 0
+
+    assert [event.text for event in events] == [GAP_NOTE, "hello", "again"]
+    assert transcripts.shown_up_to("s") == 102 + len(first) + len(second)
