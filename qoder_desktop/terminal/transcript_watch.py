@@ -46,7 +46,9 @@ PENDING_LIMIT = 500
 """Lines waiting to be passed on at most."""
 MESSAGE_LINES = 200
 MESSAGE_BYTES = 1024 * 1024
-"""Lines and bytes passed on in one message at most (see `take_lines`)."""
+"""Lines and bytes (as sent) passed on in one message at most (see `take_lines`); with
+one more line of `STREAM_LINE` bytes, escaped, a message stays below the protocol's
+4 MiB line limit."""
 FINISHED_LIMIT = 1000
 """Tool-use ids with a result remembered (so an earlier identical call is not ours)."""
 
@@ -197,7 +199,8 @@ class TranscriptWatch:
             if size != len(raw):
                 line["cut"] = True
             taken.append(line)
-            used += len(raw)
+            # As sent (escapes included): a message stays far below the app's line limit.
+            used += len(json.dumps(text, ensure_ascii=False))
         return taken
 
     def _keep(self, at: int, raw: bytes, size: int) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from qoder_desktop.domain.session_options import TranscriptEvent
+from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.remote_transcript import GAP_NOTE, RemoteTranscripts
 from qoder_desktop.terminal.transcript_watch import (
     LOOKBACK,
@@ -139,3 +140,20 @@ def test_the_desk_shows_each_streamed_line_once_and_drops_malformed_ones() -> No
 
     assert [event.text for event in events] == [GAP_NOTE, "hello", "again"]
     assert transcripts.shown_up_to("s") == 102 + len(first) + len(second)
+
+
+def test_a_message_for_the_desk_stays_below_the_protocols_line_limit(tmp_path: Path) -> None:
+    escaped = "\x01" * (STREAM_LINE - 200)  # each character is sent as \u0001
+    path = transcript(tmp_path, tool_use("toolu_ours"))
+    watch = TranscriptWatch(str(path), "Bash", CALL, size_now(str(path)), stream_from=0)
+    watch.take_lines()
+    for _ in range(20):
+        append(path, line({"type": "user", "message": {"content": escaped}}))
+    while watch.offset < path.stat().st_size:
+        watch.poll()
+
+    sent = 0
+    while lines := watch.take_lines():
+        assert len(protocol.encode({"type": "transcript", "lines": lines})) < protocol.MAX_LINE
+        sent += len(lines)
+    assert sent == 20
