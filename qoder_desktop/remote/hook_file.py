@@ -24,10 +24,11 @@ from qoder_desktop.remote.layout import HOOK_NAME, SOCKET_NAME, TOKEN_NAME, pack
 
 MIN_PYTHON = (3, 8)
 """The oldest python3 the hook (and the deploy script) runs on."""
-_EMBEDDED = (("domain", "hook_events"), ("terminal", "protocol"), ("terminal", "hook_client"))
+_EMBEDDED = (("domain", "hook_events"), ("terminal", "protocol"),
+             ("terminal", "transcript_watch"), ("terminal", "hook_client"))
 """The modules of `qoder_desktop` the hook is made of (folder, name), in import order."""
 _HANDED = {"hook_client": ("from qoder_desktop.domain import hook_events\n",
-                           "from qoder_desktop.terminal import protocol\n")}
+                           "from qoder_desktop.terminal import protocol, transcript_watch\n")}
 """The imports of our own modules that the hook file hands a module instead."""
 
 _TEMPLATE = '''\
@@ -67,8 +68,9 @@ def main(argv):
         protocol = _load("protocol", PROTOCOL_SOURCE)
         protocol.socket_path = lambda environ=None: _in_folder(SOCKET_NAME)
         protocol.token_path = lambda environ=None: _in_folder(TOKEN_NAME)
+        watch = _load("transcript_watch", TRANSCRIPT_WATCH_SOURCE)
         client = _load("hook_client", HOOK_CLIENT_SOURCE, hook_events=hook_events,
-                       protocol=protocol)
+                       protocol=protocol, transcript_watch=watch)
     except Exception as exc:  # a hook that fails must not block the CLI's own prompt
         sys.stderr.write("qoder-desktop hook: could not start (%s); the terminal asks\\n"
                          % (exc,))

@@ -22,7 +22,8 @@ HOOK_MODE = 0o700
 TOKEN_MODE = 0o600
 
 SOURCES_SENT: tuple[tuple[str, str], ...] = (
-    ("domain", "hook_events.py"), ("terminal", "protocol.py"), ("terminal", "hook_client.py"),
+    ("domain", "hook_events.py"), ("terminal", "protocol.py"),
+    ("terminal", "transcript_watch.py"), ("terminal", "hook_client.py"),
     ("terminal", "install.py"), ("remote", "on_host.py"))
 """The package's source files (folder, name) that a deploy sends to a host as text; the
 bundle must carry them (``packaging/qoder-desktop.spec``)."""

@@ -8,41 +8,25 @@ A check is one probe and one ``status`` run of the host script over the person's
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from qoder_desktop.remote.deploy import HostProbe, probe, run_on_host
 from qoder_desktop.remote.hook_file import hook_version
 from qoder_desktop.remote.hosts import RemoteError, RemoteHost
 from qoder_desktop.remote.ssh import Unreachable
-from qoder_desktop.remote.tunnel_state import NOT_RUNNING, describe_tunnel
-from qoder_desktop.terminal import protocol
+from qoder_desktop.remote.tunnel import remote_forward_line
+from qoder_desktop.remote.tunnel_state import NOT_RUNNING, describe_tunnel, host_socket_path
 from qoder_desktop.terminal.install import Agent
 
-HOSTS_FOLDER = "hosts"
-"""The folder of the hosts' own sockets on the desk, in the app's runtime folder."""
-
-
-def host_socket_path(name: str) -> Path:
-    """Host `name`'s own socket on the desk, where its tunnel (or the person's own
-    ``RemoteForward``) leads: ``<runtime>/hosts/<digest>.sock`` (a digest keeps the path
-    short and plain)."""
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
-    return protocol.runtime_dir() / HOSTS_FOLDER / f"{digest}.sock"
+__all__ = ["HostCheck", "check_host", "forward_in_use", "forward_line", "host_socket_path",
+           "remembered_hook"]
 
 
 def forward_line(host: RemoteHost) -> str:
     """The ``RemoteForward`` line for people who keep their own SSH session to `host`
     (in its ``Host`` entry of ``~/.ssh/config``), instead of the app's tunnel."""
-    return (f"RemoteForward {_config_word(host.remote_socket)} "
-            f"{_config_word(str(host_socket_path(host.name)))}")
-
-
-def _config_word(text: str) -> str:
-    """`text` as one word of an ssh_config line (double-quoted when it has spaces)."""
-    return f'"{text}"' if any(ch.isspace() for ch in text) else text
+    return remote_forward_line(host.remote_socket, host_socket_path(host.name))
 
 
 def forward_in_use(tunnel: str) -> str:
@@ -92,6 +76,11 @@ class HostCheck:
     def ok(self) -> bool:
         """Reachable, nothing wrong, and the hook of this app's version installed."""
         return self.reachable and not self.problem and self.hook_installed
+
+    @property
+    def in_use(self) -> str:
+        """Which way in is active, from the tunnel's state (`forward_in_use`)."""
+        return forward_in_use(self.tunnel)
 
     @property
     def python(self) -> str:

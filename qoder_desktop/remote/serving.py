@@ -24,7 +24,7 @@ from pathlib import Path
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SecretStore
-from qoder_desktop.remote.hosts import HostRegistry, RemoteError, host_token
+from qoder_desktop.remote.hosts import HostRegistry, RemoteError, RemoteHost, host_token
 from qoder_desktop.remote.layout import REMOTE_FOLDER, SOCKET_NAME
 from qoder_desktop.remote.tunnel import (
     Tunnel,
@@ -38,7 +38,6 @@ from qoder_desktop.terminal.binding import SessionBindings
 from qoder_desktop.terminal.server import HookOrigin, TerminalHookServer, TerminalServerError
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -74,20 +73,26 @@ def registered_endpoints(registry: HostRegistry, store: SecretStore
         return [], [str(exc)]
     for host in hosts:
         try:
-            token = host_token(store, host.name)
+            endpoints.append(host_endpoint(host, store))
         except RemoteError as exc:
             problems.append(f"{host.name}: {exc}")
-            continue
-        if token is None:
-            problems.append(f"{host.name}: its token is not in the keyring; run "
-                            f"`qoder-desktop remote add {host.name}` again.")
-            continue
-        endpoints.append(RemoteEndpoint(
-            host.name, host.name, token.reveal(),
-            ssh_config=Path(host.ssh_config) if host.ssh_config else None,
-            remote_path=host.remote_socket if host.home else None,
-            own_session=host.own_session))
     return endpoints, problems
+
+
+def host_endpoint(host: RemoteHost, store: SecretStore) -> RemoteEndpoint:
+    """What the desk needs to serve `host` (its token from the keyring).
+
+    Raises:
+        RemoteError: the keyring failed, or holds no token for the host.
+    """
+    token = host_token(store, host.name)
+    if token is None:
+        raise RemoteError(f"its token is not in the keyring; run `qoder-desktop remote "
+                          f"add {host.name}` again.")
+    return RemoteEndpoint(host.name, host.name, token.reveal(),
+                          ssh_config=Path(host.ssh_config) if host.ssh_config else None,
+                          remote_path=host.remote_socket if host.home else None,
+                          own_session=host.own_session)
 
 
 class RemoteHooks:
@@ -217,8 +222,7 @@ class RemoteHooks:
 
     def _write_states(self) -> None:
         """Tell `remote status` (another process) how each tunnel stands."""
-        lines = {status.host: status.describe().removeprefix(f"{status.host}: ")
-                 for status in self.statuses()}
+        lines = {status.host: status.line for status in self.statuses()}
         try:
             write_states(lines, self._environ)
         except OSError as exc:

@@ -67,11 +67,17 @@ class TunnelStatus:
     state: TunnelState
     reason: str = ""
 
+    @property
+    def line(self) -> str:
+        """The state without the host: ``connected``, ``reconnecting — host
+        unreachable`` (the tunnel line of a host's card and of ``remote status``)."""
+        text = self.state.value
+        return f"{text} — {self.reason}" if self.reason else text
+
     def describe(self) -> str:
         """One line for the main window and the tray: ``box: reconnecting — host
         unreachable``."""
-        text = f"{self.host}: {self.state.value}"
-        return f"{text} — {self.reason}" if self.reason else text
+        return f"{self.host}: {self.line}"
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,14 @@ def forward_command(destination: str, remote_path: str, local_path: Path, *,
 
 def remote_forward_line(remote_path: str, local_path: Path) -> str:
     """The ``RemoteForward`` line for a person's own SSH session to this host (their
-    ``~/.ssh/config`` ``Host`` entry, or ``ssh -R`` by hand)."""
-    return f"RemoteForward {remote_path} {local_path}"
+    ``~/.ssh/config`` ``Host`` entry, or ``ssh -R`` by hand); a path with spaces is
+    double-quoted, so ssh reads each path as one word."""
+    return f"RemoteForward {_config_word(remote_path)} {_config_word(str(local_path))}"
+
+
+def _config_word(text: str) -> str:
+    """`text` as one word of an ssh_config line (double-quoted when it has spaces)."""
+    return f'"{text}"' if any(ch.isspace() for ch in text) else text
 
 
 _REASONS: tuple[tuple[str, str], ...] = (

@@ -96,7 +96,7 @@ async def prove(connection: HookConnection, token: str,
     sock = connection.sock
     async with asyncio.timeout(timeout):
         line, extra = await _read_hello(loop, sock)
-        hook_nonce = _check_hello(line)
+        hook_nonce, version = _check_hello(line)
         if hook_nonce is None:
             await loop.sock_sendall(sock, protocol.encode({
                 "type": protocol.PASS, "version": protocol.VERSION,
@@ -105,7 +105,7 @@ async def prove(connection: HookConnection, token: str,
         connection.greeted()
         server_nonce = protocol.new_nonce()
         await loop.sock_sendall(sock, protocol.encode({
-            "type": protocol.CHALLENGE, "version": protocol.VERSION, "nonce": server_nonce,
+            "type": protocol.CHALLENGE, "version": version, "nonce": server_nonce,
             "proof": protocol.server_proof(token, hook_nonce, server_nonce)}))
         head = extra
         while len(head) < protocol.PROOF_HEAD_LENGTH:
@@ -121,7 +121,7 @@ async def prove(connection: HookConnection, token: str,
         log.warning("terminal hooks: refused a hook that could not prove it holds the token")
         raise Refused("wrong proof")
     sealer = protocol.Sealer(token, hook_nonce, server_nonce, sending=protocol.TO_HOOK,
-                             receiving=protocol.TO_APP)
+                             receiving=protocol.TO_APP, version=version)
     return Proven(sealer, head, expected)
 
 
@@ -145,8 +145,9 @@ async def _read_hello(loop: asyncio.AbstractEventLoop,
     return line, extra
 
 
-def _check_hello(line: bytes) -> str | None:
-    """The hook's nonce; None for a hello of another protocol version.
+def _check_hello(line: bytes) -> tuple[str | None, int]:
+    """The hook's nonce and protocol version; no nonce for a hello of a version we do
+    not speak (older than `protocol.OLDEST_VERSION`, or newer than ours).
 
     Raises:
         Refused: not a hello of any version we can answer (logged).
@@ -159,16 +160,18 @@ def _check_hello(line: bytes) -> str | None:
                     "so it runs this version's hook.")
         raise Refused("not a hello") from None
     version = hello.get("version")
-    if hello.get("hello") != protocol.HELLO or version != protocol.VERSION:
+    if (hello.get("hello") != protocol.HELLO or not isinstance(version, int)
+            or isinstance(version, bool)
+            or not protocol.OLDEST_VERSION <= version <= protocol.VERSION):
         log.warning("terminal hooks: refused a hook speaking protocol %r; this app speaks "
                     "%d. Restart the agent or Qoder Desktop so both are the same version.",
                     version, protocol.VERSION)
-        return None
+        return None, protocol.VERSION
     hook_nonce = hello.get("nonce")
     if not protocol.valid_nonce(hook_nonce):
         log.warning("terminal hooks: refused a hello without a valid nonce")
         raise Refused("no nonce")
-    return str(hook_nonce)
+    return str(hook_nonce), version
 
 
 async def read_request(reader: asyncio.StreamReader, proven: Proven,

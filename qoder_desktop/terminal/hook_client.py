@@ -17,6 +17,11 @@ terminal exactly as without us. Nothing is ever allowed
 for want of an answer. SIGTERM (the person answered No or Esc in the terminal, or quit
 the CLI) tells the app the request is withdrawn.
 
+When the app asks (a remote host's hook: the app cannot read the host's files), the
+hook also follows its session's transcript while it waits (`transcript_watch`): once the
+CLI writes the result of the call (the person answered Yes in the terminal), it tells
+the app the request was answered there, prints nothing and exits.
+
 Stdlib only, no Qt, no SDK, no pydantic: this runs for every prompt and must start fast.
 """
 
@@ -33,7 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from qoder_desktop.domain import hook_events
-from qoder_desktop.terminal import protocol
+from qoder_desktop.terminal import protocol, transcript_watch
 
 CONNECT_TIMEOUT = 2.0
 """How long the app may take to accept the connection."""
@@ -47,6 +52,8 @@ ANSWER_SLACK = 5.0
 """Extra time past the app's own wait before we stop waiting for it."""
 STDIN_TIMEOUT = 10.0
 """How long the CLI may take to hand over the request on stdin."""
+WATCH_POLL = 0.1
+"""Seconds between looks at the transcript while the app asks a person."""
 EVENT = hook_events.HookEvent.PERMISSION_REQUEST
 
 
@@ -100,6 +107,8 @@ def ask_app(agent: str, event: dict[str, Any],
         token = protocol.token_path(environ).read_text(encoding="utf-8").strip()
     except OSError:
         return None  # the app is not running (or never ran)
+    transcript = transcript_watch.transcript_of(event)
+    started_at = transcript_watch.size_now(transcript)  # what is written later is new
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sealer: _Session | None = None
     try:
@@ -113,9 +122,21 @@ def ask_app(agent: str, event: dict[str, Any],
         sock.settimeout(ACK_TIMEOUT)
         message = sealer.open(reader.readline(protocol.MAX_LINE))
         if message.get("type") == protocol.WAITING:
-            wait = float(message.get("wait_seconds", 0))
-            sock.settimeout(max(wait, 0.0) + ANSWER_SLACK)
-            message = sealer.open(reader.readline(protocol.MAX_LINE))
+            wait = max(float(message.get("wait_seconds", 0)), 0.0) + ANSWER_SLACK
+            stream_from = message.get(protocol.TRANSCRIPT_FROM)
+            watch = _watch(event, transcript, started_at, stream_from if isinstance(
+                stream_from, int) else None) if message.get(protocol.WATCH_TRANSCRIPT) else None
+            if watch is None:
+                sock.settimeout(wait)
+                message = sealer.open(reader.readline(protocol.MAX_LINE))
+            else:
+                found = _await_answer(sock, reader, sealer, time.monotonic() + wait, watch)
+                if found is None:  # answered in the terminal: the app withdraws
+                    sock.settimeout(ACK_TIMEOUT)
+                    sock.sendall(sealer.seal({"type": protocol.WITHDRAW,
+                                              protocol.ANSWERED: True}))
+                    return None
+                message = found
         output = message.get("output")
         if message.get("type") != protocol.ANSWER or not isinstance(output, dict):
             return None
@@ -139,6 +160,49 @@ def ask_app(agent: str, event: dict[str, Any],
         return None  # refused, closed, timed out or garbled: the terminal asks
     finally:
         sock.close()
+
+
+def _watch(event: dict[str, Any], path: str | None, started_at: int | None,
+           stream_from: int | None) -> transcript_watch.TranscriptWatch | None:
+    """A watch on `event`'s transcript `path` for its call's result (new since
+    `started_at`), keeping lines from `stream_from` for the app; None: no usable path."""
+    tool_name, tool_input = event.get("tool_name"), event.get("tool_input")
+    if path is None or not isinstance(tool_name, str) or not isinstance(tool_input, dict):
+        return None
+    return transcript_watch.TranscriptWatch(path, tool_name, tool_input, started_at,
+                                            stream_from)
+
+
+def _await_answer(sock: socket.socket, reader: IO[bytes], sealer: _Session,
+                  deadline: float, watch: transcript_watch.TranscriptWatch
+                  ) -> dict[str, Any] | None:
+    """The app's next message, or None once the transcript shows the call answered;
+    meanwhile the transcript's lines go to the app.
+
+    Raises:
+        OSError: the app did not answer by `deadline` (``TimeoutError``) or hung up.
+    """
+    while True:
+        sock.settimeout(0.0)
+        try:
+            ready = bool(reader.peek(1))  # type: ignore[attr-defined]
+        except BlockingIOError:
+            ready = False
+        if not ready:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no answer from the app")
+            readable, _, _ = select.select([sock], [], [], min(left, WATCH_POLL))
+            ready = bool(readable)
+        if ready:
+            sock.settimeout(max(deadline - time.monotonic(), ACK_TIMEOUT))
+            return sealer.open(reader.readline(protocol.MAX_LINE))
+        answered = watch.poll()
+        while lines := watch.take_lines():  # what the app shows of the session
+            sock.settimeout(ACK_TIMEOUT)
+            sock.sendall(sealer.seal({"type": protocol.TRANSCRIPT, "lines": lines}))
+        if answered:
+            return None
 
 
 def _connect(sock: socket.socket, path: str) -> None:

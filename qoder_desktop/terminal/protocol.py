@@ -25,11 +25,24 @@ listener at the socket's path learns nothing and cannot answer for the app.
    the app checks the proof there before it takes in the rest, up to `MAX_LINE` bytes
    (an unproven connection makes the app hold `HELLO_LIMIT` bytes at most, and the head);
 5. app → hook (sealed): ``{"type": "waiting", "wait_seconds": N}`` — a person is being
-   asked; then ``{"type": "answer", "output": <what the hook prints>}`` or ``{"type":
-   "pass", "reason": "..."}`` (print nothing: the CLI asks in the terminal);
+   asked (to a hook of version 3 on a remote host, with ``"watch_transcript": true,
+   "transcript_from": offset``: the app cannot read the host's transcript, so the hook
+   follows it and sends its lines from that offset on); then
+   ``{"type": "answer", "output": <what the hook prints>}`` or ``{"type": "pass",
+   "reason": "..."}`` (print nothing: the CLI asks in the terminal);
 6. hook → app (sealed), any time before the answer: ``{"type": "withdraw"}`` (the CLI
-   took the request back; a connection that drops withdraws the request too); after it
-   printed an answer: ``{"type": "printed"}`` (what the answer carried reached the CLI).
+   took the request back; a connection that drops withdraws the request too), with
+   ``"answered": true`` when the transcript shows the call answered in the terminal;
+   while it waits, ``{"type": "transcript", "lines": [{"at": offset, "size": length,
+   "text": line, "cut": true (only the head of a long line)}, …]}`` (asked for in
+   ``waiting``);
+   after it printed an answer: ``{"type": "printed"}`` (what the answer carried
+   reached the CLI).
+
+Versions: 3 added ``watch_transcript``, ``transcript_from``, ``transcript`` and
+``answered``. The app answers a hello of any
+version from `OLDEST_VERSION` on in the hook's own version, so hooks deployed before
+(version 2) keep working; a hook speaks only its own version.
 
 Stdlib only: the hook command imports this on its fast path.
 """
@@ -60,8 +73,10 @@ _PROOF_KEY = b'{"proof":"'
 PROOF_HEAD_LENGTH = TAG_LENGTH + 1 + len(_PROOF_KEY) + TAG_LENGTH + 1
 """The bytes of the request line that hold the hook's proof (see `proof_head`)."""
 
-VERSION = 2
+VERSION = 3
 """The protocol version; version 1 sent the token itself as the first line."""
+OLDEST_VERSION = 2
+"""The oldest hook version the app still answers (in that version)."""
 HELLO = "qoder-desktop-hook"
 CHALLENGE = "challenge"
 WAITING = "waiting"
@@ -69,6 +84,10 @@ ANSWER = "answer"
 PASS = "pass"
 WITHDRAW = "withdraw"
 PRINTED = "printed"
+WATCH_TRANSCRIPT = "watch_transcript"
+TRANSCRIPT_FROM = "transcript_from"
+TRANSCRIPT = "transcript"
+ANSWERED = "answered"
 
 SERVER_LABEL = b"qoder-desktop hook server proof:"
 HOOK_LABEL = b"qoder-desktop hook client proof:"
@@ -178,14 +197,17 @@ class Sealer:
         token: the token both sides hold.
         hook_nonce, server_nonce: this connection's nonces.
         sending, receiving: the direction labels (`TO_HOOK`/`TO_APP`) of this side.
+        version: the protocol version the connection speaks.
     """
 
     def __init__(self, token: str, hook_nonce: str, server_nonce: str, *,
-                 sending: bytes, receiving: bytes) -> None:
+                 sending: bytes, receiving: bytes, version: int = VERSION) -> None:
         self._key = hmac.new(token.encode(), _SESSION_LABEL
                              + f"{hook_nonce}:{server_nonce}".encode(), hashlib.sha256).digest()
         self._sending = sending
         self._receiving = receiving
+        self.version = version
+        """The protocol version this connection speaks."""
         self._sent = 0
         self._received = 0
 

@@ -68,6 +68,7 @@ from qoder_desktop.terminal.listener import (
     HookListener,
     terminal_log_limit,
 )
+from qoder_desktop.terminal.remote_transcript import RemoteTranscripts
 from qoder_desktop.terminal.transcript import Rest, TranscriptFollower
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,8 @@ class TerminalHookServer(ApprovalSource):
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
         self.origin = origin
+        self.remote_transcripts = RemoteTranscripts(hub.add_transcript_line)
+        """What a remote host's hooks stream of their sessions' transcripts."""
         self.bindings = SessionBindings() if bindings is None else bindings
         """Which app session each CLI session id is bound to (pass it to other servers)."""
         self.refused = 0
@@ -299,9 +302,17 @@ class TerminalHookServer(ApprovalSource):
             await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
         wait = self._wait_seconds()
-        await _send(writer, sealer, {"type": protocol.WAITING, "wait_seconds": wait})
+        waiting: dict[str, Any] = {"type": protocol.WAITING, "wait_seconds": wait}
+        streamed = None
+        if self.origin is not None and sealer.version >= 3:
+            waiting[protocol.WATCH_TRANSCRIPT] = True  # we cannot read the host's files
+            waiting[protocol.TRANSCRIPT_FROM] = self.remote_transcripts.shown_up_to(
+                request.session_id)
+            streamed = self.remote_transcripts
+        await _send(writer, sealer, waiting)
         decision = await self.ask(
-            request, within=wait, gone=lambda: _hook_leaves(reader, sealer),
+            request, within=wait,
+            gone=lambda: _hook_leaves(reader, sealer, request.session_id, streamed),
             expired=f"Nobody answered in Qoder Desktop within {wait:g} s; the terminal "
                     "asks instead.")
         if is_withdrawn(decision):
@@ -369,14 +380,23 @@ class TerminalHookServer(ApprovalSource):
                              for request in self.open_requests()))
 
 
-async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> str:
-    """Return (why) when the hook says "withdraw", hangs up, or sends a line not sealed
-    with this connection's key."""
+async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer,
+                       session_id: str, transcripts: RemoteTranscripts | None) -> str:
+    """Return (why) when the hook says "withdraw" (answered in the terminal, when it saw
+    the call's result in its transcript), hangs up, or sends a line not sealed with this
+    connection's key; the transcript lines a remote hook sends meanwhile are shown under
+    the request's session (`session_id`)."""
+    reason = LEFT_IN_TERMINAL
     with contextlib.suppress(ConnectionError, ValueError):
         while line := await reader.readline():
-            if sealer.open(line).get("type") == protocol.WITHDRAW:
+            message = sealer.open(line)
+            if message.get("type") == protocol.TRANSCRIPT and transcripts is not None:
+                transcripts.take(session_id, message.get("lines"))
+            if message.get("type") == protocol.WITHDRAW:
+                if message.get(protocol.ANSWERED) is True:
+                    reason = ANSWERED_IN_TERMINAL
                 break
-    return LEFT_IN_TERMINAL
+    return reason
 
 
 async def _printed(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> bool:

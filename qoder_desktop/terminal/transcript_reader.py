@@ -236,6 +236,19 @@ class TranscriptReader:
         self._partial = rest
         return count
 
+    def feed_line(self, raw: bytes, size: int | None = None) -> None:
+        """Parse one whole line read elsewhere (a remote host's hook sends them) as a
+        line read from the file; with `size`, `raw` is only the head of a line that
+        long."""
+        if (size is not None and size > len(raw)) or len(raw) > MAX_LINE:
+            self._long_line(raw[:HEAD], size if size is not None else len(raw))
+        elif raw.strip():
+            self._line(raw)
+
+    def note(self, text: str) -> None:
+        """Add a line of the app's own (e.g. that earlier lines are not shown)."""
+        self._emit(TranscriptKind.SYSTEM, text)
+
     def _long_line(self, head: bytes, size: int) -> None:
         """A line too long to parse: a note, or its result if it is one."""
         self._dropping, self._dropped = None, 0

@@ -89,7 +89,8 @@ class DesktopApp:
         self.servers = AgentServers(settings, self.window, self.tasks, secrets)
         self.remote_hosts = RemoteHostsControl(self.window, self.tray, self.tasks, secrets)
         self.settings_control = SettingsController(settings, secrets, self.window, self.tasks)
-        self.remote_settings = RemoteHostsSettings(secrets, self.tasks)
+        self.remote_settings = RemoteHostsSettings(secrets, self.tasks,
+                                                   tunnels=self.remote_hosts)
         self.history = HistoryControl(ledger_path)
         self._shutdown_task: asyncio.Task[Any] | None = None
         self._connect_signals()
@@ -136,6 +137,7 @@ class DesktopApp:
         notifier.open_request.connect(approvals.open_from_tray)
         notifier.fall_back.connect(approvals.balloon)
         notifier.ignored.connect(window.show_status)
+        self.remote_hosts.on_change = self.remote_settings.tunnel_changed
 
     def _connect_history(self, history: HistoryWindow) -> None:
         # Revoke from a history row takes the rules pane's path (the hub revokes and

@@ -167,3 +167,21 @@ async def test_the_forward_line_names_the_hosts_socket(desk: Desk) -> None:
     assert line.startswith("RemoteForward ")
     assert line.endswith(str(host_socket_path("box-a")))
     assert ".qoder-desktop/desk.sock" in line
+
+
+@pytest.mark.asyncio
+async def test_a_hook_deployed_before_transcript_watching_still_gets_its_answer(
+        desk: Desk) -> None:
+    argv = desk.hook("box-a")
+    hook_file = Path(argv[1])
+    older = hook_file.read_text(encoding="utf-8").replace(
+        f"VERSION = {protocol.VERSION}\n", f"VERSION = {protocol.OLDEST_VERSION}\n", 1)
+    assert older != hook_file.read_text(encoding="utf-8")
+    hook_file.write_text(older, encoding="utf-8")
+    hook = await start_hook(argv, permission_event("s-old", "make old"))
+
+    request = await desk.next_request()
+    desk.broker.answer(request.request_id, Decision.deny("not today"))
+    run = await finish_hook(hook)
+
+    assert run.decision == {"behavior": "deny", "message": "not today"}

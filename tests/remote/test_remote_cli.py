@@ -20,7 +20,7 @@ from helpers.remote_desk import Desk
 from helpers.terminal_rig import BUNDLED_CLI, PtyCli, seed_interactive_config
 
 from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Decision,
@@ -28,11 +28,13 @@ from qoder_desktop.domain.models import (
     RuleBehavior,
     RuleValue,
 )
+from qoder_desktop.domain.session_options import TranscriptKind
 from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
+from qoder_desktop.terminal.server import ANSWERED_IN_TERMINAL
 
 TIMEOUT = 60.0
 
@@ -51,6 +53,8 @@ class RemoteCli:
     remote: RemoteHooks
     requests: asyncio.Queue[ApprovalRequest]
     model: ThreadedScriptedModel
+    hub: SessionHub
+    finished: asyncio.Queue[Finished]
 
     async def next_request(self) -> ApprovalRequest:
         return await asyncio.wait_for(self.requests.get(), TIMEOUT)
@@ -104,7 +108,7 @@ async def remote_cli(desk: Desk, db: Database,
     assert await remote.start(endpoints) == []
     try:
         await asyncio.wait_for(connected.wait(), TIMEOUT)
-        yield RemoteCli(desk, broker, remote, requests, scripted_model)
+        yield RemoteCli(desk, broker, remote, requests, scripted_model, hub, finished)
     finally:
         await remote.stop()
 
@@ -182,3 +186,27 @@ async def test_a_session_grant_from_the_desk_is_held_by_the_cli_on_the_host(
 
     assert [r.is_error for r in model.tool_results[before:]] == [False, False]
     assert remote_cli.requests.empty()  # the second, identical call never asked the desk
+
+
+@pytest.mark.asyncio
+async def test_yes_in_the_hosts_terminal_closes_the_desks_dialog(remote_cli: RemoteCli) -> None:
+    made = remote_cli.added.host.user.home / "work" / "hello.txt"
+    cli = remote_cli.start_cli()
+    try:
+        request = await remote_cli.next_request()
+        await cli.wait_for("Do you want to proceed?", TIMEOUT)  # the terminal asks too
+        cli.type("1")  # "1. Yes" in the host's terminal
+        event, finished, decision = await asyncio.wait_for(remote_cli.finished.get(), TIMEOUT)
+        async with asyncio.timeout(TIMEOUT):
+            while not made.exists():
+                await asyncio.sleep(0.05)
+    finally:
+        cli.close()
+
+    assert (event, finished.request_id) == (BrokerEvent.WITHDRAWN, request.request_id)
+    assert decision is not None and decision.message == ANSWERED_IN_TERMINAL
+    shown = remote_cli.hub.transcript(request.session_id)  # streamed by the host's hook
+    assert any(line.kind is TranscriptKind.USER_PROMPT and line.text == "Go ahead."
+               for line in shown)
+    assert any(line.kind is TranscriptKind.TOOL_CALL and "hello.txt" in line.text
+               for line in shown)

@@ -204,7 +204,8 @@ async def test_a_hook_of_another_protocol_version_is_told_and_logged(
     answer = protocol.decode(await asyncio.wait_for(reader.readline(), 10))
     writer.close()
     assert answer["type"] == protocol.PASS and answer["version"] == protocol.VERSION
-    assert "speaking protocol 3; this app speaks 2" in caplog.text
+    assert (f"speaking protocol {protocol.VERSION + 1}; this app speaks {protocol.VERSION}"
+            in caplog.text)
     # A hook of version 1 sends the token as its first line: refused, and said so.
     reader, writer = await asyncio.open_unix_connection(str(protocol.socket_path()))
     writer.write(_token().encode() + b"\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QFileSystemWatcher
@@ -28,7 +29,9 @@ log = logging.getLogger(__name__)
 
 
 class RemoteHostsControl:
-    """Starts the remote hosts' hook servers and tunnels and shows how they stand."""
+    """Starts the remote hosts' hook servers and tunnels, follows the host list, and
+    shows how they stand (the status bar, the tray, and via `on_change` Settings →
+    Remote hosts)."""
 
     def __init__(self, window: MainWindow, tray: Tray, tasks: Tasks,
                  secrets: SecretStore) -> None:
@@ -39,9 +42,32 @@ class RemoteHostsControl:
         self.label = RemoteHostsLabel(window)
         window.add_status_widget(self.label)
         self.remote: RemoteHooks | None = None
+        self.on_change: Callable[[str], None] | None = None
+        """Told the name of a host whose tunnel changed."""
         self._watcher: QFileSystemWatcher | None = None
         self._syncing: asyncio.Task[None] | None = None
         self._again = False
+
+    def tunnel_line(self, name: str) -> str | None:
+        """Host `name`'s tunnel as the running app keeps it (``connected``,
+        ``reconnecting — why``), or None when the app's remote hosts are not started."""
+        remote = self.remote
+        if remote is None:
+            return None
+        from qoder_desktop.remote.tunnel_state import NOT_KEPT
+
+        found = next((status for status in remote.statuses() if status.host == name), None)
+        return found.line if found is not None else NOT_KEPT
+
+    async def synced(self) -> None:
+        """Serve the hosts the list names now and return once they are (Settings →
+        Remote hosts calls it after an add or a remove, without waiting for the folder
+        watcher to notice)."""
+        if self.remote is None:
+            return
+        self.refresh()
+        while (syncing := self._syncing) is not None and not syncing.done():
+            await asyncio.wait({syncing})
 
     def start(self, remote: RemoteHooks) -> None:
         """Serve every host `remote add` deployed to, in the background, and follow
@@ -101,8 +127,12 @@ class RemoteHostsControl:
             await remote.stop()
 
     def _on_status(self, status: TunnelStatus) -> None:
-        del status
+        self._changed(status.host)
+
+    def _changed(self, name: str) -> None:
         self._show()
+        if self.on_change is not None:
+            self.on_change(name)
 
     def _show(self) -> None:
         remote = self.remote

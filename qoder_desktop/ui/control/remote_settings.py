@@ -5,8 +5,9 @@ keyring call off the GUI thread; the page is told each step and each result."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import shiboken6
 
@@ -27,20 +28,37 @@ def _default_registry() -> HostRegistry:
     return HostRegistry.default()
 
 
+class LiveTunnels(Protocol):
+    """The running app's hosts: what serves each host and keeps its tunnel
+    (`RemoteHostsControl`)."""
+
+    def tunnel_line(self, name: str) -> str | None:
+        """Host `name`'s tunnel now, or None when the app keeps no tunnels (yet)."""
+
+    async def synced(self) -> None:
+        """Serve the hosts the list names now (one just added starts, one just removed
+        stops); returns once that is done."""
+
+
 class RemoteHostsSettings:
-    """Lists, checks, adds and removes remote hosts for the settings page.
+    """Lists, checks, adds and removes remote hosts for the settings page; a host added
+    here is served and its tunnel started at once, a host removed here is stopped.
 
     Args:
         secrets: where each host's token is kept (the keyring).
         tasks: runs the page's work in the background and reports what fails.
         registry: the hosts list (the user's own when None).
+        tunnels: the running app's hosts and tunnels (None: only the state file of
+            ``remote status`` tells how a tunnel stands).
     """
 
     def __init__(self, secrets: SecretStore, tasks: Tasks,
-                 registry: Callable[[], HostRegistry] = _default_registry) -> None:
+                 registry: Callable[[], HostRegistry] = _default_registry,
+                 tunnels: LiveTunnels | None = None) -> None:
         self._secrets = secrets
         self._tasks = tasks
         self._registry = registry
+        self._tunnels = tunnels
         self.page: RemoteHostsPage | None = None
 
     def _live_page(self) -> RemoteHostsPage | None:
@@ -80,26 +98,40 @@ class RemoteHostsSettings:
         """Check host `name` again, as ``remote status`` does."""
         return self._tasks.spawn(self._check_named(name), "checking the remote host")
 
+    def tunnel_changed(self, name: str) -> None:
+        """Host `name`'s tunnel changed: its card shows the new state and which way in is
+        in use."""
+        page = self._live_page()
+        line = self._tunnels.tunnel_line(name) if self._tunnels is not None else None
+        if page is not None and line is not None:
+            from qoder_desktop.remote.overview import forward_in_use
+
+            page.show_tunnel(name, line, forward_in_use(line))
+
     # -- the work ------------------------------------------------------------------------
+
+    def _tunnel_line(self, host: RemoteHost) -> str:
+        """How `host`'s tunnel stands: the running app's own state, else the state file
+        (another app's, or none)."""
+        from qoder_desktop.remote.tunnel_state import describe_tunnel
+
+        line = self._tunnels.tunnel_line(host.name) if self._tunnels is not None else None
+        return line if line is not None else describe_tunnel(host)
 
     async def refresh(self) -> None:
         """List the hosts this desk knows, then check them all at once."""
         from qoder_desktop.remote.hosts import RemoteError
         from qoder_desktop.remote.overview import forward_in_use, forward_line, remembered_hook
-        from qoder_desktop.remote.tunnel_state import describe_tunnel
-
-        def known() -> tuple[list[RemoteHost], list[HostRow]]:
-            hosts = self._registry().hosts()
-            return hosts, [HostRow(host.name, host.python, remembered_hook(host),
-                                   forward_line(host), forward_in_use(describe_tunnel(host)))
-                           for host in hosts]
 
         try:
-            hosts, rows = await asyncio.to_thread(known)
+            hosts = await asyncio.to_thread(lambda: self._registry().hosts())
         except RemoteError as exc:
             if page := self._live_page():
                 page.show_notice(str(exc))
             return
+        lines = {host.name: self._tunnel_line(host) for host in hosts}
+        rows = [HostRow(host.name, host.python, remembered_hook(host), forward_line(host),
+                        forward_in_use(lines[host.name]), lines[host.name]) for host in hosts]
         page = self._live_page()
         if page is None:
             return
@@ -112,6 +144,8 @@ class RemoteHostsSettings:
         if page := self._live_page():
             page.set_host_busy(host.name, CHECKING_TEXT)
         found = await asyncio.to_thread(check_host, host)
+        # The tunnel may have changed while ssh checked: show how it stands now.
+        found = dataclasses.replace(found, tunnel=self._tunnel_line(host))
         if page := self._live_page():
             page.show_check(found)
 
@@ -141,6 +175,8 @@ class RemoteHostsSettings:
                                  ssh_config=ssh_config, progress=progress))
         except RemoteError as exc:  # the host list could not be read or written
             report = Report().fail(str(exc))
+        if report.ok and self._tunnels is not None:
+            await self._tunnels.synced()  # its tunnel starts while the page shows it
         if page := self._live_page():
             page.add_finished(report.ok, report.lines)
         if report.ok:
@@ -162,6 +198,8 @@ class RemoteHostsSettings:
                                     progress=progress))
         except RemoteError as exc:  # the host list could not be read or written
             report = Report().fail(str(exc))
+        if report.ok and self._tunnels is not None:
+            await self._tunnels.synced()  # its tunnel ends
         page = self._live_page()
         if page is None:
             return

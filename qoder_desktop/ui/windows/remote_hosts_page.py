@@ -53,6 +53,7 @@ class HostRow(NamedTuple):
         hook: what the last add installed, for people.
         forward: the ``RemoteForward`` line for the person's own SSH session.
         in_use: which way in is active (the app's tunnel, their own session, neither).
+        tunnel: how its tunnel stands ("": not known before a check).
     """
 
     name: str
@@ -60,6 +61,7 @@ class HostRow(NamedTuple):
     hook: str
     forward: str
     in_use: str
+    tunnel: str = ""
 
 
 def _value_label(name: str) -> QLabel:
@@ -141,7 +143,13 @@ class HostCard(QGroupBox):
         self.forward_edit.setText(row.forward)
         self.forward_edit.setCursorPosition(0)
         self.forward_edit.setToolTip(tooltip(f"{row.forward}\n\n{FORWARD_HINT}"))
-        set_plain(self.in_use_label, row.in_use)
+        self.show_tunnel(row.tunnel, row.in_use)
+
+    def show_tunnel(self, line: str, in_use: str) -> None:
+        """How the host's tunnel stands now, and which way in is in use."""
+        if line:
+            set_plain(self.tunnel_label, make_visible(line))
+        set_plain(self.in_use_label, in_use)
 
     def set_busy(self, text: str) -> None:
         """A check or a remove runs: say which; Check and Remove wait for it."""
@@ -171,6 +179,7 @@ class HostCard(QGroupBox):
         if check.answer is not None:
             set_plain(self.hook_label, make_visible(check.hook))
         set_plain(self.tunnel_label, make_visible(check.tunnel))
+        set_plain(self.in_use_label, check.in_use)
         if check.ok:
             self._set_state("Ready: its agents ask here while the app runs.", "ok")
         elif not check.reachable:
@@ -294,6 +303,12 @@ class RemoteHostsPage(QWidget):
         card = self.cards.get(check.host.name)
         if card is not None:
             card.show_check(check)
+
+    def show_tunnel(self, name: str, line: str, in_use: str) -> None:
+        """Host `name`'s tunnel changed: its card shows `line` and `in_use`."""
+        card = self.cards.get(name)
+        if card is not None:
+            card.show_tunnel(line, in_use)
 
     def set_host_busy(self, name: str, text: str) -> None:
         """Something runs for host `name` (``Checking…``, ``Taking the hook off box…``)."""
