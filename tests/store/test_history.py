@@ -178,8 +178,9 @@ def test_schema_step_3_indexes_an_older_ledger_and_filtered_pages_use_them(
 
 
 def test_the_host_filter_narrows_to_one_host_on_its_index(tmp_path: Path) -> None:
-    """Rows carry their host (None: this computer); a host filter lists and counts that
-    host's rows only, newest first, off the host index; the hosts list names each once."""
+    """Rows carry their host (None: this computer); a host filter lists, counts and
+    exports that host's rows only, newest first, off the host index; the hosts list
+    names each once."""
     path = fill_ledger(tmp_path / "hosts.sqlite3", 2000)
     conn = sqlite3.connect(path)
     conn.execute("UPDATE approvals SET host = 'box' WHERE seq % 10 = 0")
@@ -203,3 +204,7 @@ def test_the_host_filter_narrows_to_one_host_on_its_index(tmp_path: Path) -> Non
             "EXPLAIN QUERY PLAN SELECT seq FROM approvals WHERE host = ? "
             "ORDER BY seq DESC LIMIT 200", ("box",)))
     assert "approvals_by_host_seq" in plan and "TEMP B-TREE" not in plan
+    out = tmp_path / "box.csv"
+    assert export_history(path, HistoryFilter(host="box"), out, "csv") == 200
+    with out.open(newline="", encoding="utf-8") as handle:
+        assert {row["host"] for row in csv.DictReader(handle)} == {"box"}
