@@ -7,7 +7,7 @@ page comes back as a queued signal → model reset → the table's viewport pain
 rows (the next loop turn after that paint: the frame a person sees). Each sample closes
 the window first, so each opening builds a new window, model, reader and connection.
 Floor, interleaved: a bare `QWidget` of the same size holding a `QTableView` over a
-`QStandardItemModel` already filled with 200 rows of the same 8 columns, shown until its
+`QStandardItemModel` already filled with 200 rows of the same columns, shown until its
 viewport's first paint (what Qt alone needs to show those rows).
 
 Path measured (filter): a filter control changes → `HistoryModel.set_filter` → the page

@@ -12,12 +12,17 @@ from datetime import UTC, datetime, timedelta
 PENDING = "pending"
 """The outcome filter's word for a request that has no decision."""
 
+THIS_COMPUTER = ""
+"""The host filter's value for requests made on this machine (their host is None)."""
+
 
 @dataclass(frozen=True)
 class HistoryFilter:
-    """Which ledger requests to list: a session, an outcome, a decider and some text.
+    """Which ledger requests to list: a host, a session, an outcome, a decider and some
+    text.
 
-    None (or an empty text) means "any". `outcome` is a `DecisionKind` value or
+    None (or an empty text) means "any"; `host` is a remote host's name or
+    `THIS_COMPUTER`. `outcome` is a `DecisionKind` value or
     `PENDING`; `decided_by` a `DecidedBy` value; `since` see `since_for`. `text` is
     matched, case-insensitively for ASCII, in the tool, the session's name, the title,
     the rule, the message and the input as asked and as run.
@@ -29,6 +34,7 @@ class HistoryFilter:
     text: str = ""
     since: str | None = None
     """Only requests received at or after this time (`encode_time` form)."""
+    host: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class HistoryRow:
     asked: str
     ran: str | None
     edited: bool
+    host: str | None = None
+    """The remote host the request came from (None: this machine)."""
 
     @property
     def status(self) -> str:

@@ -118,6 +118,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 4: the remote host a request and a terminal session came from (NULL: this machine).
     ("ALTER TABLE approvals ADD COLUMN host TEXT",
      "ALTER TABLE sessions ADD COLUMN host TEXT"),
+    # 5: the history window's host filter reads an index newest first, and its list of
+    # hosts skips from one host to the next instead of reading every request.
+    ("CREATE INDEX approvals_by_host_seq ON approvals(host, seq)",),
 ]
 """Schema steps; step N (1-based) brings ``user_version`` from N-1 to N."""
 

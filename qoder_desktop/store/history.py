@@ -3,7 +3,8 @@
 `HistoryQueries` runs the queries on one read-only SQLite connection of its own (WAL:
 reading never waits on the app's writes). Pages are keyset pages, newest first (``seq <
 last seen``), so page 500 costs what page 1 does; totals are one ``GROUP BY`` over the
-indexes of schema step 3. `HistoryReader` runs them on a thread of its own and hands back
+indexes of schema steps 3 and 5.
+`HistoryReader` runs them on a thread of its own and hands back
 futures, so a window asking never blocks; `export_history` writes the rows of a filter
 with `ledger_export.write_entries`, the writer of ``qoder-desktop ledger export``.
 """
@@ -17,7 +18,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from qoder_desktop.domain.history import PENDING, HistoryFilter, HistoryRow, HistoryTotals
+from qoder_desktop.domain.history import (
+    PENDING,
+    THIS_COMPUTER,
+    HistoryFilter,
+    HistoryRow,
+    HistoryTotals,
+)
 from qoder_desktop.domain.kinds import Backend, DecidedBy, DecisionKind, SessionState
 from qoder_desktop.domain.models import RuleValue, SessionRule
 from qoder_desktop.domain.revocation import RevokeReach, revoke_reach
@@ -37,8 +44,8 @@ _TEXT_COLUMNS = ("tool_name", "session_name", "title", "matched_rule", "message"
                  "original_input_json", "final_input_json")
 
 _ROW_COLUMNS = (
-    "seq, request_id, session_id, session_name, tool_name, title, outcome, decided_by, "
-    "received_at, decided_at, latency_ms, matched_rule, "
+    "seq, request_id, session_id, session_name, host, tool_name, title, outcome, "
+    "decided_by, received_at, decided_at, latency_ms, matched_rule, "
     f"substr(original_input_json, 1, {PREVIEW_CHARS}) AS asked, "
     f"substr(final_input_json, 1, {PREVIEW_CHARS}) AS ran, "
     "(final_input_json IS NOT NULL AND final_input_json != original_input_json) AS edited")
@@ -48,6 +55,11 @@ def _where(flt: HistoryFilter) -> tuple[str, list[Any]]:
     """The WHERE clause (without the keyword; "1" for none) and its parameters."""
     clauses: list[str] = []
     params: list[Any] = []
+    if flt.host == THIS_COMPUTER:
+        clauses.append("host IS NULL")
+    elif flt.host is not None:
+        clauses.append("host = ?")
+        params.append(flt.host)
     if flt.session_id:
         clauses.append("session_id = ?")
         params.append(flt.session_id)
@@ -92,7 +104,7 @@ def _history_row(row: sqlite3.Row) -> HistoryRow:
         who=_who(row["outcome"], row["decided_by"], row["matched_rule"]),
         received_at=row["received_at"], decided_at=row["decided_at"],
         latency_ms=row["latency_ms"], matched_rule=row["matched_rule"], asked=row["asked"],
-        ran=row["ran"], edited=bool(row["edited"]))
+        ran=row["ran"], edited=bool(row["edited"]), host=row["host"])
 
 
 def decider_words(decided_by: str | None) -> str:
@@ -171,6 +183,22 @@ class HistoryQueries:
             "SELECT session_id, name FROM sessions WHERE EXISTS (SELECT 1 FROM approvals "
             "WHERE approvals.session_id = sessions.session_id) ORDER BY updated_at DESC", ())
         return [(row["session_id"], row["name"]) for row in rows]
+
+    def hosts(self) -> list[str]:
+        """The hosts with a request in the ledger, by name; `THIS_COMPUTER` first when a
+        request was made on this machine.
+
+        Skips from one host to the next along the host index (a few lookups however many
+        requests there are), instead of reading every request for its host.
+        """
+        rows = self._all(
+            "WITH RECURSIVE named(host) AS ("
+            " SELECT min(host) FROM approvals WHERE host IS NOT NULL"
+            " UNION ALL SELECT (SELECT min(host) FROM approvals WHERE host > named.host)"
+            " FROM named WHERE named.host IS NOT NULL) "
+            "SELECT host FROM named WHERE host IS NOT NULL", ())
+        local = self._all("SELECT 1 FROM approvals WHERE host IS NULL LIMIT 1", ())
+        return [THIS_COMPUTER] * bool(local) + [row["host"] for row in rows]
 
     def entry(self, request_id: str) -> LedgerEntry | None:
         """The whole ledger entry of one request (inputs in full), or None."""
@@ -309,6 +337,10 @@ class HistoryReader:
     def sessions(self) -> Future[list[tuple[str, str]]]:
         """`HistoryQueries.sessions` on the counts' thread."""
         return self._run(lambda q: q.sessions(), count=True)
+
+    def hosts(self) -> Future[list[str]]:
+        """`HistoryQueries.hosts` on the counts' thread."""
+        return self._run(lambda q: q.hosts(), count=True)
 
     def entry(self, request_id: str) -> Future[LedgerEntry | None]:
         """`HistoryQueries.entry` on the rows' thread."""

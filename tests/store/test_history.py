@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ledger_rows import GRANT, MARKER, MARKER_EVERY, fill_ledger, session_id
-from qoder_desktop.domain.history import PENDING, HistoryFilter, since_for
+from qoder_desktop.domain.history import PENDING, THIS_COMPUTER, HistoryFilter, since_for
 from qoder_desktop.store.database import MIGRATIONS, Database
 from qoder_desktop.store.history import (
     HistoryQueries,
@@ -175,3 +175,36 @@ def test_schema_step_3_indexes_an_older_ledger_and_filtered_pages_use_them(
             "ORDER BY seq DESC LIMIT 200", ("s",)))
     assert {"approvals_by_session_seq", "approvals_by_outcome"} <= names
     assert "approvals_by_session_seq" in plan and "TEMP B-TREE" not in plan
+
+
+def test_the_host_filter_narrows_to_one_host_on_its_index(tmp_path: Path) -> None:
+    """Rows carry their host (None: this computer); a host filter lists, counts and
+    exports that host's rows only, newest first, off the host index; the hosts list
+    names each once."""
+    path = fill_ledger(tmp_path / "hosts.sqlite3", 2000)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE approvals SET host = 'box' WHERE seq % 10 = 0")
+    conn.execute("UPDATE approvals SET host = '<b>x</b>' WHERE seq % 100 = 1")
+    conn.commit()
+    conn.close()
+    queries = HistoryQueries(connect_read_only(path))
+    assert queries.hosts() == [THIS_COMPUTER, "<b>x</b>", "box"]
+    box = queries.page(HistoryFilter(host="box"), limit=1000)
+    assert len(box) == 200 == queries.totals(HistoryFilter(host="box")).total
+    assert {row.host for row in box} == {"box"}
+    assert [row.seq for row in box] == sorted((row.seq for row in box), reverse=True)
+    here = queries.page(HistoryFilter(host=THIS_COMPUTER), limit=2000)
+    assert len(here) == 2000 - 200 - 20 and {row.host for row in here} == {None}
+    outcome = queries.page(HistoryFilter(host="<b>x</b>"), limit=1)[0].status
+    marked = queries.page(HistoryFilter(host="<b>x</b>", outcome=outcome), limit=1000)
+    assert 0 < len(marked) < 20
+    assert {(row.host, row.status) for row in marked} == {("<b>x</b>", outcome)}
+    with Database.open(path) as db:
+        plan = " ".join(str(row[3]) for row in db.fetchall(
+            "EXPLAIN QUERY PLAN SELECT seq FROM approvals WHERE host = ? "
+            "ORDER BY seq DESC LIMIT 200", ("box",)))
+    assert "approvals_by_host_seq" in plan and "TEMP B-TREE" not in plan
+    out = tmp_path / "box.csv"
+    assert export_history(path, HistoryFilter(host="box"), out, "csv") == 200
+    with out.open(newline="", encoding="utf-8") as handle:
+        assert {row["host"] for row in csv.DictReader(handle)} == {"box"}

@@ -40,7 +40,7 @@ from qoder_desktop.store.history import PAGE_SIZE
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.widgets.rules_view import ASKS_AGAIN, COL_ACTION
-from qoder_desktop.ui.windows.history_window import HistoryWindow
+from qoder_desktop.ui.windows.history_window import COLUMNS, HistoryWindow
 from qoder_desktop.ui.wiring import DesktopApp
 
 ROWS = 3000
@@ -87,8 +87,9 @@ def _open(app: DesktopApp, loop: AppEventLoop) -> HistoryWindow:
     return window
 
 
-def _cells(window: HistoryWindow, column: int) -> list[str]:
+def _cells(window: HistoryWindow, title: str) -> list[str]:
     model = window.table.model()
+    column = COLUMNS.index(title)
     return [model.index(row, column).data() for row in range(model.rowCount())]
 
 
@@ -115,7 +116,7 @@ def test_filters_narrow_the_rows_and_the_counts_follow(
         big_app: DesktopApp, loop: AppEventLoop, qtbot: QtBot) -> None:
     window = _open(big_app, loop)
     window.outcome_combo.setCurrentIndex(window.outcome_combo.findData("deny"))
-    run(loop, settle(lambda: set(_cells(window, 4)) == {"denied"}
+    run(loop, settle(lambda: set(_cells(window, "Outcome")) == {"denied"}
                      and window.totals.by_outcome.keys() == {"deny"}))
     denied = window.totals.total
     assert 0 < denied < ROWS and window.totals.by_outcome == {"deny": denied}
@@ -123,20 +124,21 @@ def test_filters_narrow_the_rows_and_the_counts_follow(
     window.decider_combo.setCurrentIndex(window.decider_combo.findData("cli"))
     run(loop, settle(lambda: window.totals.by_decider.keys()
                      == {"the agent's CLI, under its session grant"}
-                     and all(who.startswith("the agent's CLI") for who in _cells(window, 5))))
+                     and all(who.startswith("the agent's CLI")
+                             for who in _cells(window, "Decided by"))))
     window.decider_combo.setCurrentIndex(0)
     qtbot.keyClicks(window.search, MARKER)
     expected = len(range(0, ROWS, 997))
     run(loop, settle(lambda: window.table.model().rowCount() == expected
                      and window.totals.total == expected))
-    assert all(MARKER in text for text in _cells(window, 3))
+    assert all(MARKER in text for text in _cells(window, "Input as asked"))
 
 
 def test_opening_a_row_shows_it_whole_with_the_grant_it_ran_under(
         big_app: DesktopApp, loop: AppEventLoop) -> None:
     window = _open(big_app, loop)
     window.decider_combo.setCurrentIndex(window.decider_combo.findData("cli"))
-    run(loop, settle(lambda: set(_cells(window, 5)) == {
+    run(loop, settle(lambda: set(_cells(window, "Decided by")) == {
         f"the agent's CLI, under its session grant (we read it as {GRANT})"}))
     window.open_row(0)
     run(loop, settle(lambda: "Input as asked:" in window.detail.text.toPlainText()))
@@ -153,7 +155,7 @@ def test_export_writes_the_current_view_off_the_gui_thread_with_progress(
     window = _open(big_app, loop)
     window.outcome_combo.setCurrentIndex(window.outcome_combo.findData("allow_once"))
     run(loop, settle(lambda: window.totals.by_outcome.keys() == {"allow_once"}
-                     and set(_cells(window, 4)) == {"allowed once"}))
+                     and set(_cells(window, "Outcome")) == {"allowed once"}))
     shown: list[tuple[int, int]] = []
     original = window.set_export_progress
 
@@ -210,7 +212,7 @@ def test_a_demo_decision_appears_and_its_grant_is_revoked_from_its_row(
                         tool_use_id="toolu_1"), "Bash(npm test:*)")
     db.flush()
     window = _open(live_app, loop)
-    assert _cells(window, 5) == [
+    assert _cells(window, "Decided by") == [
         "the agent's CLI, under its session grant (we read it as Bash(npm test:*))", "you"]
     assert "you 1" in window.totals_label.text()
     assert window.headline.text().startswith("You approved 1 · ran without you 1 ")
@@ -245,7 +247,8 @@ def test_opening_the_history_again_shows_what_was_decided_since(
     ran("npm test -- second", "toolu_2")
     live_app.window.history_action.trigger()
     assert live_app.history.window is window
-    run(loop, settle(lambda: _cells(window, 3) == ["npm test -- second", "npm test -- first"]
+    run(loop, settle(lambda: _cells(window, "Input as asked")
+                     == ["npm test -- second", "npm test -- first"]
                      and window.totals.total == 2))
 
 
@@ -271,3 +274,38 @@ def test_an_agents_markup_in_a_row_is_never_read_as_rich_text_in_its_tooltip(
     session_tips = [window.session_combo.itemData(i, Qt.ItemDataRole.ToolTipRole)
                     for i in range(1, window.session_combo.count())]
     assert session_tips and all("<img" not in tip for tip in session_tips)
+
+
+def test_each_row_shows_its_host_and_the_host_filter_narrows_to_one(
+        live_app: DesktopApp, db: Database, loop: AppEventLoop) -> None:
+    """A request from a remote host shows that host, one made here "This computer"; the
+    host filter lists both and shows one host's rows only. A host name the agent's side
+    chose stays the characters it is, in the cell, its tooltip and the filter."""
+    markup = "<b>box</b>"
+    ledger = Ledger(db)
+    for host, command, use_id in ((None, "make local", "toolu_l"),
+                                  ("box", "make remote", "toolu_b"),
+                                  (markup, "make marked", "toolu_m")):
+        ledger.record_rule_allowed(
+            ApprovalRequest(session_id="s0", session_name="session 0", backend=Backend.CLAUDE,
+                            tool_name="Bash", tool_input={"command": command},
+                            tool_use_id=use_id, host=host), "Bash(make:*)")
+    db.flush()
+    window = _open(live_app, loop)
+    assert _cells(window, "Host") == [markup, "box", "This computer"]
+    host_column = COLUMNS.index("Host")
+    tip = window.table.model().index(0, host_column).data(Qt.ItemDataRole.ToolTipRole)
+    assert "&lt;b&gt;box&lt;/b&gt;" in tip and "<b>" not in tip
+    run(loop, settle(lambda: window.host_combo.count() == 4))
+    assert [window.host_combo.itemText(i) for i in range(4)] == [
+        "All hosts", "This computer", markup, "box"]  # by name
+
+    window.host_combo.setCurrentIndex(window.host_combo.findData("box"))
+    run(loop, settle(lambda: _cells(window, "Input as asked") == ["make remote"]
+                     and window.totals.total == 1))
+    window.host_combo.setCurrentIndex(window.host_combo.findText("This computer"))
+    run(loop, settle(lambda: _cells(window, "Input as asked") == ["make local"]
+                     and window.totals.total == 1))
+    window.host_combo.setCurrentIndex(0)
+    run(loop, settle(lambda: window.table.model().rowCount() == 3
+                     and window.totals.total == 3))

@@ -44,7 +44,7 @@ from qoder_desktop.ui.widgets.queue_view import (
     MAX_SESSION_WIDTH,
 )
 from qoder_desktop.ui.widgets.rules_view import COL_ACTION
-from qoder_desktop.ui.widgets.session_list import COL_NAME, COL_PENDING, COLUMNS
+from qoder_desktop.ui.widgets.session_list import COL_NAME, COL_PENDING, COLUMNS, SESSION_ID_ROLE
 from qoder_desktop.ui.widgets.transcript_view import KIND_PROPERTY
 from qoder_desktop.ui.windows import confirm
 from qoder_desktop.ui.windows.main_window import MainWindow
@@ -586,3 +586,32 @@ def test_a_remote_hosts_session_names_its_host_in_the_list(window: MainWindow) -
     assert "Host: box" in model.index(1, COL_NAME).data(Qt.ItemDataRole.ToolTipRole)
     assert "Host:" not in model.index(0, COL_NAME).data(Qt.ItemDataRole.ToolTipRole)
     assert model.index(1, COL_NAME).data() == "box · Claude Code · api"
+
+
+def test_sessions_are_listed_per_host_this_computers_first(window: MainWindow) -> None:
+    """Each host's sessions sit together (this computer's first, then by host name), in
+    the order they came within a host; a new one joins the end of its host's rows and
+    the selected session stays selected."""
+    def on(host: str, name: str) -> SessionInfo:
+        return session(f"{host} · Claude Code · {name}", backend=Backend.TERMINAL,
+                       host=host)
+
+    window.set_sessions([on("zed", "api"), session("here"), on("box", "web"),
+                         on("zed", "docs"), on("box", "db")])
+    model = window.ui.sessionsView.model()
+
+    def names() -> list[str]:
+        return [model.index(row, COL_NAME).data() for row in range(model.rowCount())]
+
+    assert names() == ["here", "box · Claude Code · web", "box · Claude Code · db",
+                       "zed · Claude Code · api", "zed · Claude Code · docs"]
+    selected = model.index(3, 0).data(SESSION_ID_ROLE)
+    window.session_pane.select(selected)
+    window.update_session(on("box", "ci"))
+    window.update_session(session("there", backend=Backend.TERMINAL))
+    assert names() == ["here", "there", "box · Claude Code · web", "box · Claude Code · db",
+                       "box · Claude Code · ci", "zed · Claude Code · api",
+                       "zed · Claude Code · docs"]
+    assert window.session_pane.current == selected
+    current = window.ui.sessionsView.currentIndex()
+    assert current.data(SESSION_ID_ROLE) == selected

@@ -219,7 +219,8 @@ class HistoryControl:
         return self.window
 
     def refresh(self) -> None:
-        """Read the sessions, the rows and the totals again (new decisions appear)."""
+        """Read the hosts, the sessions, the rows and the totals again (new decisions
+        appear)."""
         if self._reader is None or self.window is None:
             return
         window = self.window
@@ -228,6 +229,10 @@ class HistoryControl:
                  lambda value: None if isinstance(value, BaseException)
                  or self.window is not window  # closed meanwhile: nothing to show it in
                  else window.set_sessions(value))
+        _deliver(self._relay, self._reader.hosts(),
+                 lambda value: None if isinstance(value, BaseException)
+                 or self.window is not window
+                 else window.set_hosts(value))
 
     def set_filter(self, flt: HistoryFilter) -> None:
         """Show the rows of `flt`; they are counted once its first page is shown (the

@@ -56,6 +56,12 @@ def folder_part(path: str) -> str:
     return os.path.basename(trimmed) or trimmed
 
 
+def host_order(info: SessionInfo) -> tuple[bool, str]:
+    """Where a session's host puts its row: this computer's sessions first, then each
+    remote host's together, by host name."""
+    return (info.host is not None, info.host or "")
+
+
 def short_path(path: str) -> str:
     """`path` with the home folder shown as `~`."""
     home = os.path.expanduser("~")
@@ -67,9 +73,11 @@ def short_path(path: str) -> str:
 class SessionTableModel(QAbstractTableModel):
     """Sessions as rows: name, backend, folder, mode, state and pending requests.
 
-    Rows keep the order sessions were given in; `update_session` changes a row in place
-    or appends a new one. A change of the pending counts repaints only the pending cells
-    whose count changed (the counts change with every request added or answered).
+    Rows are grouped by host (`host_order`: this computer's sessions first, then each
+    remote host's together) and keep the order sessions were given in within a host;
+    `update_session` changes a row in place or adds a new one at the end of its host's.
+    A change of the pending counts repaints only the pending cells whose count changed
+    (the counts change with every request added or answered).
     """
 
     def __init__(self, parent: Any = None) -> None:
@@ -155,20 +163,25 @@ class SessionTableModel(QAbstractTableModel):
     def set_sessions(self, sessions: list[SessionInfo]) -> None:
         """Replace every row."""
         self.beginResetModel()
-        self._sessions = list(sessions)
+        self._sessions = sorted(sessions, key=host_order)  # stable: order kept in a host
+        self._index_rows()
+        self.endResetModel()
+
+    def _index_rows(self) -> None:
         self._rows = {}
         for row, info in enumerate(self._sessions):
             self._rows.setdefault(info.session_id, row)
-        self.endResetModel()
 
     def update_session(self, info: SessionInfo) -> int:
-        """Replace the row of `info.session_id` (or append it); returns its row."""
+        """Replace the row of `info.session_id` (or add it at the end of its host's rows);
+        returns its row."""
         row = self.row_of(info.session_id)
         if row is None:
-            row = len(self._sessions)
+            key = host_order(info)
+            row = sum(1 for shown in self._sessions if host_order(shown) <= key)
             self.beginInsertRows(QModelIndex(), row, row)
-            self._sessions.append(info)
-            self._rows[info.session_id] = row
+            self._sessions.insert(row, info)
+            self._index_rows()
             self.endInsertRows()
             return row
         self._sessions[row] = info

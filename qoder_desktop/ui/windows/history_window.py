@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.domain.history import (
+    THIS_COMPUTER,
     HistoryFilter,
     HistoryRow,
     HistoryTotals,
@@ -50,7 +51,7 @@ from qoder_desktop.ui.windows.history_detail import (
 if TYPE_CHECKING:
     from qoder_desktop.domain.models import SessionRule
 
-COLUMNS = ("Received", "Session", "Tool", "Input as asked", "Outcome", "Decided by",
+COLUMNS = ("Received", "Host", "Session", "Tool", "Input as asked", "Outcome", "Decided by",
            "Waited", "As run")
 """The history list's columns."""
 
@@ -80,6 +81,16 @@ def _one_line(text: str | None, limit: int = 160) -> str:
     return make_visible(flat if len(flat) <= limit else flat[:limit] + "…")
 
 
+THIS_COMPUTER_WORDS = "This computer"
+"""How the history names this machine (a request's host is None)."""
+
+
+def host_words(host: str | None) -> str:
+    """A host as the history shows it: its name (hidden characters made visible), or
+    `THIS_COMPUTER_WORDS` for this machine."""
+    return make_visible(host) if host else THIS_COMPUTER_WORDS
+
+
 @lru_cache(maxsize=8192)
 def row_cells(row: HistoryRow) -> tuple[str, ...]:
     """The texts of one history row, column by column (see `COLUMNS`)."""
@@ -89,7 +100,8 @@ def row_cells(row: HistoryRow) -> tuple[str, ...]:
         ran = "did not run"
     else:
         ran = "edited: " + _one_line(row.ran) if row.edited else "as asked"
-    return (local_time(row.received_at), make_visible(row.session_name), row.tool_name,
+    return (local_time(row.received_at), host_words(row.host),
+            make_visible(row.session_name), row.tool_name,
             _one_line(row.asked), OUTCOME_WORDS.get(row.status, row.status),
             make_visible(row.who), waited(row.latency_ms), ran)
 
@@ -145,6 +157,8 @@ class HistoryWindow(QWidget):
         self._connect()
 
     def _build(self) -> None:
+        self.host_combo = QComboBox(self)
+        self.host_combo.addItem("All hosts", None)
         self.session_combo = QComboBox(self)
         self.session_combo.addItem("All sessions", None)
         self.outcome_combo = QComboBox(self)
@@ -161,7 +175,8 @@ class HistoryWindow(QWidget):
         self.search.setPlaceholderText("Search tool, command, rule, message…")
         self.search.setClearButtonEnabled(True)
         filters = QHBoxLayout()
-        for label, widget in (("Session", self.session_combo), ("Outcome", self.outcome_combo),
+        for label, widget in (("Host", self.host_combo), ("Session", self.session_combo),
+                              ("Outcome", self.outcome_combo),
                               ("Decided by", self.decider_combo), ("When", self.when_combo)):
             filters.addWidget(QLabel(label, self))
             filters.addWidget(widget)
@@ -186,7 +201,7 @@ class HistoryWindow(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         header = self.table.horizontalHeader()
-        for column, width in enumerate((140, 90, 60, 230, 140, 240, 64, 90)):
+        for column, width in enumerate((140, 100, 90, 60, 230, 140, 240, 64, 90)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.table.setColumnWidth(column, width)
         header.setStretchLastSection(True)
@@ -211,6 +226,8 @@ class HistoryWindow(QWidget):
         bottom.addWidget(self.progress)
         bottom.addWidget(self.status, 1)
         described: tuple[tuple[QWidget, str, str], ...] = (
+                (self.host_combo, "Host",
+                 "Show the decisions of requests from one host, or from this computer"),
                 (self.session_combo, "Session", "Show the decisions of one session"),
                 (self.outcome_combo, "Outcome", "Show only decisions with this outcome"),
                 (self.decider_combo, "Decided by",
@@ -235,7 +252,7 @@ class HistoryWindow(QWidget):
         layout.addLayout(bottom)
 
     def _connect(self) -> None:
-        for combo in (self.session_combo, self.outcome_combo, self.decider_combo,
+        for combo in (self.host_combo, self.session_combo, self.outcome_combo, self.decider_combo,
                       self.when_combo):
             combo.currentIndexChanged.connect(self._emit_filter)
         self.search.textChanged.connect(self._emit_filter)
@@ -253,6 +270,7 @@ class HistoryWindow(QWidget):
     def current_filter(self) -> HistoryFilter:
         """The filter the controls say."""
         return HistoryFilter(
+            host=self.host_combo.currentData(),
             session_id=self.session_combo.currentData(),
             outcome=self.outcome_combo.currentData(),
             decided_by=self.decider_combo.currentData(),
@@ -275,6 +293,24 @@ class HistoryWindow(QWidget):
         found = self.session_combo.findData(current)
         self.session_combo.setCurrentIndex(max(found, 0))
         self.session_combo.blockSignals(False)
+        if current is not None and found < 0:
+            self._emit_filter()
+
+    def set_hosts(self, hosts: list[str]) -> None:
+        """Offer these hosts (`THIS_COMPUTER` for this machine) in the host filter (keeps
+        the choice)."""
+        current = self.host_combo.currentData()
+        self.host_combo.blockSignals(True)
+        self.host_combo.clear()
+        self.host_combo.addItem("All hosts", None)
+        for host in hosts:
+            self.host_combo.addItem(host_words(host or None), host)
+            if host != THIS_COMPUTER:
+                self.host_combo.setItemData(self.host_combo.count() - 1, tooltip(host),
+                                            Qt.ItemDataRole.ToolTipRole)
+        found = self.host_combo.findData(current)
+        self.host_combo.setCurrentIndex(max(found, 0))
+        self.host_combo.blockSignals(False)
         if current is not None and found < 0:
             self._emit_filter()
 
