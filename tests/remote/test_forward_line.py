@@ -5,6 +5,7 @@ socket on the desk."""
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,14 +29,17 @@ def test_ssh_takes_the_line_as_the_host_socket_to_the_desk_socket() -> None:
                                f"{host_socket_path('me@box')}")
 
 
-def test_paths_with_spaces_stay_one_word_each(monkeypatch: pytest.MonkeyPatch,
-                                              tmp_path: Path) -> None:
-    monkeypatch.setenv(HOME_ENV, str(tmp_path / "my desk"))
+def test_paths_with_spaces_stay_one_word_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A short folder: a socket path must fit a Unix socket address (108 bytes), and
+    # pytest's own temporary folders under xdist are too deep for that.
+    desk = Path(tempfile.mkdtemp(prefix="qd desk ", dir="/tmp"))
+    monkeypatch.setenv(HOME_ENV, str(desk))
     host = RemoteHost("box", home="/home/Jane Doe")
 
     assert ssh_reads(forward_line(host)) == (
         f"remoteforward /home/Jane Doe/.qoder-desktop/desk.sock {host_socket_path('box')}")
     assert " " in str(host_socket_path("box"))
+    shutil.rmtree(desk)
 
 
 def test_each_host_has_its_own_desk_socket() -> None:
