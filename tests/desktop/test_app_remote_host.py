@@ -25,7 +25,7 @@ from helpers.desktop import person_keys, wait_for, windows, xvfb_display
 from helpers.shared_keyring import BACKEND, FILE_VARIABLE
 from helpers.sshd import SshHost, remote_homes, skip_reason, ssh_host, ssh_server
 
-from qoder_desktop.remote.tunnel_state import state_path
+from qoder_desktop.remote.tunnel_state import NOT_RUNNING, state_path
 
 __all__ = ["remote_homes", "ssh_host", "ssh_server"]
 
@@ -126,8 +126,10 @@ def test_a_person_answers_a_remote_hosts_hook_through_the_apps_tunnel(
             hook = subprocess.Popen(ssh_host.ssh(hook_command), stdin=stdin,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            [dialog] = wait_for(lambda: windows(desk_env, "^Approve Bash", visible_only=True),
-                                TIMEOUT, "the approval dialog")
+            # The dialog names the host: its session is the host's ("qd-remote · …").
+            [dialog] = wait_for(lambda: windows(desk_env, f"^Approve Bash — {alias} · ",
+                                                visible_only=True),
+                                TIMEOUT, "the approval dialog naming the host")
             time.sleep(ARMING)
             person_keys(desk_env, dialog, "ctrl+Return")
             out, err = hook.communicate(timeout=TIMEOUT)
@@ -146,4 +148,6 @@ def test_a_person_answers_a_remote_hosts_hook_through_the_apps_tunnel(
 
     after = ssh_host.run(hook_command, input=json.dumps(EVENT), timeout=TIMEOUT)
     assert (after.returncode, after.stdout) == (0, ""), after.stderr
+    status = _desk(desk_env, "remote", "status", alias)
+    assert f"tunnel: {NOT_RUNNING}" in status.stdout, status.stdout + status.stderr
     assert "Traceback" not in output_file.read_text(errors="replace")
