@@ -42,10 +42,9 @@ from qoder_desktop.approval.source import (
     SessionRef,
     ToolCall,
     is_withdrawn,
-    permission_result,
 )
 from qoder_desktop.config.private_file import write_private
-from qoder_desktop.domain.hook_events import HookEvent, TerminalAgent
+from qoder_desktop.domain.hook_events import TerminalAgent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -62,6 +61,14 @@ from qoder_desktop.terminal.binding import (
     peer_cli,
 )
 from qoder_desktop.terminal.challenge import HANDSHAKE_TIMEOUT, Refused, TooSlow, accept_hook
+from qoder_desktop.terminal.hook_lines import (
+    ANSWERED_IN_TERMINAL,
+    hook_leaves,
+    hook_output,
+    parse_hook_event,
+    printed,
+    send,
+)
 from qoder_desktop.terminal.listener import (
     MAX_CONNECTIONS,
     HookConnection,
@@ -73,11 +80,6 @@ from qoder_desktop.terminal.transcript import Rest, TranscriptFollower
 
 log = logging.getLogger(__name__)
 
-PRINTED_TIMEOUT = 5.0
-"""How long the hook may take to confirm it printed an answer carrying revocations."""
-
-ANSWERED_IN_TERMINAL = "Answered in the terminal."
-LEFT_IN_TERMINAL = "Answered or cancelled in the terminal."
 APP_QUIT = "Qoder Desktop quit; the terminal asks instead."
 
 
@@ -97,38 +99,6 @@ class HookOrigin:
     host: str
     socket_path: Path
     token: str = field(repr=False)
-
-
-def parse_hook_event(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(agent, hook input) from the hook's request line.
-
-    Raises:
-        ValueError: it is not a PermissionRequest hook input we can ask about.
-    """
-    agent = message.get("agent")
-    event = message.get("event")
-    if agent not in set(TerminalAgent):
-        raise ValueError(f"unknown agent {agent!r}")
-    if not isinstance(event, dict):
-        raise ValueError("'event' must be an object")
-    if event.get("hook_event_name", HookEvent.PERMISSION_REQUEST) != HookEvent.PERMISSION_REQUEST:
-        raise ValueError("not a PermissionRequest hook")
-    for key in ("session_id", "tool_name"):
-        if not isinstance(event.get(key), str) or not event[key].strip():
-            raise ValueError(f"{key!r} must be a non-empty string")
-    if not isinstance(event.get("tool_input"), dict):
-        raise ValueError("'tool_input' must be an object")
-    for key in ("cwd", "transcript_path", "permission_mode"):
-        if event.get(key) is not None and not isinstance(event[key], str):
-            raise ValueError(f"{key!r} must be a string")
-    return str(agent), event
-
-
-def hook_output(decision: Decision, removals: Sequence[RuleValue] = ()) -> dict[str, Any]:
-    """What the hook prints for `decision` (the CLI holds session grants itself); an allow
-    also tells the CLI to drop `removals` (Claude Code ignores updates in a deny)."""
-    return {"hookSpecificOutput": {"hookEventName": HookEvent.PERMISSION_REQUEST.value,
-                                   "decision": permission_result(decision, removals)}}
 
 
 class TerminalHookServer(ApprovalSource):
@@ -299,7 +269,7 @@ class TerminalHookServer(ApprovalSource):
             request = self._request_for(agent, event, cli)
         except ValueError as exc:  # (suggestions that are not a list: `parse_suggestions`)
             log.warning("terminal hooks: refused a malformed request: %s", exc)
-            await _send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
+            await send(writer, sealer, {"type": protocol.PASS, "reason": "malformed request"})
             return
         wait = self._wait_seconds()
         waiting: dict[str, Any] = {"type": protocol.WAITING, "wait_seconds": wait}
@@ -309,18 +279,18 @@ class TerminalHookServer(ApprovalSource):
             waiting[protocol.TRANSCRIPT_FROM] = self.remote_transcripts.shown_up_to(
                 request.session_id)
             streamed = self.remote_transcripts
-        await _send(writer, sealer, waiting)
+        await send(writer, sealer, waiting)
         decision = await self.ask(
             request, within=wait,
-            gone=lambda: _hook_leaves(reader, sealer, request.session_id, streamed),
+            gone=lambda: hook_leaves(reader, sealer, request.session_id, streamed),
             expired=f"Nobody answered in Qoder Desktop within {wait:g} s; the terminal "
                     "asks instead.")
         if is_withdrawn(decision):
-            await _send(writer, sealer, {"type": protocol.PASS, "reason": decision.message})
+            await send(writer, sealer, {"type": protocol.PASS, "reason": decision.message})
             return
         answer = self.answer_for(request, decision)
-        await _send(writer, sealer, {"type": protocol.ANSWER, "output": answer.result})
-        if answer.removals and await _printed(reader, sealer):
+        await send(writer, sealer, {"type": protocol.ANSWER, "output": answer.result})
+        if answer.removals and await printed(reader, sealer):
             self.delivered(answer)
 
     def _wait_seconds(self) -> float:
@@ -378,39 +348,3 @@ class TerminalHookServer(ApprovalSource):
             path, session_id, self._hub.add_transcript_line, result_seen, on_rest=rested,
             busy=lambda: any(request.session_id == session_id
                              for request in self.open_requests()))
-
-
-async def _hook_leaves(reader: asyncio.StreamReader, sealer: protocol.Sealer,
-                       session_id: str, transcripts: RemoteTranscripts | None) -> str:
-    """Return (why) when the hook says "withdraw" (answered in the terminal, when it saw
-    the call's result in its transcript), hangs up, or sends a line not sealed with this
-    connection's key; the transcript lines a remote hook sends meanwhile are shown under
-    the request's session (`session_id`)."""
-    reason = LEFT_IN_TERMINAL
-    with contextlib.suppress(ConnectionError, ValueError):
-        while line := await reader.readline():
-            message = sealer.open(line)
-            if message.get("type") == protocol.TRANSCRIPT and transcripts is not None:
-                transcripts.take(session_id, message.get("lines"))
-            if message.get("type") == protocol.WITHDRAW:
-                if message.get(protocol.ANSWERED) is True:
-                    reason = ANSWERED_IN_TERMINAL
-                break
-    return reason
-
-
-async def _printed(reader: asyncio.StreamReader, sealer: protocol.Sealer) -> bool:
-    """True once the hook says it printed our answer for the CLI."""
-    try:
-        line = await asyncio.wait_for(reader.readline(), PRINTED_TIMEOUT)
-        return sealer.open(line).get("type") == protocol.PRINTED
-    except (TimeoutError, ConnectionError, ValueError):
-        log.info("terminal hooks: the hook did not confirm it printed our answer; the "
-                 "revocations it carried go with the next allow")
-        return False
-
-
-async def _send(writer: asyncio.StreamWriter, sealer: protocol.Sealer,
-                message: Mapping[str, Any]) -> None:
-    writer.write(sealer.seal(message))
-    await writer.drain()

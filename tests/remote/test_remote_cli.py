@@ -34,7 +34,7 @@ from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
-from qoder_desktop.terminal.server import ANSWERED_IN_TERMINAL
+from qoder_desktop.terminal.hook_lines import ANSWERED_IN_TERMINAL
 
 TIMEOUT = 60.0
 

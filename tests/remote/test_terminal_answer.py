@@ -28,8 +28,8 @@ from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
+from qoder_desktop.terminal.hook_lines import ANSWERED_IN_TERMINAL
 from qoder_desktop.terminal.remote_transcript import GAP_NOTE
-from qoder_desktop.terminal.server import ANSWERED_IN_TERMINAL
 
 TIMEOUT = 30.0
 WITHDRAWN_WITHIN = 10.0

@@ -25,7 +25,7 @@ from qoder_desktop.domain.models import (
 )
 from qoder_desktop.store.database import Database
 from qoder_desktop.terminal import protocol
-from qoder_desktop.terminal.server import LEFT_IN_TERMINAL, hook_output
+from qoder_desktop.terminal.hook_lines import LEFT_IN_TERMINAL, hook_output
 
 EVENT: dict[str, Any] = {
     "hook_event_name": "PermissionRequest", "session_id": "s-1", "cwd": "/work/project",
