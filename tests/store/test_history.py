@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.ledger_rows import GRANT, MARKER, MARKER_EVERY, fill_ledger, session_id
 from qoder_desktop.domain.history import PENDING, THIS_COMPUTER, HistoryFilter, since_for
-from qoder_desktop.store.database import MIGRATIONS, Database
+from qoder_desktop.store.database import Database
 from qoder_desktop.store.history import (
     HistoryQueries,
     HistoryReader,
@@ -22,6 +22,7 @@ from qoder_desktop.store.history import (
     export_history,
 )
 from qoder_desktop.store.ledger_export import EXPORT_COLUMNS, export_ledger
+from qoder_desktop.store.schema import MIGRATIONS
 
 COUNT = 100_000
 

@@ -17,9 +17,10 @@ from qoder_desktop.domain.models import (
     SessionRule,
     SessionState,
 )
-from qoder_desktop.store.database import MIGRATIONS, Database
+from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.store.removals import mark_delivered, removals_due
+from qoder_desktop.store.schema import MIGRATIONS
 
 
 def _session(db: Database) -> SessionInfo:

@@ -20,7 +20,8 @@ from qoder_desktop.domain.models import (
     SessionRule,
     SessionState,
 )
-from qoder_desktop.store.database import MIGRATIONS, Database, NotFoundError, StorageError
+from qoder_desktop.store.database import Database, NotFoundError, StorageError
+from qoder_desktop.store.schema import MIGRATIONS
 
 
 def _session(name: str = "s1") -> SessionInfo:
