@@ -22,11 +22,11 @@ from enum import StrEnum
 from typing import Any
 
 from qoder_desktop.agents.base import AgentSession
+from qoder_desktop.agents.cli_grants import record_run_under_grant
 from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
-from qoder_desktop.approval.source import SessionRef, ToolCall, build_request
 from qoder_desktop.domain.consent import ConsentRefused, ModeConsent
 from qoder_desktop.domain.models import (
     ApprovalRequest,
@@ -34,13 +34,11 @@ from qoder_desktop.domain.models import (
     Decision,
     DecisionKind,
     PermissionMode,
-    RuleBehavior,
     SessionInfo,
     SessionRule,
     SessionState,
 )
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
-from qoder_desktop.rules import matcher as rules
 from qoder_desktop.store.database import Database, StorageError
 from qoder_desktop.store.ledger import Ledger, ToolEventPhase
 from qoder_desktop.store.removals import mark_delivered, removals_due
@@ -249,27 +247,12 @@ class SessionHub(SessionSink):
             self._ledger.post_tool_event(session_id, tool_use_id, tool_name, tool_input,
                                          ToolEventPhase(phase))
             if phase in (ToolEventPhase.POST_TOOL_USE, ToolEventPhase.POST_TOOL_USE_FAILURE):
-                self._record_rule_allowed(session_id, tool_use_id, tool_name, tool_input)
+                session = self._sessions.get(session_id)
+                if session is not None:
+                    record_run_under_grant(self._db, self._ledger, session, tool_use_id,
+                                           tool_name, tool_input)
         except Exception:
             log.exception("could not record a %s event", phase)
-
-    def _record_rule_allowed(self, session_id: str, tool_use_id: str | None, tool_name: str,
-                             tool_input: dict[str, Any]) -> None:
-        """A call that ran without asking us, under a session grant the CLI holds: its
-        approval row, decided by the CLI, with the rule our matcher reads it as."""
-        session = self._sessions.get(session_id)
-        if session is None or not tool_use_id:
-            return
-        allow = [rule for rule in self._db.active_rules(session_id)
-                 if rule.behavior is RuleBehavior.ALLOW]
-        verdict = rules.evaluate(allow, tool_name, tool_input, session.options.cwd,
-                                 add_dirs=tuple(session.options.add_dirs)) if allow else None
-        if verdict is None or verdict.behavior is not RuleBehavior.ALLOW:
-            return
-        self._ledger.post_rule_allowed(build_request(
-            SessionRef(session_id, session.info.name, session.info.backend,
-                       cwd=session.options.cwd, add_dirs=tuple(session.options.add_dirs)),
-            ToolCall(tool_name, tool_input, tool_use_id)), str(verdict.rule.rule))
 
     # -- commands ----------------------------------------------------------------------
 
