@@ -170,7 +170,7 @@ class TranscriptReader:
 
     def _tail_start(self, fd: int) -> int:
         """Where the last `TAIL_LINES` lines start, within the last `TAIL` bytes."""
-        start = self.size - TAIL
+        start = max(0, self.size - TAIL)  # (a backlog in a file shorter than `TAIL` too)
         window = os.pread(fd, TAIL, start)
         end = len(window) - 1  # the file's own last newline ends the last line
         for _ in range(TAIL_LINES):
