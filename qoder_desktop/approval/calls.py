@@ -72,7 +72,8 @@ def wire_problem(update: PermissionSuggestion) -> str | None:
         return f"the CLI does not know the update type {update.type!r}"
     missing = [name for name in needs if getattr(update, name) is None]
     if missing:
-        return f"a {update.type} update without {' or '.join(missing)}"
+        article = "an" if update.type[:1].lower() in "aeiou" else "a"
+        return f"{article} {update.type} update without {' or '.join(missing)}"
     return None
 
 

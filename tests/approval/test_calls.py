@@ -74,7 +74,7 @@ def test_a_way_in_can_add_its_own_check() -> None:
 
 @pytest.mark.parametrize(("update", "problem"), [
     (PermissionSuggestion(type="addRules", destination="session"),
-     "a addRules update without rules or behavior"),
+     "an addRules update without rules or behavior"),
     (PermissionSuggestion(type="setMode", destination="session"), "a setMode update without mode"),
     (PermissionSuggestion(type="addDirectories", destination="session"),
      "a addDirectories update without directories"),
