@@ -77,7 +77,7 @@ def test_a_way_in_can_add_its_own_check() -> None:
      "an addRules update without rules or behavior"),
     (PermissionSuggestion(type="setMode", destination="session"), "a setMode update without mode"),
     (PermissionSuggestion(type="addDirectories", destination="session"),
-     "a addDirectories update without directories"),
+     "an addDirectories update without directories"),
     (PermissionSuggestion(type="setMode", mode="plan", destination="session"), None),
 ])
 def test_the_clis_own_refusals_are_named(update: PermissionSuggestion, problem: str | None
