@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from qoder_desktop.ui.event_loop import AppEventLoop
 
 T = TypeVar("T")
 
@@ -13,6 +18,21 @@ def run(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T],
         timeout: float = 10) -> T:
     """Run `coroutine` on `loop` to its end; a hang fails after `timeout` seconds."""
     return loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+
+
+def app_loop(qapp: QApplication) -> Iterator[AppEventLoop]:
+    """The app's loop on the test's QApplication, for a fixture to yield from; as in
+    the app, closing the last window quits nothing."""
+    from qoder_desktop.ui.event_loop import AppEventLoop
+
+    qapp.setQuitOnLastWindowClosed(False)
+    event_loop = AppEventLoop(qapp)
+    asyncio.set_event_loop(event_loop)
+    try:
+        yield event_loop
+    finally:
+        event_loop.close()
+        asyncio.set_event_loop(None)
 
 
 async def settle(condition: Callable[[], object], timeout: float = 5.0) -> None:

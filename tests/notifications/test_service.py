@@ -5,13 +5,13 @@ closed or clicked, stop closes them all, and a bus that goes away means falling 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from helpers.loop import app_loop
 from helpers.loop import run as run_on_loop
 from helpers.loop import settle as settle_on_loop
 from helpers.notification_server import NotificationServer, dbus_daemon, private_bus
@@ -38,15 +38,8 @@ async def settle(condition: Any) -> None:
 
 @pytest.fixture
 def loop(qapp: QApplication) -> Iterator[AppEventLoop]:
-    """The app's loop on the test's QApplication."""
-    qapp.setQuitOnLastWindowClosed(False)
-    event_loop = AppEventLoop(qapp)
-    asyncio.set_event_loop(event_loop)
-    try:
-        yield event_loop
-    finally:
-        event_loop.close()
-        asyncio.set_event_loop(None)
+    """The app's loop on the test's QApplication, for tests that drive it by hand."""
+    yield from app_loop(qapp)
 
 
 @pytest.fixture

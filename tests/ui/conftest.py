@@ -11,12 +11,12 @@ from qoder_desktop.ui.lean_imports import apply_lean_imports
 
 apply_lean_imports()  # as the app's entry point does, before the views and PySide6 load
 
-import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.loop import app_loop
 from helpers.loop import run as run_on_loop
 from helpers.notification_server import NotificationServer, private_bus
 from PySide6.QtWidgets import QApplication
@@ -86,18 +86,8 @@ def app_stylesheet(qapp: QApplication) -> None:
 
 @pytest.fixture
 def loop(qapp: QApplication) -> Iterator[AppEventLoop]:
-    """The app's loop on the test's QApplication, for tests that drive it by hand.
-
-    As in the app, closing the last window quits nothing.
-    """
-    qapp.setQuitOnLastWindowClosed(False)
-    event_loop = AppEventLoop(qapp)
-    asyncio.set_event_loop(event_loop)
-    try:
-        yield event_loop
-    finally:
-        event_loop.close()
-        asyncio.set_event_loop(None)
+    """The app's loop on the test's QApplication, for tests that drive it by hand."""
+    yield from app_loop(qapp)
 
 
 def _make_request(tool_name: str = "Bash", tool_input: dict | None = None,

@@ -14,6 +14,7 @@ from accessibility_walk import problems
 from helpers.app_side import app_side
 from helpers.loop import LoopTicks, run, settle
 from helpers.memory_keyring import MemoryKeyring
+from helpers.remote_hosts_page import open_remote_hosts_page
 from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_reads, ssh_server
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -56,16 +57,6 @@ def app(db: Database, memory_keyring: MemoryKeyring, qtbot: QtBot, tmp_path: Pat
         desktop.settings_dialog.close()
 
 
-def open_page(app: DesktopApp) -> RemoteHostsPage:
-    """Open Settings and its Remote hosts tab, as a person does."""
-    app.open_settings()
-    dialog = app.settings_dialog
-    assert dialog is not None
-    page = dialog.remote_hosts_page
-    dialog.ui.tabs.setCurrentWidget(page)
-    return page
-
-
 def click(button: QPushButton) -> None:
     """Press `button` with the mouse."""
     assert button.isEnabled()
@@ -92,7 +83,7 @@ def test_add_a_host_on_the_page_see_it_ready_then_remove_it(
     turns: list[int] = []  # loop turns counted when each step was shown
 
     async def scenario() -> None:
-        page = open_page(app)
+        page = open_remote_hosts_page(app)
         await settle(page.empty_label.isVisible)
         dialog = page.open_add_dialog()
         dialog.destination_edit.setText(ssh_host.alias)
@@ -156,7 +147,7 @@ def test_a_host_that_refuses_says_why_and_can_be_forgotten_here(
     ssh_host.server.stop()
 
     async def scenario() -> None:
-        page = open_page(app)
+        page = open_remote_hosts_page(app)
         await settle(lambda: ssh_host.alias in page.cards
                      and page.cards[ssh_host.alias].state_text() == "Not reachable",
                      timeout=SSH_TIMEOUT)
@@ -184,7 +175,7 @@ def test_a_host_that_refuses_says_why_and_can_be_forgotten_here(
 def test_an_add_that_fails_says_why_in_the_dialog(
         app: DesktopApp, ssh_host: SshHost, loop: AppEventLoop) -> None:
     async def scenario() -> None:
-        page = open_page(app)
+        page = open_remote_hosts_page(app)
         await settle(page.empty_label.isVisible)
         dialog = page.open_add_dialog()
         dialog.destination_edit.setText(ssh_host.closed_alias)
@@ -232,7 +223,7 @@ def test_a_broken_host_list_is_named_and_left_alone(app: DesktopApp, loop: AppEv
     registry.path.write_text("{not json", encoding="utf-8")
 
     async def scenario() -> None:
-        page = open_page(app)
+        page = open_remote_hosts_page(app)
         await settle(page.notice_label.isVisible)
         assert str(registry.path) in page.notice_label.text()
         assert "left untouched" in page.notice_label.text()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.loop import run, settle
 from helpers.memory_keyring import MemoryKeyring
+from helpers.remote_hosts_page import open_remote_hosts_page
 from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_server
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
@@ -26,7 +27,6 @@ from qoder_desktop.remote.tunnel_state import host_socket_path
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.windows.remote_hosts_page import RemoteHostsPage
 from qoder_desktop.ui.wiring import DesktopApp
 
 __all__ = ["remote_homes", "ssh_host", "ssh_server"]
@@ -51,16 +51,6 @@ def app(db: Database, memory_keyring: MemoryKeyring, qtbot: QtBot, tmp_path: Pat
     run(loop, desktop.remote_hosts.stop(), timeout=30)
 
 
-def open_page(app: DesktopApp) -> RemoteHostsPage:
-    """Open Settings and its Remote hosts tab, as a person does."""
-    app.open_settings()
-    dialog = app.settings_dialog
-    assert dialog is not None
-    page = dialog.remote_hosts_page
-    dialog.ui.tabs.setCurrentWidget(page)
-    return page
-
-
 def is_socket(path: Path) -> bool:
     """True when `path` is a Unix socket (not following a symlink)."""
     try:
@@ -76,7 +66,7 @@ def test_a_host_added_on_the_page_is_served_and_removing_it_ends_its_tunnel(
     label = app.remote_hosts.label
 
     async def scenario() -> None:
-        page = open_page(app)
+        page = open_remote_hosts_page(app)
         await settle(page.empty_label.isVisible)
         dialog = page.open_add_dialog()
         dialog.destination_edit.setText(alias)
