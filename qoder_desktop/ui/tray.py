@@ -19,7 +19,7 @@ from qoder_desktop.domain.models import ApprovalRequest, RequestKind
 from qoder_desktop.text.subject import question_texts
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui import icons
-from qoder_desktop.ui.plain_text import notification_text
+from qoder_desktop.ui.plain_text import notification_text, tooltip
 from qoder_desktop.ui.summaries import (
     elide,
     input_summary,
@@ -180,7 +180,8 @@ class Tray(QObject):
 
     def _show_tooltip(self) -> None:
         lines = [tooltip_text(self._count), *self._hosts]
-        self._icon.setToolTip(make_visible("\n".join(lines)))
+        # (a host's state carries its name and ssh's own words: never read as markup)
+        self._icon.setToolTip(tooltip("\n".join(lines)))
 
     def set_window_visible(self, visible: bool) -> None:
         """Tell the tray whether the main window shows (for the Show/Hide entry)."""

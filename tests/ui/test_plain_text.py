@@ -207,6 +207,12 @@ def test_tray_menu_and_notifications_keep_markup_as_text(qtbot, secret: Path) ->
         texts = [action.text() for action in tray.menu().actions()]
         assert any("echo <b>x</b><img src=" in text for text in texts)
         assert render_like_qt(tray.tooltip())[1] == []
+        # A remote host's state (its name, ssh's own words) in the tooltip and menu.
+        tray.set_remote_hosts([f"{evil}: reconnecting"])
+        texts = [action.text() for action in tray.menu().actions()]
+        assert any(text.startswith("<b>x</b><img src=") for text in texts)
+        shown, loaded = render_like_qt(tray.tooltip())
+        assert loaded == [] and shown.endswith(f"{evil}: reconnecting")
     finally:
         tray.dispose()
     note = format_notification(request)
