@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.remote_hook import finish_hook, permission_event, standalone_hook, start_hook
 
@@ -21,7 +22,7 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.remote.serving import RemoteEndpoint, RemoteHooks
 from qoder_desktop.remote.tunnel_state import host_socket_path
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger, ledger_entries
+from qoder_desktop.store.ledger import ledger_entries
 from qoder_desktop.terminal import protocol
 from qoder_desktop.terminal.server import TerminalHookServer
 
@@ -57,9 +58,7 @@ class Desk:
 
 @pytest_asyncio.fixture
 async def desk(tmp_path: Path, db: Database) -> AsyncIterator[Desk]:
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     local = TerminalHookServer(broker, hub, follow_transcripts=False)
     remote = RemoteHooks(broker, hub, bindings=local.bindings)
     tokens = {}

@@ -10,16 +10,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.remote_desk import Desk
 from helpers.remote_hook import finish_hook, permission_event, start_hook
 
-from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 30.0
 
@@ -40,9 +39,7 @@ async def own(desk: Desk, db: Database, capsys: pytest.CaptureFixture[str]
     output = capsys.readouterr().out
     endpoints, problems = registered_endpoints(desk.registry, desk.store)
     assert problems == []
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
     finished: asyncio.Queue[Finished] = asyncio.Queue()
     route_broker_events(broker, added, finished)

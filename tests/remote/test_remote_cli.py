@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.remote_desk import Desk
 from helpers.terminal_rig import BUNDLED_CLI, PtyCli, seed_interactive_config
@@ -33,7 +34,6 @@ from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.scripted_model import ThreadedScriptedModel, build_cli_env
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal.hook_lines import ANSWERED_IN_TERMINAL
 
 TIMEOUT = 60.0
@@ -96,9 +96,7 @@ async def remote_cli(desk: Desk, db: Database,
     _ask_in_default_mode(desk)
     endpoints, problems = registered_endpoints(desk.registry, desk.store)
     assert problems == []
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     requests: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
     finished: asyncio.Queue[Finished] = asyncio.Queue()
     route_broker_events(broker, requests, finished)

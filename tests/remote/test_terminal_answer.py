@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.remote_desk import Desk
 from helpers.remote_hook import finish_hook, permission_event, start_hook
@@ -27,7 +28,6 @@ from qoder_desktop.domain.models import ApprovalRequest, Decision, DecisionKind
 from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.terminal.hook_lines import ANSWERED_IN_TERMINAL
 from qoder_desktop.terminal.remote_transcript import GAP_NOTE
 
@@ -94,9 +94,7 @@ async def served(desk: Desk, db: Database) -> AsyncIterator[Served]:
     assert desk.remote("add", desk.host.alias, "--agent", "claude") == 0
     endpoints, problems = registered_endpoints(desk.registry, desk.store)
     assert problems == []
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     served = Served(desk.host, broker, hub, asyncio.Queue(), asyncio.Queue())
     route_broker_events(broker, served.requests, served.finished)
     connected = asyncio.Event()

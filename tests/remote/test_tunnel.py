@@ -17,18 +17,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.remote_desk import Desk
 from helpers.remote_hook import finish_hook, permission_event, start_hook
 from helpers.sshd import SshHost
 
-from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import Tunnel, TunnelSettings, TunnelState, TunnelStatus
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 30.0
 
@@ -94,9 +93,7 @@ async def _serve(added: Desk, db: Database, settings: TunnelSettings | None = No
         assert added.remote("add", added.host.alias) == 0
     endpoints, problems = registered_endpoints(added.registry, added.store)
     assert problems == []
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     served = TunnelDesk(added, broker)
     served.remote = RemoteHooks(broker, hub, on_status=served.on_status,
                                 tunnel_settings=settings)

@@ -10,20 +10,19 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from helpers.app_side import app_side
 from helpers.broker_events import Finished, route_broker_events
 from helpers.remote_desk import Desk
 from helpers.remote_hook import finish_hook, permission_event, start_hook
 from helpers.remote_user import RemoteUser
 from helpers.sshd import HOST_ALIAS, SshHost
 
-from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.remote.commands import remote_main
 from qoder_desktop.remote.serving import RemoteHooks, registered_endpoints
 from qoder_desktop.remote.tunnel import TunnelState
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 
 TIMEOUT = 30.0
 OTHER_ALIAS = "qd-other"
@@ -61,9 +60,7 @@ async def served(desk: Desk, other_host: SshHost, db: Database
                         str(other_host.config)], store=desk.store, registry=desk.registry) == 0
     endpoints, problems = registered_endpoints(desk.registry, desk.store)
     assert problems == [] and len(endpoints) == 2
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     requests: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
     finished: asyncio.Queue[Finished] = asyncio.Queue()
     route_broker_events(broker, requests, finished)

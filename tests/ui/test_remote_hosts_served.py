@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.app_side import app_side
 from helpers.loop import run, settle
 from helpers.memory_keyring import MemoryKeyring
 from helpers.remote_hosts_page import open_remote_hosts_page
@@ -18,14 +19,11 @@ from helpers.sshd import SshHost, remote_homes, ssh_host, ssh_server
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.remote.serving import RemoteHooks
 from qoder_desktop.remote.tunnel_state import host_socket_path
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.wiring import DesktopApp
 
@@ -38,9 +36,7 @@ SSH_TIMEOUT = 90.0
 def app(db: Database, memory_keyring: MemoryKeyring, qtbot: QtBot, tmp_path: Path,
         loop: AppEventLoop) -> Iterator[DesktopApp]:
     """The desktop app keeping its remote hosts (none yet), as it does after start-up."""
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     desktop = DesktopApp(broker, hub, SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,)),
                          Settings(), tmp_path / "settings.json")
     qtbot.addWidget(desktop.window)

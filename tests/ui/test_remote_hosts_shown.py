@@ -13,18 +13,16 @@ import socket
 from pathlib import Path
 
 import pytest
+from helpers.app_side import app_side
 from helpers.loop import settle
 from helpers.memory_keyring import MemoryKeyring
 
-from qoder_desktop.agents.hub import SessionHub
-from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.remote.hosts import HostRegistry, RemoteHost, ensure_host_token
 from qoder_desktop.remote.serving import RemoteHooks
 from qoder_desktop.remote.tunnel import Tunnel, TunnelState
 from qoder_desktop.store.database import Database
-from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.ui.event_loop import AppEventLoop
 from qoder_desktop.ui.windows.history_detail import entry_text
 from qoder_desktop.ui.wiring import DesktopApp
@@ -56,9 +54,7 @@ def test_an_unreachable_host_shows_reconnecting_in_the_window_and_tray(
     HostRegistry.default().put(RemoteHost(ALIAS, ssh_config=str(_closed_host(tmp_path)),
                                           home="/home/someone"))
     ensure_host_token(store, ALIAS)
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     app = DesktopApp(broker, hub, store, Settings(), tmp_path / "settings.json")
     app.window.show()
     label = app.remote_hosts.label
@@ -92,9 +88,7 @@ def test_a_host_added_and_removed_while_the_app_runs_is_followed(
         tmp_path: Path) -> None:
     del app_paths
     store = SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,))
-    ledger = Ledger(db)
-    broker = ApprovalBroker(db, ledger)
-    hub = SessionHub(db, ledger, broker, lambda *args: None)  # type: ignore[arg-type,return-value]
+    _ledger, broker, hub = app_side(db)
     app = DesktopApp(broker, hub, store, Settings(), tmp_path / "settings.json")
     app.window.show()
     label = app.remote_hosts.label
