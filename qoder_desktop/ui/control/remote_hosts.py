@@ -96,13 +96,18 @@ class RemoteHostsControl:
         self._syncing = self._tasks.spawn(self._sync(self.remote), "connecting the remote hosts")
 
     async def _sync(self, remote: RemoteHooks) -> None:
+        from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
         from qoder_desktop.remote.hosts import HostRegistry
         from qoder_desktop.remote.serving import registered_endpoints
 
         while True:
             self._again = False
-            endpoints, problems = await asyncio.to_thread(
-                lambda: registered_endpoints(HostRegistry.default(), self._secrets))
+            try:  # the hosts' tokens: on the app's one keyring thread, with its timeout
+                endpoints, problems = await keyring_call(
+                    lambda: registered_endpoints(HostRegistry.default(), self._secrets),
+                    "read the remote hosts' tokens")
+            except KeyringTimeout as exc:
+                endpoints, problems = [], [str(exc)]
             if self.remote is not remote:
                 return
             problems += await remote.sync(endpoints)
