@@ -24,7 +24,9 @@ KEY_MODULES = ("test_approval_dialog.py", "test_question_dialog.py", "test_plan_
                "test_dialog_fit.py", "test_huge_input.py", "test_dialog_spares.py",
                "test_spare_first_frame.py", "test_marked_dialog.py", "test_injected_input.py",
                "test_window_fit.py", "test_new_session_keys.py", "test_help_menu.py",
-               "test_transcript_folds.py", "test_approval_edited_rule.py")
+               "test_transcript_folds.py", "test_approval_edited_rule.py",
+               "test_dialog_decision.py", "dialogs/test_chords.py",
+               "dialogs/test_question_box.py", "widgets/test_mode_switch.py")
 """The view tests that drive dialogs by keys (and their layout on a real screen), and the
 ones that inject X11 input with XTEST (`xdotool`)."""
 pytestmark = [
