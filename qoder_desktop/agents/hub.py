@@ -28,6 +28,7 @@ from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.consent import ConsentRefused, ModeConsent
+from qoder_desktop.domain.hook_events import ToolEventPhase
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -40,7 +41,7 @@ from qoder_desktop.domain.models import (
 )
 from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent, TranscriptKind
 from qoder_desktop.store.database import Database, StorageError
-from qoder_desktop.store.ledger import Ledger, ToolEventPhase
+from qoder_desktop.store.ledger import Ledger
 from qoder_desktop.store.removals import mark_delivered, removals_due
 
 log = logging.getLogger(__name__)

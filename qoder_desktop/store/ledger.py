@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
 
-from qoder_desktop.domain.hook_events import ToolEventPhase as ToolEventPhase  # re-exported
+from qoder_desktop.domain.hook_events import ToolEventPhase
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,

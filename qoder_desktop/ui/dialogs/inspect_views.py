@@ -33,6 +33,7 @@ from qoder_desktop.text.visible import (
     make_visible_with_map,
     marker,
 )
+from qoder_desktop.ui.scheduling import TurnSteps
 from qoder_desktop.ui.widgets.json_editor import monospace_font
 from qoder_desktop.ui.widgets.json_highlight import DiffHighlighter, marker_format
 from qoder_desktop.ui.widgets.large_text import (
@@ -41,7 +42,7 @@ from qoder_desktop.ui.widgets.large_text import (
     shifted,
     too_large_note,
 )
-from qoder_desktop.ui.widgets.loaders import ChunkedLoader, Spans, TurnSteps
+from qoder_desktop.ui.widgets.loaders import ChunkedLoader, Spans
 from qoder_desktop.ui.widgets.preview import plain_label
 
 SEVERITY_COLORS = {

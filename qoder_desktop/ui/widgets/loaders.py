@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 from qoder_desktop.ui.scheduling import TurnSteps
 from qoder_desktop.ui.widgets.large_text import SOFT, display_pieces
 
-__all__ = ["LOAD_STEP", "ChunkedLoader", "SoftBreakLoader", "Spans", "TurnSteps"]
+__all__ = ["LOAD_STEP", "ChunkedLoader", "SoftBreakLoader", "Spans"]
 
 LOAD_STEP = 128 * 1024
 """Characters a loader puts into its view per loop turn."""
