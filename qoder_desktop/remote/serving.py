@@ -66,11 +66,18 @@ def registered_endpoints(registry: HostRegistry, store: SecretStore
                          ) -> tuple[list[RemoteEndpoint], list[str]]:
     """The hosts `remote add` deployed to, with their tokens from the keyring, and the
     problems of those that cannot be served (no token, a keyring failure)."""
-    endpoints, problems = [], []
     try:
         hosts = registry.hosts()
     except RemoteError as exc:
         return [], [str(exc)]
+    return endpoints_of(hosts, store)
+
+
+def endpoints_of(hosts: list[RemoteHost], store: SecretStore
+                 ) -> tuple[list[RemoteEndpoint], list[str]]:
+    """`hosts` with their tokens from the keyring, and the problems of those that cannot
+    be served (no token, a keyring failure)."""
+    endpoints, problems = [], []
     for host in hosts:
         try:
             endpoints.append(host_endpoint(host, store))

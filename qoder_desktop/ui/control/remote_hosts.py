@@ -22,7 +22,7 @@ from qoder_desktop.ui.widgets.remote_hosts import RemoteHostsLabel
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 if TYPE_CHECKING:  # the remote package loads with the terminal hook server, after paint
-    from qoder_desktop.remote.serving import RemoteHooks
+    from qoder_desktop.remote.serving import RemoteEndpoint, RemoteHooks
     from qoder_desktop.remote.tunnel import TunnelStatus
 
 log = logging.getLogger(__name__)
@@ -96,18 +96,9 @@ class RemoteHostsControl:
         self._syncing = self._tasks.spawn(self._sync(self.remote), "connecting the remote hosts")
 
     async def _sync(self, remote: RemoteHooks) -> None:
-        from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
-        from qoder_desktop.remote.hosts import HostRegistry
-        from qoder_desktop.remote.serving import registered_endpoints
-
         while True:
             self._again = False
-            try:  # the hosts' tokens: on the app's one keyring thread, with its timeout
-                endpoints, problems = await keyring_call(
-                    lambda: registered_endpoints(HostRegistry.default(), self._secrets),
-                    "read the remote hosts' tokens")
-            except KeyringTimeout as exc:
-                endpoints, problems = [], [str(exc)]
+            endpoints, problems = await self._endpoints()
             if self.remote is not remote:
                 return
             problems += await remote.sync(endpoints)
@@ -118,6 +109,26 @@ class RemoteHostsControl:
             self._show()
             if not self._again:
                 return
+
+    async def _endpoints(self) -> tuple[list[RemoteEndpoint], list[str]]:
+        """The listed hosts with their tokens (read on the app's one keyring thread, with
+        its timeout, and only when a host is listed), and what keeps any from being
+        served."""
+        from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
+        from qoder_desktop.remote.hosts import HostRegistry, RemoteError
+        from qoder_desktop.remote.serving import endpoints_of
+
+        try:
+            hosts = await asyncio.to_thread(HostRegistry.default().hosts)
+        except RemoteError as exc:
+            return [], [str(exc)]
+        if not hosts:
+            return [], []
+        try:
+            return await keyring_call(lambda: endpoints_of(hosts, self._secrets),
+                                      "read the remote hosts' tokens")
+        except KeyringTimeout as exc:
+            return [], [str(exc)]
 
     async def stop(self) -> None:
         """End every tunnel (no ssh outlives the app) and stop the hosts' sockets."""
