@@ -227,6 +227,8 @@ class Decision(BaseModel):
     """The person's confirmation of a `next_mode` that needs one, minted by the
     confirmation box the plan dialog opens; without it the session goes on in default."""
     decided_at: datetime = Field(default_factory=utc_now)
+    device: str | None = None
+    """The paired device a person answered on (Away mode), as its label; None at the desk."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Decision:
