@@ -1,4 +1,4 @@
-"""Away mode's own keyring entries: the CA key and the device-list MAC key.
+"""Away mode's own keyring entries: the CA key, the device-list MAC key, revoked phones.
 
 They live in the OS keyring only (service ``qoder-desktop``), never in a file and never
 in the environment: without a trusted keyring Away mode does not start. The calls here
@@ -16,6 +16,9 @@ CA_KEY_ENTRY = "away-ca-key"
 """The keyring user name of the desk CA's private key (PKCS#8 PEM)."""
 DEVICE_MAC_KEY_ENTRY = "away-device-mac-key"
 """The keyring user name of the key that authenticates the rows of the device list."""
+REVOKED_DEVICES_ENTRY = "away-revoked-devices"
+"""The keyring user name of the ids of revoked phones (a JSON list): revocation holds even
+when an old copy of a device's row is put back into SQLite."""
 
 _HOW_TO_FIX = ("Away mode keeps its keys in the OS keyring only: install and unlock one "
                "(GNOME Keyring or KWallet on Linux), then try again.")
