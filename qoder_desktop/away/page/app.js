@@ -33,6 +33,7 @@ const state = {
   cards: new Map(),      // id → its card element
   sentHere: new Map(),   // id → what this phone answered ("Allowed once")
   goneBy: new Map(),     // id → who answered it, for a late result
+  goneAwaiting: new Map(),  // id → {title, by}: answered while this phone's answer was on its way
   attempt: 0,
   retryTimer: null,
 };
@@ -246,19 +247,24 @@ async function answer(request, decision, content, label) {
 
 function onResult(message) {
   const draft = state.drafts.get(message.id);
-  const title = titleOf(state.requests.get(message.id));
+  const gone = state.goneAwaiting.get(message.id);  // it left the list before its result
+  state.goneAwaiting.delete(message.id);
+  const mine = state.sentHere.get(message.id);
+  state.sentHere.delete(message.id);
+  const title = gone?.title ?? titleOf(state.requests.get(message.id));
   if (message.ok) {
-    if (draft && state.requests.has(message.id)) {
-      draft.status = { state: "sent", text: `${state.sentHere.get(message.id) ?? "Answered"} — the desk accepted it.` };
+    if (gone) {
+      notice(`${title}: ${mine ?? "Answered"} from this phone.`, "done");
+    } else if (draft && state.requests.has(message.id)) {
+      draft.status = { state: "sent", text: `${mine ?? "Answered"} — the desk accepted it.` };
       rerenderCard(message.id);
     }
     return;
   }
-  state.sentHere.delete(message.id);
   let text = RESULT_TEXT[message.reason] ?? `Refused: ${message.reason}.`;
   if (message.reason === "already answered") {
-    const by = state.goneBy.get(message.id);
-    text = by && by !== "desk" && by !== "the desk" ? `Already answered by ${by}.`
+    const by = gone?.by ?? state.goneBy.get(message.id);
+    text = by && by !== "the desk" ? `Already answered by ${by}.`
       : "Already answered at the desk.";
   }
   if (draft && state.requests.has(message.id)) {
@@ -273,14 +279,17 @@ function onGone(message) {
   const request = state.requests.get(message.id);
   const title = titleOf(request);
   state.goneBy.set(message.id, message.by);
-  const mine = state.sentHere.get(message.id);
-  state.sentHere.delete(message.id);
+  if (state.goneBy.size > 500) state.goneBy.delete(state.goneBy.keys().next().value);
   dropRequest(message.id);
-  if (message.why === "withdrawn") notice(`${title}: withdrawn by the agent.`);
-  else if (message.why === "timed_out") notice(`${title}: timed out.`);
-  else if (mine) notice(`${title}: ${mine} from this phone.`, "done");
-  else if (request) {
-    notice(`${title}: already answered ${message.by ? `by ${message.by}` : "at the desk"}.`);
+  if (message.why === "withdrawn") {
+    notice(`${title}: withdrawn by the agent.`);
+  } else if (message.why === "timed_out") {
+    notice(`${title}: timed out.`);
+  } else if (state.sentHere.has(message.id)) {
+    // This phone's answer is on its way: its result says whether it was the one that won.
+    state.goneAwaiting.set(message.id, { title, by: message.by });
+  } else if (request) {
+    notice(`${title}: answered ${message.by ? `by ${message.by}` : "at the desk"}.`);
   }
 }
 

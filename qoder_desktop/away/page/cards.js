@@ -6,8 +6,8 @@
 import { h } from "./dom.js";
 
 export const DEFAULT_DENY = "Denied from the phone";
-export const DEFAULT_DENY_STOP = "Denied from the phone; the agent was stopped";
-export const DEFAULT_KEEP_PLANNING = "Keep planning";
+export const DEFAULT_DENY_STOP = "Denied from the phone, and the agent was told to stop";
+export const DEFAULT_KEEP_PLANNING = "Keep planning.";
 
 const LEVELS = { high: "High", medium: "Medium", low: "Low" };
 
@@ -105,11 +105,15 @@ function denyGroup(request, draft, ctx) {
       onclick: () => ctx.send(request, "deny", { message: draft.reason.trim() || DEFAULT_DENY },
         "Denied"),
     }, "Deny"),
-    request.kind === "tool" ? h("button", {
-      type: "button", class: "deny stop",
-      onclick: () => ctx.send(request, "deny_stop",
-        { message: draft.reason.trim() || DEFAULT_DENY_STOP }, "Denied and stopped"),
-    }, "Deny and stop") : null);
+    stopButton(request, () => draft.reason, ctx));
+}
+
+function stopButton(request, typed, ctx) {
+  return h("button", {
+    type: "button", class: "deny stop",
+    onclick: () => ctx.send(request, "deny_stop",
+      { message: typed().trim() || DEFAULT_DENY_STOP }, "Denied and stopped"),
+  }, "Deny and stop");
 }
 
 function sessionGrant(request, draft, ctx) {
@@ -238,10 +242,11 @@ function planActions(request, draft, ctx) {
     h("div", { class: "group deny" },
       reasonField(draft, "planMessage", "What to change (sent to the agent)", true),
       h("button", {
-        type: "button", class: "deny",
+        type: "button", class: "secondary",
         onclick: () => ctx.send(request, "keep_planning",
           { message: draft.planMessage.trim() || DEFAULT_KEEP_PLANNING }, "Sent back"),
-      }, "Keep planning")),
+      }, "Keep planning"),
+      stopButton(request, () => draft.planMessage, ctx)),
   ];
 }
 
