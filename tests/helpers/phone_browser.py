@@ -191,12 +191,23 @@ class PhonePage:
         frames: list[str] = await self.js("() => window.__tap.sent")
         return [frame for frame in frames if frame.startswith('{"type":"answer"')]
 
-    async def result_for(self, request_id: str) -> dict[str, Any]:
-        """The desk's `result` message for `request_id` (waits for it)."""
+    async def send_raw(self, frame: str) -> int:
+        """Send `frame` on the page's current socket as it is, past the page's own code;
+        how many frames the page had received by then (for `result_for`)."""
+        count: int = await self.js("""(frame) => {
+            window.__tap.sendRaw(frame);
+            return window.__tap.received.length;
+        }""", frame)
+        return count
+
+    async def result_for(self, request_id: str | None, since: int = 0) -> dict[str, Any]:
+        """The desk's first `result` message for `request_id` among the frames received
+        after the first `since` (waits for it). An answer whose signature fails names no
+        request (the desk reads nothing from an unverified payload): `request_id` None."""
         frame: str = await self.do(lambda page: page.wait_for_function(
-            """(id) => window.__tap.received.find((frame) => {
+            """([id, since]) => window.__tap.received.slice(since).find((frame) => {
                 const message = JSON.parse(frame);
                 return message.type === "result" && message.id === id;
-            })""", arg=request_id).json_value())
+            })""", arg=[request_id, since]).json_value())
         result: dict[str, Any] = json.loads(frame)
         return result

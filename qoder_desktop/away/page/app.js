@@ -102,7 +102,7 @@ function showPairing(code, deskCode, waiting) {
       text: `The desk reported another code (${deskCode}): something between this phone and `
         + "the desk changed the request. Do not confirm; refuse it at the desk." }) : null,
     h("p", { class: "hint", text: waiting ? "Waiting for you to confirm at the desk…"
-      : "Sending this phone's key to the desk…" })));
+      : "Connecting to the desk…" })));
 }
 
 function showRevoked() {
@@ -246,6 +246,19 @@ async function answer(request, decision, content, label) {
 }
 
 function onResult(message) {
+  if (message.id === null || message.id === undefined) {
+    // The desk could not read which request it was for (an answer it could not verify):
+    // every answer still on its way from this phone was not taken.
+    const text = RESULT_TEXT[message.reason] ?? `Refused: ${message.reason}.`;
+    for (const [id, draft] of state.drafts) {
+      if (draft.status?.state !== "sending") continue;
+      state.sentHere.delete(id);
+      draft.status = { state: "error", text };
+      rerenderCard(id);
+    }
+    notice(text, "error");
+    return;
+  }
   const draft = state.drafts.get(message.id);
   const gone = state.goneAwaiting.get(message.id);  // it left the list before its result
   state.goneAwaiting.delete(message.id);
@@ -484,7 +497,7 @@ async function pair(token) {
     pairingId: body.pairing_id, deviceId: null, code,
   };
   await savePhone(state.phone);
-  showPairing(code, body.code, true);
+  showPairing(code, body.code, false);
   state.attempt = 0;
   connect();
 }
@@ -524,7 +537,7 @@ async function start() {
   if (state.phone.deviceId) {
     showRequests();
   } else {
-    showPairing(state.phone.code, null, true);
+    showPairing(state.phone.code, null, false);
   }
   connect();
 }

@@ -124,9 +124,10 @@ class AwayDesk:
 
 
 @pytest.fixture
-def chromium() -> Iterator[BrowserThread]:
+def chromium(desk: AwayDesk) -> Iterator[BrowserThread]:
     """Playwright on its own thread (the browser is launched by the test, once it knows
-    which certificates the phone trusts)."""
+    which certificates the phone trusts); closed before the desk stops, as a phone that
+    leaves, so the server's shutdown waits for no open socket."""
     chromium_or_skip()
     thread = BrowserThread()
     try:
@@ -188,6 +189,7 @@ async def pair_phone(desk: AwayDesk, phone: PhonePage) -> str:
         pending = await asyncio.wait_for(claimed.get(), 15)
     finally:
         unsubscribe()
+    await phone.wait_text("Waiting for you to confirm at the desk")  # its socket waits
     shown = await phone.do(lambda page: page.locator("#pairing-code").inner_text())
     assert shown == pending.code  # the person compares the two screens
     device = await desk.mode.pairings.confirm(pending.pairing_id)

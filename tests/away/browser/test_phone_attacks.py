@@ -89,8 +89,8 @@ async def test_a_replayed_signed_answer_is_refused(
     # same socket, answers nothing.
     again = await desk.ask(bash("make deploy"))
     await phone.card(again.request_id, lambda card: card.wait_for())
-    await phone.js("(frame) => window.__tap.sendRaw(frame)", frame)
-    result = await phone.result_for(first.request_id)
+    since = await phone.send_raw(frame)
+    result = await phone.result_for(first.request_id, since)
     assert result["ok"] is False and result["reason"] in (
         "already answered", "unknown request", "stale nonce")
     # … nor on a new connection after the page reloads.
@@ -98,8 +98,8 @@ async def test_a_replayed_signed_answer_is_refused(
     await phone.card(again.request_id, lambda card: card.wait_for())
     await phone.do(lambda page: page.wait_for_function(
         "() => window.__tap.received.some((frame) => frame.includes('\"snapshot\"'))"))
-    await phone.js("(frame) => window.__tap.sendRaw(frame)", frame)
-    result = await phone.result_for(first.request_id)
+    since = await phone.send_raw(frame)
+    result = await phone.result_for(first.request_id, since)
     assert result["ok"] is False
     assert desk.still_waiting(again.request_id)
     assert len(desk.allows()) == 1  # the person's one allow, nothing more
@@ -119,9 +119,10 @@ async def test_a_tampered_signed_answer_is_refused(
     assert payload[3] == "deny"
     payload[3], payload[4] = "allow", {}  # the same signature over another decision
     tampered = {**message, "payload": json.dumps(payload, separators=(",", ":"))}
-    await phone.js("(frame) => window.__tap.sendRaw(frame)", json.dumps(tampered))
-    result = await phone.result_for(request.request_id)
+    since = await phone.send_raw(json.dumps(tampered))
+    result = await phone.result_for(None, since)
     assert (result["ok"], result["reason"]) == (False, "bad signature")
+    await phone.wait_text("Refused: the desk could not verify this phone's signature.")
     assert desk.still_waiting(request.request_id)
     assert desk.allows() == []
     desk.broker.answer(request.request_id, Decision.deny("answered at the desk",
