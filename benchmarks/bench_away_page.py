@@ -1,4 +1,4 @@
-"""Away mode: how fast a request reaches the phone page, and an answer the agent.
+"""Away mode in the browser: how fast a request reaches the phone page, an answer the agent.
 
 The real desk in this process (broker over SQLite, device registry, `AwayMode`'s HTTPS +
 WebSocket server with a certificate from the desk's own CA, on loopback) and the real
@@ -275,7 +275,7 @@ async def measure(samples: int, root: Path) -> list[Figure]:
         for index in range(WAITING):
             ask(f"echo waiting {index}")
         await browser.run(lambda: page.locator("li.card").nth(WAITING - 1).wait_for())
-        log(f"away: paired, {WAITING} waiting on the page; {samples} samples")
+        log(f"away page: paired, {WAITING} waiting on the page; {samples} samples")
 
         floor_page = await browser.page(bypass_csp=True)
         await browser.run(floor_page.goto, f"https://{HOST}:{floor.port}/")
@@ -329,11 +329,11 @@ async def measure(samples: int, root: Path) -> list[Figure]:
              "Pixel 7 viewport, TLS from the desk's CA (pinned)."]
     shown = summarize(visible)
     return [
-        Figure(f"away: request → visible on the phone page ({WAITING} waiting)", "ms",
+        Figure(f"away page: request → visible on the phone page ({WAITING} waiting)", "ms",
                shown, f"p95 ≤ {VISIBLE_TARGET_MS:g} ms", judge(shown["p95"], VISIBLE_TARGET_MS),
                notes=notes, floor=summarize(floor_visible),
                floor_label="bare WebSocket: server send → div in the DOM", judged="p95"),
-        Figure(f"away: answer on the phone → agent unblocked ({WAITING} waiting)", "ms",
+        Figure(f"away page: answer on the phone → agent unblocked ({WAITING} waiting)", "ms",
                summarize(answered), floor=summarize(floor_answered),
                floor_label="bare WebSocket: page send → server receive", judged="p95",
                notes=["Includes WebCrypto signing, the desk's verification and the ledger "
@@ -346,8 +346,8 @@ def main() -> int:
     args = parse_args()
     root = setup_env()
     if not Path(CHROMIUM).exists():
-        log(f"away: {CHROMIUM} is missing (apt-get install chromium); skipped")
-        emit([Figure("away: skipped (no Chromium)", "ms", {"value": 0.0})], args.out)
+        log(f"away page: {CHROMIUM} is missing (apt-get install chromium); skipped")
+        emit([Figure("away page: skipped (no Chromium)", "ms", {"value": 0.0})], args.out)
         return 0
     samples = 10 if args.quick else 40
     emit(asyncio.run(measure(samples, root)), args.out)
