@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
-from helpers.away_rig import HOST, AwayRig, pair, phone_socket
+from helpers.away_rig import HOST, AwayRig, away_rig, pair, phone_socket
 from helpers.broker_events import SESSION
 from helpers.loop import settle
 from helpers.phone import Phone
@@ -24,6 +25,7 @@ from qoder_desktop.domain.models import (
     DecisionKind,
     PermissionMode,
 )
+from qoder_desktop.store.database import Database
 
 QUESTION = {"questions": [{"question": "Which database?", "header": "DB", "options": [
     {"label": "SQLite", "description": "a file"}, {"label": "Postgres"}]}]}
@@ -396,3 +398,41 @@ async def test_a_message_off_the_protocol_changes_nothing(rig: AwayRig) -> None:
         assert result["ok"] is False
     assert still_waiting(rig, call)
     rig.broker.answer(request["id"], Decision.deny("done"))
+
+
+# -- per-connection limits ----------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_socket_that_does_not_sign_in_in_time_is_closed(db: Database,
+                                                                tmp_path: Path) -> None:
+    async with away_rig(db, tmp_path, auth_deadline_s=0.2) as rig, \
+            phone_socket(rig, Phone()) as client:
+        await client.hello()
+        assert await client.receive() == {"type": "refused", "reason": "too slow"}
+        assert await client.closed_with() == 4401
+
+
+@pytest.mark.asyncio
+async def test_phones_beyond_the_cap_are_turned_away(db: Database, tmp_path: Path) -> None:
+    async with away_rig(db, tmp_path, max_phones=1) as rig:
+        phone = Phone()
+        await pair(rig, phone)
+        async with phone_socket(rig, phone) as first:
+            await first.sign_in()
+            async with phone_socket(rig, phone) as second:
+                assert await second.closed_with() == 1013
+            assert rig.mode.status.phones == 1
+
+
+@pytest.mark.asyncio
+async def test_an_oversized_message_closes_the_socket(rig: AwayRig) -> None:
+    phone = Phone()
+    await pair(rig, phone)
+    call = rig.ask("npm test")
+    async with phone_socket(rig, phone) as client:
+        await client.sign_in()
+        await client.connection.send("x" * (65 * 1024))
+        assert await client.closed_with() == 1009
+    assert still_waiting(rig, call)
+    rig.broker.answer(rig.broker.approvals()[0].request_id, Decision.deny("done"))
