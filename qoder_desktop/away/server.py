@@ -23,6 +23,7 @@ import socket
 import time
 from collections import deque
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -112,8 +113,9 @@ def bind_pair(address: str, port: int) -> tuple[socket.socket, socket.socket]:
 class PageFiles:
     """The phone page's files (package data), read once each; a missing one is None."""
 
-    def __init__(self, package: str = PAGE_PACKAGE, folder: str = PAGE_FOLDER) -> None:
-        self._root = resources.files(package).joinpath(folder)
+    def __init__(self, root: Traversable | None = None) -> None:
+        self._root = root if root is not None else resources.files(PAGE_PACKAGE).joinpath(
+            PAGE_FOLDER)
         self._cache: dict[str, bytes | None] = {}
 
     def read(self, name: str) -> bytes | None:
