@@ -109,10 +109,13 @@ class PhoneSocket:
         """Send `message` (if any), then close with `code`."""
         self.outbox.put_nowait((message, code))
 
-    def show(self, request: ApprovalRequest, kind: str) -> None:
-        """Send `request` as `kind` ("added" or "updated") with this socket's nonce."""
-        self.send({"type": kind, "request": request_view(
-            request, self.nonces.issue(request.request_id))})
+    def view(self, request_id: str, shown: dict[str, Any]) -> dict[str, Any]:
+        """A request's view (`shown`, the same for every phone) with this socket's nonce."""
+        return {**shown, "nonce": self.nonces.issue(request_id)}
+
+    def show(self, request_id: str, shown: dict[str, Any], kind: str) -> None:
+        """Send a request's view as `kind` ("added" or "updated") with this socket's nonce."""
+        self.send({"type": kind, "request": self.view(request_id, shown)})
 
 
 class Phones:
@@ -140,6 +143,8 @@ class Phones:
         self._sockets: set[PhoneSocket] = set()
         self._observed: dict[str, Callable[[], None]] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
+        self._views: dict[str, tuple[ApprovalRequest, dict[str, Any]]] = {}
+        """Each waiting request's view, built once per state of it for every phone."""
         self.refused: deque[RefusedAnswer] = deque(maxlen=KEPT_REFUSALS)
         """The latest refused answers and sign-ins, oldest first."""
         self._unsubscribe: list[Callable[[], None]] = []
@@ -157,7 +162,7 @@ class Phones:
         """Stop following, and close every socket (going away)."""
         for stop in self._unsubscribe + list(self._observed.values()):
             stop()
-        self._unsubscribe, self._observed = [], {}
+        self._unsubscribe, self._observed, self._views = [], {}, {}
         for phone in list(self._sockets):
             phone.close(CLOSE_GOING_AWAY)
 
@@ -172,8 +177,9 @@ class Phones:
             pending = self._broker.approval(request.request_id)
             if pending is not None:
                 self._observe(pending)
+                shown = self._shown(pending.request)
                 for phone in self._signed_in():
-                    phone.show(pending.request, "added")
+                    phone.show(pending.request_id, shown, "added")
 
     def _observe(self, pending: PendingApproval) -> None:
         if pending.request_id not in self._observed:
@@ -181,8 +187,9 @@ class Phones:
 
     def _on_pending(self, pending: PendingApproval, event: PendingEvent) -> None:
         if event is PendingEvent.UPDATED:
+            shown = self._shown(pending.request)
             for phone in self._signed_in():
-                phone.show(pending.request, "updated")
+                phone.show(pending.request_id, shown, "updated")
             return
         why = _GONE.get(event)
         if why is None:
@@ -191,6 +198,7 @@ class Phones:
         stop = self._observed.pop(request_id, None)
         if stop is not None:
             stop()
+        self._views.pop(request_id, None)
         self._ended[request_id] = None
         while len(self._ended) > KEPT_ENDED:
             self._ended.popitem(last=False)
@@ -211,6 +219,13 @@ class Phones:
                 phone.close(CLOSE_REVOKED, {"type": "revoked"})
                 phone.device = None
                 self._on_change()
+
+    def _shown(self, request: ApprovalRequest) -> dict[str, Any]:
+        """The phone's view of `request` as it is now (built once for every phone)."""
+        cached = self._views.get(request.request_id)
+        if cached is None or cached[0] is not request:
+            cached = self._views[request.request_id] = (request, request_view(request, ""))
+        return cached[1]
 
     def _signed_in(self) -> list[PhoneSocket]:
         return [phone for phone in self._sockets if phone.device is not None]
@@ -293,7 +308,11 @@ class Phones:
                                     payload, signature, challenge)
         device = self._devices.get(claimed)
         if device is None:
-            return self._refuse_sign_in(phone, "an unknown device", "unknown device")
+            tampered = any(known.device_id == claimed and known.tampered
+                           for known in self._devices.devices())
+            who = ("a device whose stored record was tampered with" if tampered
+                   else "an unknown device")
+            return self._refuse_sign_in(phone, who, "unknown device")
         try:
             verified_auth(device.public_key, payload, signature, challenge=challenge)
         except SignedRefused as exc:
@@ -347,8 +366,7 @@ class Phones:
         await self._devices.touch(device.device_id)
         requests = [pending.request for pending in reversed(self._broker.approvals())]
         phone.send({"type": "snapshot", "requests": [
-            request_view(request, phone.nonces.issue(request.request_id))
-            for request in requests]})
+            phone.view(request.request_id, self._shown(request)) for request in requests]})
         log.info("away mode: %s connected", device.label)
         self._on_change()
 
@@ -404,4 +422,4 @@ class Phones:
         """A refused answer spent its nonce: a request still waiting gets a fresh one."""
         pending = self._broker.approval(request_id) if request_id else None
         if pending is not None:
-            phone.show(pending.request, "updated")
+            phone.show(pending.request_id, self._shown(pending.request), "updated")

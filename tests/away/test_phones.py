@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,21 @@ async def test_phones_beyond_the_cap_are_turned_away(db: Database, tmp_path: Pat
             assert rig.mode.status.phones == 1
 
 
+
+
+@pytest.mark.asyncio
+async def test_a_tampered_device_record_is_refused_and_shown(rig: AwayRig, db: Database) -> None:
+    phone = Phone()
+    device = await pair(rig, phone)
+    db.flush()
+    with sqlite3.connect(db.path) as conn:  # what the agent, as the same user, could do
+        conn.execute("UPDATE devices SET name = 'Trusted' WHERE device_id = ?",
+                     (device.device_id,))
+    await rig.devices.load()  # (as after a restart)
+    async with phone_socket(rig, phone) as client:
+        await client.hello()
+        await client.send(phone.auth(client.challenge))
+        assert await client.receive() == {"type": "refused", "reason": "unknown device"}
+        assert await client.closed_with() == 4401
+    [refused] = rig.mode.refused()
+    assert refused.device == "a device whose stored record was tampered with"
