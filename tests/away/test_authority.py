@@ -24,7 +24,7 @@ from qoder_desktop.away.authority import (
     ServerIdentity,
 )
 from qoder_desktop.away.keyring_entries import CA_KEY_ENTRY
-from qoder_desktop.config.secrets import SERVICE_NAME, SecretStore
+from qoder_desktop.config.secrets import SERVICE_NAME, RedactSecrets, SecretStore
 
 
 def _store(keyring: MemoryKeyring) -> SecretStore:
@@ -114,6 +114,16 @@ async def test_the_server_key_never_sits_in_a_file(
     for shown in (repr(identity), str(identity), repr(authority), str(authority)):
         assert "PRIVATE" not in shown and "_key" not in shown
     assert identity.spki_pin in repr(identity)
+
+
+@pytest.mark.asyncio
+async def test_the_ca_key_never_reaches_a_log(memory_keyring: MemoryKeyring,
+                                              tmp_path: Path) -> None:
+    redactor = RedactSecrets()
+    store = SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,), redactor=redactor)
+    await DeskAuthority.load_or_create(store, tmp_path)
+    pem = memory_keyring.passwords[(SERVICE_NAME, CA_KEY_ENTRY)]
+    assert redactor.redact(f"oops: {pem}") == "oops: ********"
 
 
 async def _handshake(identity: ServerIdentity, trusted: bytes, server_hostname: str) -> bytes:
