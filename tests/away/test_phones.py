@@ -50,6 +50,8 @@ async def test_pairing_end_to_end_and_a_paired_phone_allows(rig: AwayRig) -> Non
     assert decision.kind is DecisionKind.ALLOW_ONCE
     assert (decision.decided_by, decision.device) == (DecidedBy.USER, device.label)
     assert rig.devices.get(device.device_id).last_used_at is not None
+    [entry] = rig.ledger.entries(SESSION, include_tool_events=False)
+    assert (entry.outcome, entry.device) == (DecisionKind.ALLOW_ONCE, device.label)
 
 
 @pytest.mark.asyncio
