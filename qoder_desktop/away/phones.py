@@ -3,24 +3,23 @@ each answer does.
 
 `Phones` follows the broker (a new request is `added` to every authenticated phone, a
 newer state `updated`, an end `gone` at once, with why and by whom) and the device
-registry (a revoked device's sockets get `revoked` and close 4403). `PhoneSocket` runs
-one WebSocket through the contract's flow: hello → auth (or a pairing that waits for the
-desk) → snapshot → answers. An answer is verified (the device's key, this socket's
-nonce for that request, the clock) before it is read, and goes to the request's
-`PendingApproval` as the Decision the desk's dialogs make; the first answer anywhere
-wins. Refused answers are kept (`refused`) for the desk to show and logged without
-payloads or signatures.
+registry (a revoked device's sockets get `revoked` and close 4403). `Phones.serve` runs
+one WebSocket (a `phone_socket.PhoneSocket`) through the contract's flow: hello → auth
+(or a pairing that waits for the desk) → snapshot → answers. An answer is verified (the
+device's key, this socket's nonce for that request, the clock) before it is read, and
+goes to the request's `PendingApproval` as the Decision the desk's dialogs make; the
+first answer anywhere wins. Refused answers are kept (`refused`) for the desk to show
+and logged without payloads or signatures.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,9 +29,15 @@ from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.approval.pending import PendingApproval, PendingEvent
 from qoder_desktop.away.devices import Device, DeviceRegistry
 from qoder_desktop.away.pairing import Pairings
+from qoder_desktop.away.phone_socket import (
+    CLOSE_GOING_AWAY,
+    CLOSE_REVOKED,
+    CLOSE_TRY_LATER,
+    CLOSE_UNAUTHORISED,
+    PhoneSocket,
+)
 from qoder_desktop.away.phone_view import AnswerRefused, decision_for, request_view
 from qoder_desktop.away.signed import (
-    NonceBook,
     SignedRefused,
     b64url_encode,
     signed_device,
@@ -51,14 +56,8 @@ AUTH_DEADLINE_S = 10.0
 """A socket that has not authenticated within this many seconds is closed."""
 MAX_PHONES = 8
 """Phone sockets open at once, at most (a person has a phone or two; each tab counts)."""
-MAX_QUEUED = 2000
-"""Messages waiting for one phone at most; a phone that stops reading is closed."""
 KEPT_REFUSALS = 50
 KEPT_ENDED = 1000
-CLOSE_UNAUTHORISED = 4401
-CLOSE_REVOKED = 4403
-CLOSE_GOING_AWAY = 1001
-CLOSE_TRY_LATER = 1013
 _BY = {"user": "the desk", "cli": "the agent's CLI", "session_rule": "a session rule",
        "withdrawn": "the agent", "error": "Qoder Desktop"}
 _GONE = {PendingEvent.ANSWERED: "answered", PendingEvent.WITHDRAWN: "withdrawn",
@@ -86,36 +85,6 @@ def _by(decision: Decision | None) -> str:
     if decision is None:
         return _BY["error"]
     return decision.device or _BY.get(decision.decided_by.value, decision.decided_by.value)
-
-
-@dataclass(eq=False)
-class PhoneSocket:
-    """One phone's WebSocket: its device once authenticated, its nonces, its outbox."""
-
-    websocket: WebSocket
-    nonces: NonceBook = field(default_factory=NonceBook)
-    device: Device | None = None
-    outbox: asyncio.Queue[tuple[dict[str, Any] | None, int | None]] = field(
-        default_factory=asyncio.Queue)
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Queue `message` for this phone (a phone that stops reading is closed)."""
-        if self.outbox.qsize() >= MAX_QUEUED:
-            self.close(CLOSE_TRY_LATER)
-            return
-        self.outbox.put_nowait((message, None))
-
-    def close(self, code: int, message: dict[str, Any] | None = None) -> None:
-        """Send `message` (if any), then close with `code`."""
-        self.outbox.put_nowait((message, code))
-
-    def view(self, request_id: str, shown: dict[str, Any]) -> dict[str, Any]:
-        """A request's view (`shown`, the same for every phone) with this socket's nonce."""
-        return {**shown, "nonce": self.nonces.issue(request_id)}
-
-    def show(self, request_id: str, shown: dict[str, Any], kind: str) -> None:
-        """Send a request's view as `kind` ("added" or "updated") with this socket's nonce."""
-        self.send({"type": kind, "request": self.view(request_id, shown)})
 
 
 class Phones:
@@ -246,7 +215,7 @@ class Phones:
             return
         phone = PhoneSocket(websocket)
         self._sockets.add(phone)
-        writer = asyncio.create_task(self._write(phone), name="qoder-desktop-away-phone")
+        writer = asyncio.create_task(phone.write_outbox(), name="qoder-desktop-away-phone")
         try:
             if await self._sign_in(phone):
                 await self._read_answers(phone)
@@ -264,34 +233,13 @@ class Phones:
                 except (TimeoutError, Exception):
                     writer.cancel()
 
-    async def _write(self, phone: PhoneSocket) -> None:
-        """Send what is queued for `phone`, in order, until a close."""
-        while True:
-            message, code = await phone.outbox.get()
-            try:
-                if message is not None:
-                    await phone.websocket.send_text(json.dumps(message))
-                if code is not None:
-                    await phone.websocket.close(code)
-                    return
-            except (WebSocketDisconnect, RuntimeError, OSError):
-                return
-
-    async def _receive(self, phone: PhoneSocket) -> dict[str, Any]:
-        text = await phone.websocket.receive_text()
-        try:
-            message = json.loads(text)
-        except ValueError:
-            message = None
-        return message if isinstance(message, dict) else {}
-
     async def _sign_in(self, phone: PhoneSocket) -> bool:
         """hello → auth; a waiting pairing first waits for the desk. True once signed in."""
         challenge = b64url_encode(secrets.token_bytes(32))
         phone.send({"type": "hello", "challenge": challenge, "desk": self._desk_name,
                     "protocol": PROTOCOL})
         try:
-            message = await asyncio.wait_for(self._receive(phone), self._auth_deadline)
+            message = await asyncio.wait_for(phone.receive(), self._auth_deadline)
         except TimeoutError:
             phone.close(CLOSE_UNAUTHORISED, {"type": "refused", "reason": "too slow"})
             return False
@@ -336,7 +284,7 @@ class Phones:
             return self._refuse_sign_in(phone, "a pairing phone", exc.reason)
         outcome = self._pairings.outcome(pairing_id)
         phone.send({"type": "pairing", "state": "waiting", "code": code})
-        hung_up: asyncio.Future[None] = asyncio.ensure_future(self._receive_until_close(phone))
+        hung_up: asyncio.Future[None] = asyncio.ensure_future(phone.drain_until_close())
         try:
             waiters: list[asyncio.Future[Any]] = [outcome, hung_up]
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -353,14 +301,6 @@ class Phones:
         await self._signed_in_as(phone, device)
         return True
 
-    async def _receive_until_close(self, phone: PhoneSocket) -> None:
-        """Read (and drop) what a waiting phone sends, until it hangs up."""
-        try:
-            while True:
-                await phone.websocket.receive_text()
-        except (WebSocketDisconnect, RuntimeError):
-            return
-
     async def _signed_in_as(self, phone: PhoneSocket, device: Device) -> None:
         phone.device = device
         await self._devices.touch(device.device_id)
@@ -372,7 +312,7 @@ class Phones:
 
     async def _read_answers(self, phone: PhoneSocket) -> None:
         while phone.device is not None:
-            message = await self._receive(phone)
+            message = await phone.receive()
             if phone.device is None:
                 return
             if message.get("type") == "answer":
