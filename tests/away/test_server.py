@@ -5,6 +5,7 @@ security headers, and the plain-HTTP certificate helper."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from helpers.away_rig import HOST, AwayRig, away_rig, pair, phone_socket
 from helpers.phone import Phone
 from websockets.exceptions import InvalidStatus
 
-from qoder_desktop.away.server import PageFiles
+from qoder_desktop.away.server import PageFiles, bind
 from qoder_desktop.domain.models import (
     Decision,
 )
@@ -146,3 +147,11 @@ async def test_the_page_is_served_over_https(db: Database, tmp_path: Path) -> No
     assert script.headers["content-type"].startswith("text/javascript")
     assert missing.status_code == 404
     assert index.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_listening_socket_sends_small_messages_at_once() -> None:
+    sock = bind(HOST, 0)
+    try:
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        sock.close()
