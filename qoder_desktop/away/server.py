@@ -72,8 +72,9 @@ class QuietServer(Server):
 
 def bind(address: str, port: int) -> socket.socket:
     """A listening TCP socket on exactly `address:port`, its connections without Nagle's
-    delay (on the qasync loop a small message after another waited for the phone's
-    delayed ACK: 40 ms, `benchmarks/bench_away.py`).
+    delay: asyncio sets `TCP_NODELAY` only on sockets whose `proto` is `IPPROTO_TCP`, and a
+    socket made with `proto` 0 left a small message waiting 40 ms for the phone's delayed
+    ACK (`benchmarks/bench_away.py`).
 
     Raises:
         AwayError: the port is taken, or the address is not one of this machine's.
