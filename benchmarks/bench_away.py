@@ -30,7 +30,7 @@ from benchmarks.common import Figure, emit, judge, log, now, parse_args, setup_e
 
 WAITING = 100
 ON_PHONE_MS = 1000.0
-"""The issue's promise: while the page is open, requests reach it within a second."""
+"""What a person is promised: while the page is open, requests reach it within a second."""
 UNBLOCKED_MS = 250.0
 
 
