@@ -20,6 +20,15 @@ const RESULT_TEXT = {
   invalid: "Refused: the desk could not read this answer.",
 };
 
+const REFUSED_TEXT = {
+  "unknown device": "The desk does not know this phone (it may have been removed there). "
+    + "Pair it again from the desk.",
+  "bad signature": "The desk could not verify this phone's key.",
+  clock: "This phone's clock is more than 10 minutes off the desk's. Correct it, then try again.",
+  "too slow": "This phone took too long to sign in.",
+  invalid: "The desk could not read this phone's sign-in.",
+};
+
 const state = {
   phone: null,           // this phone's record in IndexedDB (key, device or pairing id)
   socket: null,
@@ -119,7 +128,7 @@ function showPairingRefused() {
 
 function showRefused(reason) {
   screen("refused", panel("The desk refused this phone",
-    `The desk said: ${reason || "not accepted"}.`,
+    REFUSED_TEXT[reason] ?? `The desk said: ${reason || "not accepted"}.`,
     h("div", { class: "group" },
       h("button", { type: "button", class: "secondary", onclick: () => connect() }, "Try again"),
       h("button", {
