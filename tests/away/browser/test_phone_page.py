@@ -261,16 +261,43 @@ async def test_a_withdrawn_request_disappears_and_an_answer_the_desk_gave_first_
 async def test_the_page_says_when_it_is_not_connected_and_reconnects(
         chromium: BrowserThread, desk: AwayDesk) -> None:
     phone, _device_id = await paired_phone(chromium, desk)
+    before = await desk.ask(bash("echo before"))
+    await phone.card(before.request_id, lambda card: card.wait_for())
     await desk.mode.stop("the person is back")
     await phone.wait_text("Not connected — requests will not reach this phone until it "
                           "reconnects.")
-    buttons = await phone.do(lambda page: page.get_by_role("button", name="Reconnect now")
-                             .is_visible())
-    assert buttons
+    assert await phone.do(lambda page: page.get_by_role("button", name="Reconnect now")
+                          .is_visible())
+    # Nothing looks answerable that cannot reach the desk.
+    assert await phone.card(before.request_id, lambda card: card.get_by_role(
+        "button", name="Allow once").is_disabled())
     await desk.mode.start("desk.test", desk.port, time_limit_s=None)
     await phone.do(lambda page: page.locator("#connection").wait_for(state="hidden"))
-    request = await desk.ask(bash("echo back"))
-    await phone.card(request.request_id, lambda card: card.wait_for())
+    after = await desk.ask(bash("echo back"))
+    await phone.card(after.request_id, lambda card: card.wait_for())
+    await phone.tap_on_card(before.request_id, "Allow once")
+    assert (await desk.decision(before.request_id)).kind is DecisionKind.ALLOW_ONCE
+
+
+async def test_a_pairing_the_desk_refuses_leaves_the_phone_without_a_key(
+        chromium: BrowserThread, desk: AwayDesk) -> None:
+    await launch_phone_browser(chromium, desk)
+    phone = await chromium.new_phone()
+    offer = desk.mode.pairings.offer(desk.origin)
+    await phone.goto(offer.url)
+    await phone.wait_text("Waiting for you to confirm at the desk")
+    pending = desk.mode.pairings.pending()
+    assert pending is not None
+    desk.mode.pairings.refuse(pending.pairing_id)
+    await phone.wait_text("Pairing refused")
+    assert await phone.js("async () => (await import('/static/keys.js')).loadPhone()") is None
+    assert desk.devices.devices() == []
+
+    # The token was used up by that claim: scanning it again pairs nothing.
+    again = await chromium.new_phone()
+    await again.goto(offer.url)
+    await again.wait_text("This pairing code was already used or has expired.")
+    assert desk.mode.pairings.pending() is None
 
 
 async def test_a_revoked_phone_is_told_forgets_its_key_and_its_kept_key_is_refused(
