@@ -127,8 +127,13 @@ function showPairingRefused() {
 }
 
 function showRefused(reason) {
-  screen("refused", panel("The desk refused this phone",
-    REFUSED_TEXT[reason] ?? `The desk said: ${reason || "not accepted"}.`,
+  const pairing = !state.phone?.deviceId;
+  const text = pairing && reason === "unknown device"
+    ? "The desk no longer waits for this pairing (it ended, or was confirmed before this "
+      + "phone reconnected). Remove this phone from the desk's devices if it is listed, "
+      + "then pair again."
+    : REFUSED_TEXT[reason] ?? `The desk said: ${reason || "not accepted"}.`;
+  screen("refused", panel("The desk refused this phone", text,
     h("div", { class: "group" },
       h("button", { type: "button", class: "secondary", onclick: () => connect() }, "Try again"),
       h("button", {
