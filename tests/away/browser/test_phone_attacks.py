@@ -12,12 +12,11 @@ import asyncio
 import json
 
 import pytest
+from helpers.away_browser import DESK_HOST, AwayDesk, bash, launch_phone_browser, pair_phone
 from helpers.phone_attackers import EvilOrigin, TlsInterceptor
 from helpers.phone_browser import BrowserThread
 
 from qoder_desktop.domain.models import DecidedBy, Decision, DecisionKind
-
-from .conftest import DESK_HOST, AwayDesk, bash, launch_phone_browser, pair_phone
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 

@@ -13,6 +13,14 @@ import asyncio
 from typing import Any
 
 import pytest
+from helpers.away_browser import (
+    SESSION,
+    AwayDesk,
+    bash,
+    launch_phone_browser,
+    pair_phone,
+    session_suggestion,
+)
 from helpers.phone_browser import BrowserThread, PhonePage
 
 from qoder_desktop.away.pairing import short_code
@@ -23,15 +31,6 @@ from qoder_desktop.domain.models import (
     Decision,
     DecisionKind,
     PermissionMode,
-)
-
-from .conftest import (
-    SESSION,
-    AwayDesk,
-    bash,
-    launch_phone_browser,
-    pair_phone,
-    session_suggestion,
 )
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
