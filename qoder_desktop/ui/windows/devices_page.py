@@ -166,6 +166,10 @@ class DevicesPage(QWidget):
                                    "a click on the tray icon turns Away mode off")
         self.back_check.setChecked(settings.off_when_back)
         form.addRow(self.back_check)
+        self.at_start_check = QCheckBox("Turn on when Qoder Desktop &starts")
+        self.at_start_check.setObjectName("awayAtStart")
+        self.at_start_check.setChecked(settings.on_at_start)
+        form.addRow(self.at_start_check)
         self.listening_label = _value_label("awayListening")
         set_plain(self.listening_label, OFF_TEXT)
         form.addRow(self.listening_label)
@@ -261,7 +265,8 @@ class DevicesPage(QWidget):
         data = current.model_dump()
         data.update(host=self.chosen_host() or None, port=self.port_spin.value(),
                     time_limit_hours=self.limit_spin.value(),
-                    off_when_back=self.back_check.isChecked())
+                    off_when_back=self.back_check.isChecked(),
+                    on_at_start=self.at_start_check.isChecked())
         return data
 
     # -- what the controller calls -----------------------------------------------------
