@@ -117,7 +117,7 @@ def away_core_factory(broker: object, db: object, secrets: object,
         authority = importlib.import_module("qoder_desktop.away.authority")
         devices_module = importlib.import_module("qoder_desktop.away.devices")
         mode_module = importlib.import_module("qoder_desktop.away.mode")
-        devices = devices_module.DeviceRegistry(db)
+        devices = devices_module.DeviceRegistry(db, secrets)
         await devices.load()
         mode = mode_module.AwayMode(
             broker, devices,
@@ -135,11 +135,21 @@ def _when(moment: datetime | None) -> str:
 def device_rows(devices: list[Any]) -> list[DeviceRow]:
     """The page's rows for the registry's devices, the ones that can answer first."""
     rows = [DeviceRow(device.device_id, device.label, _when(device.paired_at),
-                      _when(device.last_used_at), device.revoked_at is not None,
-                      "can answer" if device.revoked_at is None
-                      else f"revoked {_when(device.revoked_at)}")
+                      _when(device.last_used_at), not _trusted(device), _state(device))
             for device in devices]
     return sorted(rows, key=lambda row: row.revoked)
+
+
+def _trusted(device: Any) -> bool:
+    return device.revoked_at is None and not getattr(device, "tampered", False)
+
+
+def _state(device: Any) -> str:
+    if getattr(device, "tampered", False):
+        return "not trusted: its record was changed outside the app"
+    if device.revoked_at is not None:
+        return f"revoked {_when(device.revoked_at)}"
+    return "can answer"
 
 
 def is_local_address(host: str, *, loopback: bool) -> bool | None:
@@ -317,8 +327,7 @@ class AwayControl:
         """The desk saw the person (a key, a click, an answer here, the tray icon): turn
         Away mode off when the setting says so."""
         if self._on and self._current.value.away.off_when_back:
-            self._on = False  # (once: more input while it stops does nothing more)
-            self.watch.stop()
+            self.watch.stop()  # (once: more input while it stops does nothing more)
             self.turn_off(BACK_AT_DESK)
 
     def setting_up(self, window: QWidget) -> None:
@@ -441,8 +450,13 @@ class AwayControl:
         dialog.show_offer(offer.url, offer.expires_at)
 
         def claimed(pending: Any) -> None:
-            if pending is not None and shiboken6.isValid(dialog):
+            if not shiboken6.isValid(dialog):
+                return
+            if pending is not None:
                 dialog.show_claim(pending.pairing_id, pending.name, pending.code)
+            elif dialog.pairing_id() is not None:  # (expired or withdrawn unanswered)
+                dialog.show_problem("That phone's pairing ended before you answered; "
+                                    "pair it again.")
 
         self._unsubscribe_pairing = core.mode.pairings.subscribe(claimed)
 

@@ -1,0 +1,289 @@
+"""Away mode at the desk, on the app's qasync loop with real widgets, the real
+`DeviceRegistry` (SQLite, in-memory keyring) and the real `Pairings`: Settings → Devices
+lists and revokes devices, the pairing dialog shows the offer's QR and address and the
+phone's code and a click pairs, the tray item turns Away mode on and off, an address not
+on this machine is refused in words, and a key press at the desk turns it off."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import shiboken6
+from helpers.away_desk import DeskSideMode, desk_core
+from helpers.loop import run, settle
+from helpers.memory_keyring import MemoryKeyring
+from helpers.phone import Phone
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from qoder_desktop.away.devices import Device, DeviceRegistry
+from qoder_desktop.config.secrets import SecretStore
+from qoder_desktop.config.settings import AwaySettings, Settings
+from qoder_desktop.store.database import Database
+from qoder_desktop.ui.control.away import BACK_AT_DESK, AwayCore
+from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.widgets.away import local_addresses
+from qoder_desktop.ui.windows.devices_page import DevicesPage
+from qoder_desktop.ui.wiring import DesktopApp
+
+PORT = 18765
+
+
+class Desk:
+    """The app with Away mode's core over the test's database."""
+
+    def __init__(self, app: DesktopApp, mode: DeskSideMode, devices: DeviceRegistry) -> None:
+        self.app, self.mode, self.devices = app, mode, devices
+
+    @property
+    def status_text(self) -> str:
+        return self.app.window.ui.statusBar.currentMessage()
+
+
+def _desk(db: Database, tmp_path: Path, qtbot: QtBot, away: AwaySettings) -> Desk:
+    from helpers.app_side import app_side
+
+    secrets = SecretStore(MemoryKeyring(), extra_allowed=(MemoryKeyring,))
+    core, mode, devices = desk_core(db, secrets)
+
+    async def make() -> AwayCore:
+        await devices.load()
+        return core
+
+    _ledger, broker, hub = app_side(db)
+    app = DesktopApp(broker, hub, secrets, Settings(away=away), tmp_path / "settings.json",
+                     away_core=make)
+    qtbot.addWidget(app.window)
+    return Desk(app, mode, devices)
+
+
+@pytest.fixture
+def desk(db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop) -> Iterator[Desk]:
+    """The desk with loopback offered and chosen, so Away mode can start here."""
+    made = _desk(db, tmp_path, qtbot, AwaySettings(host="127.0.0.1", port=PORT,
+                                                   list_loopback=True, back_after_idle_s=0))
+    yield made
+    _close(made)
+    run(loop, made.app.away.close())
+
+
+def _close(desk: Desk) -> None:
+    dialog = desk.app.settings_dialog
+    if dialog is not None and shiboken6.isValid(dialog):
+        dialog.close()
+    desk.app.tray.dispose()
+
+
+def _devices_page(desk: Desk, loop: AppEventLoop) -> DevicesPage:
+    page = desk.app.open_devices_page()
+    assert page is not None
+    run(loop, settle(lambda: page.away_check.isEnabled() and page.listening_label.text()))
+    return page
+
+
+def test_devices_page_lists_the_paired_devices_and_revokes_one_after_asking(
+        desk: Desk, loop: AppEventLoop, qtbot: QtBot) -> None:
+    pixel = run(loop, _paired(desk, "Pixel 7"))
+    run(loop, _paired(desk, "iPhone"))
+    page = _devices_page(desk, loop)
+    run(loop, settle(lambda: len(page.device_labels()) == 2))
+    assert (pixel.label, "can answer") in page.device_labels()
+
+    page.select_device(pixel.device_id)
+    box = page.ask_revoke()
+    assert box is not None and box.isVisible()
+    assert pixel.label in box.text()
+    revoke = next(b for b in box.buttons()
+                  if box.buttonRole(b) is QMessageBox.ButtonRole.DestructiveRole)
+    qtbot.mouseClick(revoke, Qt.MouseButton.LeftButton)
+    run(loop, settle(lambda: desk.devices.get(pixel.device_id) is not None
+                     and not desk.devices.get(pixel.device_id).trusted))
+    run(loop, settle(lambda: dict(page.device_labels())[pixel.label].startswith("revoked")))
+    assert not page.revoke_button.isEnabled()  # (the revoked row stays selected)
+    assert f"Revoked {pixel.label}" in desk.status_text
+
+
+def test_cancelling_the_revoke_question_keeps_the_device(desk: Desk, loop: AppEventLoop,
+                                                         qtbot: QtBot) -> None:
+    pixel = run(loop, _paired(desk, "Pixel 7"))
+    page = _devices_page(desk, loop)
+    run(loop, settle(lambda: page.device_labels() != []))
+    page.select_device(pixel.device_id)
+    box = page.ask_revoke()
+    assert box is not None
+    qtbot.mouseClick(box.button(QMessageBox.StandardButton.Cancel), Qt.MouseButton.LeftButton)
+    assert desk.devices.get(pixel.device_id).trusted
+
+
+def _claim(desk: Desk, loop: AppEventLoop, token: str, phone: Phone) -> None:
+    """The phone claims the offer, on the loop (as the server's handler does)."""
+    async def claim() -> None:
+        desk.mode.pairings.claim(token, phone.spki, phone.name)
+
+    run(loop, claim())
+
+
+async def _paired(desk: Desk, name: str) -> Device:
+    await desk.devices.load()
+    return await desk.devices.add(name, Phone(name).spki)
+
+
+def test_pairing_shows_the_offer_and_the_phones_code_and_a_click_pairs(
+        desk: Desk, loop: AppEventLoop, qtbot: QtBot) -> None:
+    dialog = desk.app.away.pair()
+    run(loop, settle(lambda: desk.mode.offers))
+    offer = desk.mode.offers[-1]
+    assert desk.app.away.is_on  # (pairing turned Away mode on at the chosen address)
+    assert dialog.url_label.text() == offer.url
+    assert offer.url.startswith(f"https://127.0.0.1:{PORT}/#pair=")
+    pixmap = dialog.qr_label.pixmap()
+    assert not pixmap.isNull() and pixmap.width() >= 21 * 6  # (a version 1+ code at scale 6)
+    assert dialog.expiry_label.text().startswith("Expires in ")
+
+    phone = Phone("Pixel 7")
+    _claim(desk, loop, offer.token, phone)
+    qtbot.waitUntil(lambda: dialog.code_text() != "")
+    assert dialog.code_text() == phone.code(offer.token)
+    assert "Pixel 7" in dialog.phone_label.text()
+    assert dialog.match_label.text() == "Confirm only if your phone shows the same code."
+    qtbot.waitUntil(dialog.confirm_button.isEnabled)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    run(loop, settle(lambda: [d.name for d in desk.devices.devices()] == ["Pixel 7"]))
+    device = desk.devices.devices()[0]
+    assert device.public_key == phone.spki and device.trusted
+    qtbot.waitUntil(lambda: dialog.result_label.text().startswith("Paired: Pixel 7"))
+
+
+def test_refusing_or_closing_the_pairing_dialog_pairs_nothing(
+        desk: Desk, loop: AppEventLoop, qtbot: QtBot) -> None:
+    dialog = desk.app.away.pair()
+    run(loop, settle(lambda: desk.mode.offers))
+    phone = Phone("Stranger")
+    _claim(desk, loop, desk.mode.offers[-1].token, phone)
+    qtbot.waitUntil(lambda: dialog.code_text() != "")
+    qtbot.mouseClick(dialog.refuse_button, Qt.MouseButton.LeftButton)
+    assert desk.mode.pairings.pending() is None
+    dialog.close()
+
+    second = desk.app.away.pair()
+    run(loop, settle(lambda: len(desk.mode.offers) == 2))
+    _claim(desk, loop, desk.mode.offers[-1].token, phone)
+    qtbot.waitUntil(lambda: second.code_text() != "")
+    second.close()  # (closing while the phone waits refuses it)
+    assert desk.mode.pairings.pending() is None
+    assert desk.devices.devices() == []
+
+
+def test_confirm_is_inert_until_the_code_has_been_shown_for_the_arming_delay(
+        desk: Desk, loop: AppEventLoop, qtbot: QtBot) -> None:
+    dialog = desk.app.away.pair()
+    run(loop, settle(lambda: desk.mode.offers))
+    phone = Phone()
+    _claim(desk, loop, desk.mode.offers[-1].token, phone)
+    qtbot.waitUntil(lambda: dialog.code_text() != "")
+    assert not dialog.confirm_button.isEnabled()
+    QTest.keyClick(dialog, Qt.Key.Key_Return)  # (Return never confirms)
+    qtbot.waitUntil(dialog.confirm_button.isEnabled)
+    QTest.keyClick(dialog, Qt.Key.Key_Return)
+    run(loop, settle(lambda: desk.mode.pairings.pending() is not None))
+    assert desk.devices.devices() == []
+
+
+def test_the_tray_item_turns_away_mode_on_and_off(desk: Desk, loop: AppEventLoop) -> None:
+    action = desk.app.tray.menu().findChild(type(desk.app.tray.menu().menuAction()),
+                                            "awayAction")
+    assert action is not None and action.isCheckable() and not action.isChecked()
+    action.trigger()
+    run(loop, settle(lambda: desk.app.away.is_on))
+    url = f"https://127.0.0.1:{PORT}"
+    assert desk.mode.started == [("127.0.0.1", PORT, 4 * 3600)]
+    assert url in desk.app.tray.tooltip()
+    assert desk.app.away.label.isVisibleTo(desk.app.window)
+    assert url in desk.app.away.label.text()
+    action = desk.app.tray.menu().findChild(type(action), "awayAction")
+    assert action.isChecked()
+    action.trigger()
+    run(loop, settle(lambda: not desk.app.away.is_on))
+    assert url not in desk.app.tray.tooltip()
+    assert not desk.app.away.label.isVisibleTo(desk.app.window)
+    assert desk.status_text == "Away mode is off: you turned it off"
+
+
+def test_with_no_address_chosen_the_tray_item_opens_settings_devices(
+        db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop) -> None:
+    desk = _desk(db, tmp_path, qtbot, AwaySettings())
+    try:
+        desk.app.tray.away_toggled.emit(True)
+        run(loop, settle(lambda: desk.app.settings_dialog is not None))
+        dialog = desk.app.settings_dialog
+        assert dialog.ui.tabs.currentWidget() is dialog.devices_page
+        assert "Choose the address" in desk.status_text
+        assert desk.mode.started == []
+    finally:
+        _close(desk)
+
+
+def test_an_address_not_on_this_machine_is_refused_in_words(desk: Desk,
+                                                            loop: AppEventLoop) -> None:
+    assert not run(loop, desk.app.away.start("203.0.113.7"))
+    assert desk.status_text == ("Away mode did not start: 203.0.113.7 is not an address of "
+                                "this machine now. Choose one in Settings → Devices.")
+    assert desk.mode.started == []
+
+
+def test_a_start_the_core_refuses_is_said_on_the_page(desk: Desk, loop: AppEventLoop) -> None:
+    desk.mode.refuse_start = "port 18765 is in use by another program"
+    page = _devices_page(desk, loop)
+    page.away_check.click()
+    run(loop, settle(lambda: page.notice_label.isVisibleTo(page)))
+    assert page.notice_label.text() == ("Away mode did not start: port 18765 is in use by "
+                                        "another program")
+    assert not page.away_check.isChecked()
+
+
+def test_the_page_says_what_listens_and_shows_the_certificate(desk: Desk,
+                                                              loop: AppEventLoop) -> None:
+    page = _devices_page(desk, loop)
+    page.away_check.click()
+    run(loop, settle(lambda: desk.app.away.is_on))
+    assert page.away_check.isChecked()
+    assert page.listening_label.text() == (
+        f"Phones can answer at https://127.0.0.1:{PORT} — only paired devices. "
+        f"Certificate download: http://127.0.0.1:{PORT + 1}/")
+    assert page.fingerprint_label.text() == desk.mode.status.fingerprint
+    assert not page.ca_qr_label.pixmap().isNull()
+    assert not page.address_combo.isEnabled()  # (the address cannot change while on)
+
+
+def test_a_key_press_at_the_desk_turns_away_mode_off(desk: Desk, loop: AppEventLoop,
+                                                     qtbot: QtBot) -> None:
+    desk.app.window.show()
+    assert run(loop, desk.app.away.start())
+    QTest.keyClick(desk.app.window, Qt.Key.Key_Shift)
+    run(loop, settle(lambda: not desk.app.away.is_on))
+    assert desk.status_text == f"Away mode is off: {BACK_AT_DESK}"
+    assert desk.mode.status.why_off == BACK_AT_DESK
+
+
+def test_input_while_setting_up_or_with_the_setting_off_keeps_away_mode_on(
+        desk: Desk, loop: AppEventLoop, qtbot: QtBot) -> None:
+    page = _devices_page(desk, loop)
+    assert run(loop, desk.app.away.start())
+    QTest.keyClick(page.port_spin, Qt.Key.Key_Shift)  # (in Settings: setting it up)
+    desk.app.current_settings.value.away.off_when_back = False
+    desk.app.window.show()
+    QTest.keyClick(desk.app.window, Qt.Key.Key_Shift)
+    desk.app.away.person_seen()  # (the setting off: an answer here keeps it on too)
+    run(loop, desk.app.away.stop("the test ended"))  # a later event, seen in order
+    assert desk.mode.started == [("127.0.0.1", PORT, 4 * 3600)]
+    assert desk.status_text == "Away mode is off: the test ended"
+
+
+def test_the_machines_addresses_leave_loopback_out_unless_asked() -> None:
+    assert all(not entry.address.startswith("127.") and entry.address != "::1"
+               for entry in local_addresses())
+    assert any(entry.address == "127.0.0.1" for entry in local_addresses(loopback=True))
