@@ -117,6 +117,10 @@ class DevicesPage(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setObjectName("devicesScroll")
+        scroll.setAccessibleName("Away mode and devices")
+        scroll.setAccessibleDescription("Away mode's settings, a phone's setup and the "
+                                        "paired devices")
         holder = QWidget()
         layout = QVBoxLayout(holder)
         scroll.setWidget(holder)
@@ -142,6 +146,8 @@ class DevicesPage(QWidget):
         self.address_combo = QComboBox()
         self.address_combo.setObjectName("awayAddress")
         self.address_combo.setAccessibleName("Address phones connect to")
+        self.address_combo.setAccessibleDescription("One of this machine's network "
+                                                    "addresses: the Wi-Fi or a VPN")
         self._list_addresses(settings)
         form.addRow("A&ddress:", self.address_combo)
         self.port_spin = QSpinBox()
@@ -169,6 +175,8 @@ class DevicesPage(QWidget):
         self.at_start_check = QCheckBox("Turn on when Qoder Desktop &starts")
         self.at_start_check.setObjectName("awayAtStart")
         self.at_start_check.setChecked(settings.on_at_start)
+        self.at_start_check.setAccessibleDescription("Serve the phone page from the start, "
+                                                     "on the address chosen last")
         form.addRow(self.at_start_check)
         self.listening_label = _value_label("awayListening")
         set_plain(self.listening_label, OFF_TEXT)
@@ -208,6 +216,8 @@ class DevicesPage(QWidget):
         self.devices_tree = QTreeWidget()
         self.devices_tree.setObjectName("devicesList")
         self.devices_tree.setAccessibleName("Paired devices")
+        self.devices_tree.setAccessibleDescription("Each phone paired with this desk: when, "
+                                                   "its last use, whether it can answer")
         self.devices_tree.setHeaderLabels(["Device", "Paired", "Last used", "State"])
         self.devices_tree.setRootIsDecorated(False)
         self.devices_tree.setMinimumHeight(110)

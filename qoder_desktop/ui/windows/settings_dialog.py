@@ -136,6 +136,7 @@ class SettingsDialog(QDialog):
         self.devices_page = DevicesPage(self._settings.away)
         self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(self.devices_page, "De&vices"),
                                    "Away mode: answer from a paired phone")
+        self.ui.tabs.setUsesScrollButtons(False)  # (every page's tab stays in sight)
         self._load(self._settings)
         self.set_keyring_status(keyring_status)
 
