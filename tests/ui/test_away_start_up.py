@@ -1,0 +1,94 @@
+"""Away mode costs the app's start nothing unless asked for: a plain start finishes
+start-up without importing Away mode's core (cryptography's x509, the certificate
+authority, the devices) or segno; ``--away`` imports it and turns Away mode on. The
+real ``qoder-desktop`` entry point, offscreen, in its own HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+from helpers.shared_keyring import BACKEND, FILE_VARIABLE
+
+from qoder_desktop.cli import parse_app_args
+
+TESTS = Path(__file__).resolve().parents[1]
+AWAY_MODULES = ("qoder_desktop.away", "segno", "cryptography.x509")
+
+START_UP_PROBE = """
+import os, sys
+from PySide6.QtCore import QTimer
+from qoder_desktop.diagnostics import memory
+from qoder_desktop.ui import start_up
+
+AWAY = %r
+loaded = lambda: sorted(name for name in sys.modules if name.startswith(AWAY))
+desktops = []
+build_core = start_up.StartUp._build_core
+
+def keep(self, loaded_settings):
+    desktops.append(build_core(self, loaded_settings))
+    return desktops[-1]
+
+def start_up_done():  # the last step of start-up
+    print("at the end of start-up:", loaded(), flush=True)
+    if "--away" not in " ".join(sys.argv):
+        os._exit(0)
+    away = desktops[0].away
+    def check():
+        if away.is_on or desktops[0].window.ui.statusBar.currentMessage().startswith("Away"):
+            print("once on:", "qoder_desktop.away.devices" in loaded(), flush=True)
+            print("status:", desktops[0].window.ui.statusBar.currentMessage(), flush=True)
+            os._exit(0)
+    timer = QTimer()
+    timer.timeout.connect(check)
+    timer.start(20)
+    desktops.append(timer)
+
+start_up.StartUp._build_core = keep
+memory.settle_memory = start_up_done
+from qoder_desktop.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _run(tmp_path: Path, *args: str) -> list[str]:
+    home = tmp_path / "qoder"
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "config" / "settings.json").write_text(
+        json.dumps({"away": {"list_loopback": True, "port": 18765}}), encoding="utf-8")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               QODER_DESKTOP_HOME=str(home), XDG_RUNTIME_DIR=str(tmp_path),
+               PYTHON_KEYRING_BACKEND=BACKEND,
+               PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+               **{FILE_VARIABLE: str(tmp_path / "keyring.json")})
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    done = subprocess.run([sys.executable, "-c", START_UP_PROBE % (AWAY_MODULES,), *args],
+                          env=env, cwd=str(tmp_path), capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
+def test_a_plain_start_imports_nothing_of_away_mode(tmp_path: Path) -> None:
+    assert _run(tmp_path) == ["at the end of start-up: []"]
+
+
+@pytest.mark.skipif(find_spec("qoder_desktop.away.mode") is None,
+                    reason="Away mode's server (away/mode.py) is not in this tree yet")
+def test_away_on_the_command_line_loads_it_and_turns_it_on(tmp_path: Path) -> None:
+    lines = _run(tmp_path, "--away=127.0.0.1")
+    assert lines[1:] == ["once on: True",
+                         "status: Away mode is on at https://127.0.0.1:18765"], lines
+
+
+def test_away_takes_an_optional_address() -> None:
+    assert parse_app_args([]).away is None
+    assert parse_app_args(["--away"]).away == ""
+    assert parse_app_args(["--away=192.168.1.20"]).away == "192.168.1.20"
+    assert parse_app_args(["--away", "100.101.102.103", "--demo"]).away == "100.101.102.103"
