@@ -47,6 +47,8 @@ def read_entry(store: SecretStore, entry: str) -> str | None:
     except Exception as exc:  # D-Bus and platform errors are not KeyringErrors
         raise KeyringUnavailable(f"The keyring failed reading Away mode's key "
                                  f"({type(exc).__name__}). {_HOW_TO_FIX}") from None
+    if value and store.redactor is not None:
+        store.redactor.add(value)  # never in a log from here on
     return value or None
 
 
@@ -57,6 +59,8 @@ def write_entry(store: SecretStore, entry: str, value: str) -> None:
         KeyringUnavailable: no trusted keyring, it failed, or it gave back something else.
     """
     check_usable(store)
+    if store.redactor is not None:
+        store.redactor.add(value)
     try:
         store.backend.set_password(SERVICE_NAME, entry, value)
         read_back = store.backend.get_password(SERVICE_NAME, entry)

@@ -24,7 +24,7 @@ from qoder_desktop.away.authority import (
     ServerIdentity,
 )
 from qoder_desktop.away.keyring_entries import CA_KEY_ENTRY
-from qoder_desktop.config.secrets import SERVICE_NAME, SecretStore
+from qoder_desktop.config.secrets import SERVICE_NAME, RedactSecrets, SecretStore
 
 
 def _store(keyring: MemoryKeyring) -> SecretStore:
@@ -72,8 +72,16 @@ async def test_server_certificates_for_a_lan_address_and_a_local_name_verify(
     leaf = x509.load_pem_x509_certificate(lan.cert_pem)
     assert leaf.not_valid_after_utc - leaf.not_valid_before_utc <= timedelta(days=398)
     assert (tmp_path / "away" / "desk-ca.crt").read_bytes() == authority.ca_pem
-    constraints = authority.certificate.extensions.get_extension_for_class(x509.NameConstraints)
-    assert constraints.critical
+    _verify(authority, authority.issue("[fe80::1%wlan0]").cert_pem,
+            x509.IPAddress(ipaddress.ip_address("fe80::1")))
+    ca = authority.certificate
+    constraints = ca.extensions.get_extension_for_class(x509.NameConstraints)
+    basic = ca.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert constraints.critical and basic.critical and basic.value.path_length == 0
+    assert ca.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign
+    assert ca.not_valid_after_utc - ca.not_valid_before_utc > timedelta(days=3600)
+    common_name = ca.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+    assert str(common_name).startswith("Qoder Desktop on ")
 
 
 @pytest.mark.asyncio
@@ -114,6 +122,16 @@ async def test_the_server_key_never_sits_in_a_file(
     for shown in (repr(identity), str(identity), repr(authority), str(authority)):
         assert "PRIVATE" not in shown and "_key" not in shown
     assert identity.spki_pin in repr(identity)
+
+
+@pytest.mark.asyncio
+async def test_the_ca_key_never_reaches_a_log(memory_keyring: MemoryKeyring,
+                                              tmp_path: Path) -> None:
+    redactor = RedactSecrets()
+    store = SecretStore(memory_keyring, extra_allowed=(MemoryKeyring,), redactor=redactor)
+    await DeskAuthority.load_or_create(store, tmp_path)
+    pem = memory_keyring.passwords[(SERVICE_NAME, CA_KEY_ENTRY)]
+    assert redactor.redact(f"oops: {pem}") == "oops: ********"
 
 
 async def _handshake(identity: ServerIdentity, trusted: bytes, server_hostname: str) -> bytes:

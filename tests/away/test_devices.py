@@ -92,7 +92,10 @@ async def test_revocation_cannot_be_undone_by_editing_or_restoring_the_row(
     with sqlite3.connect(store_file.path) as conn:  # the agent keeps a copy from before
         before = conn.execute("SELECT * FROM devices WHERE device_id = ?",
                               (device.device_id,)).fetchone()
+    changes: list[str] = []
+    registry.subscribe(lambda: changes.append("changed"))
     assert await registry.revoke(device.device_id)
+    assert changes == ["changed"]
     revoked = registry.get(device.device_id)
     assert revoked is not None and revoked.revoked_at is not None and not revoked.trusted
     assert not await registry.revoke(device.device_id)
