@@ -6,6 +6,7 @@ on this machine is refused in words, and a key press at the desk turns it off.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from pytestqt.qtbot import QtBot
 from qoder_desktop.away.devices import Device, DeviceRegistry
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import AwaySettings, Settings
+from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.control.away import BACK_AT_DESK, AwayCore
 from qoder_desktop.ui.event_loop import AppEventLoop
@@ -287,3 +289,69 @@ def test_the_machines_addresses_leave_loopback_out_unless_asked() -> None:
     assert all(not entry.address.startswith("127.") and entry.address != "::1"
                for entry in local_addresses())
     assert any(entry.address == "127.0.0.1" for entry in local_addresses(loopback=True))
+
+
+def _bash(command: str) -> ApprovalRequest:
+    return ApprovalRequest(session_id="s0", session_name="api", backend=Backend.CLAUDE,
+                           tool_name="Bash", tool_input={"command": command}, cwd="/tmp")
+
+
+@pytest.fixture
+def patient_desk(db: Database, tmp_path: Path, qtbot: QtBot,
+                 loop: AppEventLoop) -> Iterator[Desk]:
+    """Away mode on, and keys count as "back" only after an hour without input: only an
+    answer or the tray icon can end it in a test."""
+    made = _desk(db, tmp_path, qtbot, AwaySettings(host="127.0.0.1", port=PORT,
+                                                   list_loopback=True,
+                                                   back_after_idle_s=3600))
+    assert run(loop, made.app.away.start())
+    yield made
+    _close(made)
+    run(loop, made.app.away.close())
+
+
+def test_an_answer_from_the_phone_closes_the_desks_dialog_and_the_ledger_names_the_phone(
+        patient_desk: Desk, loop: AppEventLoop) -> None:
+    desktop = patient_desk.app
+
+    async def scenario() -> Decision:
+        task = asyncio.ensure_future(desktop.broker.request(_bash("make build")))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        phone = Decision.allow_once({"command": "make build"}).model_copy(
+            update={"device": "Pixel 7 (3f9a1c)"})
+        assert desktop.bridge.answer(dialog.request.request_id, phone)
+        await settle(lambda: desktop.dialogs.open_dialogs() == [])
+        return await task
+
+    assert run(loop, scenario()).device == "Pixel 7 (3f9a1c)"
+    [entry] = desktop.broker._ledger.entries("s0")  # type: ignore[attr-defined]
+    assert entry.who == "you, on Pixel 7 (3f9a1c)"
+    assert desktop.away.is_on  # (the phone's answer is not the person back at the desk)
+
+
+def test_an_answer_given_at_the_desk_turns_away_mode_off(patient_desk: Desk,
+                                                         loop: AppEventLoop,
+                                                         qtbot: QtBot) -> None:
+    desktop = patient_desk.app
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(desktop.broker.request(_bash("make test")))
+        await settle(lambda: desktop.dialogs.open_dialogs())
+        [dialog] = desktop.dialogs.open_dialogs()
+        await settle(dialog.is_armed)
+        qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        await task
+        await settle(lambda: not desktop.away.is_on)
+
+    run(loop, scenario())
+    assert patient_desk.status_text == f"Away mode is off: {BACK_AT_DESK}"
+
+
+def test_a_click_on_the_tray_icon_turns_away_mode_off(patient_desk: Desk,
+                                                      loop: AppEventLoop) -> None:
+    patient_desk.app.window.show()
+    QTest.keyClick(patient_desk.app.window, Qt.Key.Key_Shift)  # (within the hour: kept on)
+    patient_desk.app.tray.activate_window.emit()
+    run(loop, settle(lambda: not patient_desk.app.away.is_on))
+    assert patient_desk.mode.status.why_off == BACK_AT_DESK
