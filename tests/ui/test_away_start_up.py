@@ -9,10 +9,9 @@ import json
 import os
 import subprocess
 import sys
-from importlib.util import find_spec
 from pathlib import Path
 
-import pytest
+from helpers.away_desk import free_port_pair
 from helpers.shared_keyring import BACKEND, FILE_VARIABLE
 
 from qoder_desktop.cli import parse_app_args
@@ -57,11 +56,11 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _run(tmp_path: Path, *args: str) -> list[str]:
+def _run(tmp_path: Path, *args: str, port: int = 18765) -> list[str]:
     home = tmp_path / "qoder"
     (home / "config").mkdir(parents=True, exist_ok=True)
     (home / "config" / "settings.json").write_text(
-        json.dumps({"away": {"list_loopback": True, "port": 18765}}), encoding="utf-8")
+        json.dumps({"away": {"list_loopback": True, "port": port}}), encoding="utf-8")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
                QODER_DESKTOP_HOME=str(home), XDG_RUNTIME_DIR=str(tmp_path),
                PYTHON_KEYRING_BACKEND=BACKEND,
@@ -79,12 +78,11 @@ def test_a_plain_start_imports_nothing_of_away_mode(tmp_path: Path) -> None:
     assert _run(tmp_path) == ["at the end of start-up: []"]
 
 
-@pytest.mark.skipif(find_spec("qoder_desktop.away.mode") is None,
-                    reason="Away mode's server (away/mode.py) is not in this tree yet")
 def test_away_on_the_command_line_loads_it_and_turns_it_on(tmp_path: Path) -> None:
-    lines = _run(tmp_path, "--away=127.0.0.1")
+    port = free_port_pair()
+    lines = _run(tmp_path, "--away=127.0.0.1", port=port)
     assert lines[1:] == ["once on: True",
-                         "status: Away mode is on at https://127.0.0.1:18765"], lines
+                         f"status: Away mode is on at https://127.0.0.1:{port}"], lines
 
 
 def test_away_takes_an_optional_address() -> None:

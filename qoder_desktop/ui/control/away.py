@@ -358,6 +358,8 @@ class AwayControl:
 
     def _status_changed(self, status: AwayStatus, why: str | None = None) -> None:
         was_on, self._on = self._on, bool(status.on)
+        if not shiboken6.isValid(self.label):  # (the window is gone: the app quits)
+            return
         self.label.show_status(status)
         self._tray.set_away(status.on, short_status(status))
         if page := self._live_page():
@@ -368,7 +370,8 @@ class AwayControl:
         elif was_on and not status.on:
             self.watch.stop()
             reason = why or status.why_off or "it was turned off"
-            self._window.show_status(f"Away mode is off: {reason}")
+            self._window.show_status(reason if reason.startswith("Away mode")
+                                     else f"Away mode is off: {reason}")
         elif not status.on:
             self.watch.stop()
 

@@ -127,13 +127,21 @@ def qr_pixmap(text: str, scale: int = 6) -> QPixmap:
     return pixmap
 
 
+def help_page_url(status: AwayStatus) -> str | None:
+    """The certificate page's address (``http://HOST:PORT+1/``: the install steps, the
+    fingerprint and the certificate), from the status's certificate address."""
+    if not status.ca_url:
+        return None
+    return status.ca_url.removesuffix("desk-ca.crt")
+
+
 def listening_text(status: AwayStatus) -> str:
     """What listens, in plain words (or why Away mode is off)."""
     if not status.on:
         why = f" ({status.why_off})" if status.why_off else ""
         return f"Away mode is off{why}: phones cannot answer."
     return (f"Phones can answer at {status.url} — only paired devices. "
-            f"Certificate download: {status.ca_url}")
+            f"Certificate download: {help_page_url(status)}")
 
 
 def short_status(status: AwayStatus) -> str:
@@ -142,6 +150,9 @@ def short_status(status: AwayStatus) -> str:
         return ""
     phones = phone_count(status)
     seen = f", {phones} phone{'s' if phones != 1 else ''} connected" if phones else ""
+    refused = int(getattr(status, "refused", 0) or 0)
+    if refused:
+        seen += f", {refused} answer{'s' if refused != 1 else ''} refused"
     return f"Away mode is on at {status.url}{seen}"
 
 

@@ -38,6 +38,7 @@ from qoder_desktop.ui.plain_text import plain_message_box, set_plain
 from qoder_desktop.ui.widgets.away import (
     OFF_TEXT,
     AwayStatus,
+    help_page_url,
     listening_text,
     local_addresses,
     qr_pixmap,
@@ -290,11 +291,12 @@ class DevicesPage(QWidget):
         set_plain(self.listening_label, listening_text(status))
         if status.fingerprint:
             set_plain(self.fingerprint_label, status.fingerprint)
-        if status.on and status.ca_url:
-            self.ca_qr_label.setPixmap(qr_pixmap(status.ca_url, scale=3))
+        help_page = help_page_url(status)
+        if status.on and help_page:
+            self.ca_qr_label.setPixmap(qr_pixmap(help_page, scale=3))
             self.ca_qr_label.show()
             set_plain(self.ca_url_label, f"Certificate page (plain HTTP, nothing secret): "
-                                         f"{status.ca_url}")
+                                         f"{help_page}")
         if status.on:
             self.show_notice("")
 

@@ -58,6 +58,23 @@ def test_the_offer_shows_its_qr_code_address_and_time_left(qtbot: QtBot) -> None
     assert shown.qr_label.isHidden()
 
 
+@pytest.mark.arming
+def test_confirm_is_inert_for_the_arming_delay_after_the_code_appears(qtbot: QtBot) -> None:
+    shown = PairingDialog()
+    qtbot.addWidget(shown)
+    confirmed: list[str] = []
+    shown.confirmed.connect(confirmed.append)
+    shown.show()
+    qtbot.waitExposed(shown)
+    shown.show_claim("pairing-1", "Pixel 7", "0123 4567")
+    assert not shown.confirm_button.isEnabled()
+    shown.confirm_button.click()  # (a disabled button: nothing)
+    assert confirmed == []
+    qtbot.waitUntil(shown.confirm_button.isEnabled)
+    QTest.mouseClick(shown.confirm_button, Qt.MouseButton.LeftButton)
+    assert confirmed == ["pairing-1"]
+
+
 def test_a_click_confirms_and_the_code_shows_with_the_phones_name(dialog) -> None:
     shown, confirmed, refused = dialog
     assert shown.code_text() == "0123 4567"
