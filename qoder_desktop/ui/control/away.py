@@ -19,25 +19,31 @@ direction: it stops phones answering and can never approve anything.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
-import time
-from collections.abc import Awaitable, Callable
-from datetime import datetime
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.config.settings import AwaySettings
+from qoder_desktop.ui.control.away_core import (
+    AwayCore,
+    CoreFactory,
+    away_core_factory,
+    device_rows,
+    is_local_address,
+)
+from qoder_desktop.ui.control.person_watch import PersonWatch
 from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.tray import Tray
-from qoder_desktop.ui.widgets.away import AwayLabel, AwayStatus, local_addresses, short_status
-from qoder_desktop.ui.windows.devices_page import DeviceRow, DevicesPage
+from qoder_desktop.ui.widgets.away import AwayLabel, AwayStatus, short_status
+from qoder_desktop.ui.windows.devices_page import DevicesPage
 from qoder_desktop.ui.windows.main_window import MainWindow
 from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
+
+__all__ = ["BACK_AT_DESK", "AwayControl", "AwayCore", "CoreFactory", "away_core_factory"]
 
 log = logging.getLogger(__name__)
 
@@ -46,158 +52,6 @@ BACK_AT_DESK = "you are back at the desk"
 NO_ADDRESS = ("Choose the address phones connect to in Settings → Devices, then turn "
               "Away mode on.")
 UNAVAILABLE = "Away mode is not available in this window."
-
-
-class Device(Protocol):
-    """A paired device (`away.devices.Device`)."""
-
-    @property
-    def device_id(self) -> str: ...
-    @property
-    def label(self) -> str: ...
-    @property
-    def paired_at(self) -> datetime: ...
-    @property
-    def last_used_at(self) -> datetime | None: ...
-    @property
-    def revoked_at(self) -> datetime | None: ...
-
-
-class Devices(Protocol):
-    """The paired devices (`away.devices.DeviceRegistry`)."""
-
-    def devices(self) -> list[Any]: ...
-    async def revoke(self, device_id: str) -> bool: ...
-    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]: ...
-
-
-class Pairings(Protocol):
-    """Pairing offers (`away.pairing.Pairings`)."""
-
-    def offer(self, base_url: str) -> Any: ...
-    async def confirm(self, pairing_id: str) -> Any: ...
-    def refuse(self, pairing_id: str) -> None: ...
-    def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]: ...
-
-
-class Mode(Protocol):
-    """Away mode's state (`away.mode.AwayMode`)."""
-
-    @property
-    def pairings(self) -> Pairings: ...
-    async def start(self, host: str, port: int = ..., *,
-                    time_limit_s: float | None = ...) -> Any: ...
-    async def stop(self, why: str) -> None: ...
-    @property
-    def status(self) -> Any: ...
-    def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]: ...
-
-
-class AwayCore:
-    """What `make_core` builds: Away mode, its devices and the error it raises with a
-    sentence for the person (`away.mode.AwayError`)."""
-
-    def __init__(self, mode: Mode, devices: Devices,
-                 error: type[Exception] = RuntimeError) -> None:
-        self.mode = mode
-        self.devices = devices
-        self.error = error
-
-
-CoreFactory = Callable[[], Awaitable[AwayCore]]
-
-
-def away_core_factory(broker: object, db: object, secrets: object,
-                      data_dir: object, desk_name: str) -> CoreFactory:
-    """Build Away mode's core from the app's broker, database, keyring and data folder
-    (imported when first called, never at start-up)."""
-    async def make() -> AwayCore:
-        import importlib
-
-        authority = importlib.import_module("qoder_desktop.away.authority")
-        devices_module = importlib.import_module("qoder_desktop.away.devices")
-        mode_module = importlib.import_module("qoder_desktop.away.mode")
-        devices = devices_module.DeviceRegistry(db, secrets)
-        await devices.load()
-        mode = mode_module.AwayMode(
-            broker, devices,
-            lambda: authority.DeskAuthority.load_or_create(secrets, data_dir),
-            desk_name=desk_name)
-        return AwayCore(mode, devices, mode_module.AwayError)
-
-    return make
-
-
-def _when(moment: datetime | None) -> str:
-    return "never" if moment is None else moment.astimezone().strftime("%d %b %H:%M")
-
-
-def device_rows(devices: list[Any]) -> list[DeviceRow]:
-    """The page's rows for the registry's devices, the ones that can answer first."""
-    rows = [DeviceRow(device.device_id, device.label, _when(device.paired_at),
-                      _when(device.last_used_at), not _trusted(device), _state(device))
-            for device in devices]
-    return sorted(rows, key=lambda row: row.revoked)
-
-
-def _trusted(device: Any) -> bool:
-    return device.revoked_at is None and not getattr(device, "tampered", False)
-
-
-def _state(device: Any) -> str:
-    if getattr(device, "tampered", False):
-        return "not trusted: its record was changed outside the app"
-    if device.revoked_at is not None:
-        return f"revoked {_when(device.revoked_at)}"
-    return "can answer"
-
-
-def is_local_address(host: str, *, loopback: bool) -> bool | None:
-    """Whether `host` is an address of this machine (None: a name, not checked here)."""
-    try:
-        wanted = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-    return any(ipaddress.ip_address(entry.address) == wanted
-               for entry in local_addresses(loopback=loopback))
-
-
-class PersonWatch(QObject):
-    """Sees a key press or a click in the app's windows (installed on the application
-    while Away mode is on) and calls `seen` for those that count (see the module
-    docstring)."""
-
-    def __init__(self, seen: Callable[[], None], idle_s: Callable[[], float],
-                 setting_up: Callable[[QWidget], bool]) -> None:
-        super().__init__()
-        self._seen = seen
-        self._idle_s = idle_s
-        self._setting_up = setting_up
-        self._last_input = time.monotonic()
-
-    def start(self) -> None:
-        """Watch from now (input before this does not count)."""
-        self._last_input = time.monotonic()
-        app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
-
-    def stop(self) -> None:
-        """Stop watching."""
-        app = QApplication.instance()
-        if app is not None:
-            app.removeEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Note a person's key press or click; never takes the event."""
-        if (event.type() in (QEvent.Type.KeyPress, QEvent.Type.MouseButtonPress)
-                and event.spontaneous() and isinstance(watched, QWidget)
-                and not self._setting_up(watched.window())):
-            now = time.monotonic()
-            idle, self._last_input = now - self._last_input, now
-            if idle >= self._idle_s():
-                self._seen()
-        return False
 
 
 class AwayControl:

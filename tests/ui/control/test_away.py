@@ -37,7 +37,6 @@ from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.control.away import BACK_AT_DESK, AwayCore, away_core_factory
 from qoder_desktop.ui.event_loop import AppEventLoop
-from qoder_desktop.ui.widgets.away import local_addresses
 from qoder_desktop.ui.windows.devices_page import DevicesPage
 from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 from qoder_desktop.ui.wiring import DesktopApp
@@ -338,12 +337,6 @@ def test_input_while_setting_up_or_with_the_setting_off_keeps_away_mode_on(
     desk.app.away.person_seen()  # (the setting off: an answer here keeps it on too)
     run(loop, desk.app.away.stop("the test ended"))  # a later event, seen in order
     assert desk.status_text == "Away mode is off: the test ended"
-
-
-def test_the_machines_addresses_leave_loopback_out_unless_asked() -> None:
-    assert all(not entry.address.startswith("127.") and entry.address != "::1"
-               for entry in local_addresses())
-    assert any(entry.address == "127.0.0.1" for entry in local_addresses(loopback=True))
 
 
 def _bash(command: str) -> ApprovalRequest:
