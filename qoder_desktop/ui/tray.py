@@ -264,6 +264,8 @@ class Tray(QObject):
         return self._icons[key]
 
     def _rebuild_menu(self) -> None:
+        if self._disposed:  # (the app quits: its menu is gone)
+            return
         menu = self._menu
         menu.clear()
         count = self._count

@@ -39,11 +39,23 @@ def start_up_done():  # the last step of start-up
     if "--away" not in " ".join(sys.argv):
         os._exit(0)
     away = desktops[0].away
+    def fetch(url, fingerprint):  # (a phone on the network, while the app serves)
+        import urllib.request
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        print("certificate page names the fingerprint:", fingerprint in page, flush=True)
+        os._exit(0)
+
     def check():
         if away.is_on or desktops[0].window.ui.statusBar.currentMessage().startswith("Away"):
+            timer.stop()
             print("once on:", "qoder_desktop.away.devices" in loaded(), flush=True)
             print("status:", desktops[0].window.ui.statusBar.currentMessage(), flush=True)
-            os._exit(0)
+            status = away.status()
+            if status is None or not status.on:
+                os._exit(0)
+            import threading
+            threading.Thread(target=fetch, daemon=True, args=(
+                status.ca_url.removesuffix("desk-ca.crt"), status.fingerprint)).start()
     timer = QTimer()
     timer.timeout.connect(check)
     timer.start(20)
@@ -82,7 +94,8 @@ def test_away_on_the_command_line_loads_it_and_turns_it_on(tmp_path: Path) -> No
     port = free_port_pair()
     lines = _run(tmp_path, "--away=127.0.0.1", port=port)
     assert lines[1:] == ["once on: True",
-                         f"status: Away mode is on at https://127.0.0.1:{port}"], lines
+                         f"status: Away mode is on at https://127.0.0.1:{port}",
+                         "certificate page names the fingerprint: True"], lines
 
 
 def test_away_takes_an_optional_address() -> None:

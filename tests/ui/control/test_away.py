@@ -37,6 +37,7 @@ from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision
 from qoder_desktop.store.database import Database
 from qoder_desktop.ui.control.away import BACK_AT_DESK, AwayCore, away_core_factory
 from qoder_desktop.ui.event_loop import AppEventLoop
+from qoder_desktop.ui.start_up import on_handover
 from qoder_desktop.ui.windows.devices_page import DevicesPage
 from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 from qoder_desktop.ui.wiring import DesktopApp
@@ -83,11 +84,12 @@ def _desk(db: Database, tmp_path: Path, qtbot: QtBot, keyring: MemoryKeyring,
     return Desk(app, port)
 
 
-def _close(desk: Desk) -> None:
+def _close(desk: Desk, loop: AppEventLoop) -> None:
     dialog = desk.app.settings_dialog
     if dialog is not None and shiboken6.isValid(dialog):
         dialog.close()
     desk.app.tray.dispose()
+    run(loop, desk.app.away.close())
 
 
 @pytest.fixture
@@ -97,8 +99,7 @@ def desk(db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop,
     made = _desk(db, tmp_path, qtbot, memory_keyring, loop, host="127.0.0.1",
                  list_loopback=True, back_after_idle_s=0)
     yield made
-    _close(made)
-    run(loop, made.app.away.close())
+    _close(made, loop)
 
 
 def _devices_page(desk: Desk, loop: AppEventLoop) -> DevicesPage:
@@ -263,8 +264,7 @@ def test_with_no_address_chosen_the_tray_item_opens_settings_devices(
         assert "Choose the address" in desk.status_text
         assert not desk.mode.status.on
     finally:
-        _close(desk)
-        run(loop, desk.app.away.close())
+        _close(desk, loop)
 
 
 def test_away_mode_ends_at_its_time_limit_and_says_so(
@@ -278,8 +278,20 @@ def test_away_mode_ends_at_its_time_limit_and_says_so(
         assert desk.status_text == TIME_LIMIT_REACHED
         assert not _tray_away(desk).isChecked()
     finally:
-        _close(desk)
-        run(loop, desk.app.away.close())
+        _close(desk, loop)
+
+
+def test_a_later_launch_with_away_turns_it_on_in_the_running_app(
+        db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop,
+        memory_keyring: MemoryKeyring) -> None:
+    desk = _desk(db, tmp_path, qtbot, memory_keyring, loop, list_loopback=True)
+    try:
+        on_handover({"action": "show", "away": "127.0.0.1"}, desk.app)
+        run(loop, settle(lambda: desk.app.away.is_on))
+        assert desk.mode.status.url == desk.url
+        assert desk.app.settings.away.host == "127.0.0.1"  # (remembered for the tray)
+    finally:
+        _close(desk, loop)
 
 
 def test_an_address_not_on_this_machine_is_refused_in_words(desk: Desk,
@@ -353,8 +365,7 @@ def patient_desk(db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop,
                  list_loopback=True, back_after_idle_s=3600)
     assert run(loop, made.app.away.start())
     yield made
-    _close(made)
-    run(loop, made.app.away.close())
+    _close(made, loop)
 
 
 def test_an_answer_from_the_phone_closes_the_desks_dialog_and_the_ledger_names_the_phone(
