@@ -22,7 +22,7 @@ from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.away.authority import AuthorityUnavailable, DeskAuthority, HostNotCovered
 from qoder_desktop.away.devices import DeviceRegistry
 from qoder_desktop.away.pairing import Pairings
-from qoder_desktop.away.phones import Phones, RefusedAnswer
+from qoder_desktop.away.phones import AUTH_DEADLINE_S, MAX_PHONES, Phones, RefusedAnswer
 from qoder_desktop.away.server import AwayError, AwayServer, PageFiles
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIME_LIMIT_S", "AwayError", "AwayMode", "AwayStatus"]
@@ -85,16 +85,22 @@ class AwayMode:
         devices: the paired devices, loaded.
         authority_loader: loads the desk's CA (`DeskAuthority.load_or_create(...)`).
         desk_name: the name phones show for this desk.
+        files: the phone page's files (the package's own by default).
+        max_phones: phone sockets open at once, at most.
+        auth_deadline_s: seconds a socket has to sign in.
     """
 
     def __init__(self, broker: ApprovalBroker, devices: DeviceRegistry,
                  authority_loader: AuthorityLoader, *, desk_name: str,
-                 files: PageFiles | None = None) -> None:
+                 files: PageFiles | None = None, max_phones: int = MAX_PHONES,
+                 auth_deadline_s: float = AUTH_DEADLINE_S) -> None:
         self._broker = broker
         self._devices = devices
         self._load_authority = authority_loader
         self._desk_name = desk_name
         self._files = files
+        self._max_phones = max_phones
+        self._auth_deadline = auth_deadline_s
         self.pairings = Pairings(devices)
         self._status = AwayStatus()
         self._server: AwayServer | None = None
@@ -162,7 +168,8 @@ class AwayMode:
             raise AwayError(str(exc)) from None
         address = await _bind_address(host)
         phones = Phones(self._broker, self._devices, self.pairings,
-                        desk_name=self._desk_name, on_change=self._phones_changed)
+                        desk_name=self._desk_name, on_change=self._phones_changed,
+                        max_phones=self._max_phones, auth_deadline_s=self._auth_deadline)
         server = AwayServer(phones, self.pairings, identity.ssl_context(), host=host,
                             bind_address=address, port=port, ca_pem=authority.ca_pem,
                             fingerprint=authority.ca_fingerprint, desk_name=self._desk_name,

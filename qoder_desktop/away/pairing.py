@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
 
+from qoder_desktop.away.devices import Device, DeviceRegistry
 from qoder_desktop.away.signed import SignedRefused, load_phone_key
 from qoder_desktop.text.visible import has_hidden
 
-__all__ = ["CODE_CONTEXT", "MAX_NAME_CHARS", "PAIRING_TTL_S", "DeviceBook", "PairedDevice",
+__all__ = ["CODE_CONTEXT", "MAX_NAME_CHARS", "PAIRING_TTL_S",
            "PairingOffer", "PairingRefused", "Pairings", "PendingPairing", "short_code"]
 
 log = logging.getLogger(__name__)
@@ -43,21 +43,6 @@ def short_code(token: str, spki_der: bytes) -> str:
     number = int.from_bytes(digest[:8], "big") % 10**8
     text = f"{number:08d}"
     return f"{text[:4]} {text[4:]}"
-
-
-class PairedDevice(Protocol):
-    """What pairing needs of a device (`away.devices.Device`)."""
-
-    @property
-    def device_id(self) -> str: ...
-    @property
-    def label(self) -> str: ...
-
-
-class DeviceBook(Protocol):
-    """What pairing needs of the device registry (`away.devices.DeviceRegistry`)."""
-
-    async def add(self, name: str, public_key: bytes) -> PairedDevice: ...
 
 
 class PairingRefused(Exception):
@@ -103,7 +88,7 @@ class Pairings:
     any more (confirmed, refused, expired, withdrawn). The server awaits `outcome`.
     """
 
-    def __init__(self, devices: DeviceBook, *, ttl_s: float = PAIRING_TTL_S,
+    def __init__(self, devices: DeviceRegistry, *, ttl_s: float = PAIRING_TTL_S,
                  clock: Callable[[], float] = time.time) -> None:
         self._devices = devices
         self._ttl = ttl_s
@@ -111,7 +96,7 @@ class Pairings:
         self._offer: tuple[str, float] | None = None
         self._pending: PendingPairing | None = None
         self._pending_until = 0.0
-        self._outcome: asyncio.Future[PairedDevice | None] | None = None
+        self._outcome: asyncio.Future[Device | None] | None = None
         self._outcome_of = ""
         """The pairing id `_outcome` ends (kept while a confirmation adds the device)."""
         self._expiry: asyncio.TimerHandle | None = None
@@ -177,7 +162,7 @@ class Pairings:
 
     # -- the desk's answer -----------------------------------------------------------
 
-    async def confirm(self, pairing_id: str) -> PairedDevice:
+    async def confirm(self, pairing_id: str) -> Device:
         """The person confirmed that both screens show the same code: the device is
         added (and trusted from now on).
 
@@ -209,13 +194,13 @@ class Pairings:
         if self._pending is not None or self._outcome is not None:
             self._end_pending(None)
 
-    def outcome(self, pairing_id: str) -> asyncio.Future[PairedDevice | None]:
+    def outcome(self, pairing_id: str) -> asyncio.Future[Device | None]:
         """The end of the claim `pairing_id`, taken now: its device once confirmed, None
         when it was refused, expired or replaced (already None for no such claim)."""
         future = self._outcome
         if future is None or not secrets.compare_digest(self._outcome_of.encode(),
                                                         pairing_id.encode()):
-            done: asyncio.Future[PairedDevice | None] = (
+            done: asyncio.Future[Device | None] = (
                 asyncio.get_running_loop().create_future())
             done.set_result(None)
             return done
@@ -245,7 +230,7 @@ class Pairings:
             log.info("away mode: a pairing claim expired unconfirmed")
             self._end_pending(None)
 
-    def _end_pending(self, device: PairedDevice | None) -> None:
+    def _end_pending(self, device: Device | None) -> None:
         had = self._pending is not None or self._outcome is not None
         self._pending = None
         if self._expiry is not None:

@@ -191,7 +191,7 @@ def _message(content: Mapping[str, Any], default: str) -> str:
     message = content.get("message", "")
     if not isinstance(message, str) or len(message) > MAX_MESSAGE_CHARS:
         raise AnswerRefused(f"a message must be text of at most {MAX_MESSAGE_CHARS} characters")
-    if has_hidden(message.replace("\n", " ")):
+    if has_hidden(message):
         raise AnswerRefused("a message must not hold hidden characters")
     return message.strip() or default
 

@@ -3,24 +3,23 @@ each answer does.
 
 `Phones` follows the broker (a new request is `added` to every authenticated phone, a
 newer state `updated`, an end `gone` at once, with why and by whom) and the device
-registry (a revoked device's sockets get `revoked` and close 4403). `PhoneSocket` runs
-one WebSocket through the contract's flow: hello → auth (or a pairing that waits for the
-desk) → snapshot → answers. An answer is verified (the device's key, this socket's
-nonce for that request, the clock) before it is read, and goes to the request's
-`PendingApproval` as the Decision the desk's dialogs make; the first answer anywhere
-wins. Refused answers are kept (`refused`) for the desk to show and logged without
-payloads or signatures.
+registry (a revoked device's sockets get `revoked` and close 4403). `Phones.serve` runs
+one WebSocket (a `phone_socket.PhoneSocket`) through the contract's flow: hello → auth
+(or a pairing that waits for the desk) → snapshot → answers. An answer is verified (the
+device's key, this socket's nonce for that request, the clock) before it is read, and
+goes to the request's `PendingApproval` as the Decision the desk's dialogs make; the
+first answer anywhere wins. Refused answers are kept (`refused`) for the desk to show
+and logged without payloads or signatures.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,9 +29,15 @@ from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.approval.pending import PendingApproval, PendingEvent
 from qoder_desktop.away.devices import Device, DeviceRegistry
 from qoder_desktop.away.pairing import Pairings
+from qoder_desktop.away.phone_socket import (
+    CLOSE_GOING_AWAY,
+    CLOSE_REVOKED,
+    CLOSE_TRY_LATER,
+    CLOSE_UNAUTHORISED,
+    PhoneSocket,
+)
 from qoder_desktop.away.phone_view import AnswerRefused, decision_for, request_view
 from qoder_desktop.away.signed import (
-    NonceBook,
     SignedRefused,
     b64url_encode,
     signed_device,
@@ -51,14 +56,8 @@ AUTH_DEADLINE_S = 10.0
 """A socket that has not authenticated within this many seconds is closed."""
 MAX_PHONES = 8
 """Phone sockets open at once, at most (a person has a phone or two; each tab counts)."""
-MAX_QUEUED = 2000
-"""Messages waiting for one phone at most; a phone that stops reading is closed."""
 KEPT_REFUSALS = 50
 KEPT_ENDED = 1000
-CLOSE_UNAUTHORISED = 4401
-CLOSE_REVOKED = 4403
-CLOSE_GOING_AWAY = 1001
-CLOSE_TRY_LATER = 1013
 _BY = {"user": "the desk", "cli": "the agent's CLI", "session_rule": "a session rule",
        "withdrawn": "the agent", "error": "Qoder Desktop"}
 _GONE = {PendingEvent.ANSWERED: "answered", PendingEvent.WITHDRAWN: "withdrawn",
@@ -88,33 +87,6 @@ def _by(decision: Decision | None) -> str:
     return decision.device or _BY.get(decision.decided_by.value, decision.decided_by.value)
 
 
-@dataclass(eq=False)
-class PhoneSocket:
-    """One phone's WebSocket: its device once authenticated, its nonces, its outbox."""
-
-    websocket: WebSocket
-    nonces: NonceBook = field(default_factory=NonceBook)
-    device: Device | None = None
-    outbox: asyncio.Queue[tuple[dict[str, Any] | None, int | None]] = field(
-        default_factory=asyncio.Queue)
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Queue `message` for this phone (a phone that stops reading is closed)."""
-        if self.outbox.qsize() >= MAX_QUEUED:
-            self.close(CLOSE_TRY_LATER)
-            return
-        self.outbox.put_nowait((message, None))
-
-    def close(self, code: int, message: dict[str, Any] | None = None) -> None:
-        """Send `message` (if any), then close with `code`."""
-        self.outbox.put_nowait((message, code))
-
-    def show(self, request: ApprovalRequest, kind: str) -> None:
-        """Send `request` as `kind` ("added" or "updated") with this socket's nonce."""
-        self.send({"type": kind, "request": request_view(
-            request, self.nonces.issue(request.request_id))})
-
-
 class Phones:
     """Every phone socket of one Away session and what they are told.
 
@@ -140,6 +112,8 @@ class Phones:
         self._sockets: set[PhoneSocket] = set()
         self._observed: dict[str, Callable[[], None]] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
+        self._views: dict[str, tuple[ApprovalRequest, dict[str, Any]]] = {}
+        """Each waiting request's view, built once per state of it for every phone."""
         self.refused: deque[RefusedAnswer] = deque(maxlen=KEPT_REFUSALS)
         """The latest refused answers and sign-ins, oldest first."""
         self._unsubscribe: list[Callable[[], None]] = []
@@ -157,7 +131,7 @@ class Phones:
         """Stop following, and close every socket (going away)."""
         for stop in self._unsubscribe + list(self._observed.values()):
             stop()
-        self._unsubscribe, self._observed = [], {}
+        self._unsubscribe, self._observed, self._views = [], {}, {}
         for phone in list(self._sockets):
             phone.close(CLOSE_GOING_AWAY)
 
@@ -172,8 +146,9 @@ class Phones:
             pending = self._broker.approval(request.request_id)
             if pending is not None:
                 self._observe(pending)
+                shown = self._shown(pending.request)
                 for phone in self._signed_in():
-                    phone.show(pending.request, "added")
+                    phone.show(pending.request_id, shown, "added")
 
     def _observe(self, pending: PendingApproval) -> None:
         if pending.request_id not in self._observed:
@@ -181,8 +156,9 @@ class Phones:
 
     def _on_pending(self, pending: PendingApproval, event: PendingEvent) -> None:
         if event is PendingEvent.UPDATED:
+            shown = self._shown(pending.request)
             for phone in self._signed_in():
-                phone.show(pending.request, "updated")
+                phone.show(pending.request_id, shown, "updated")
             return
         why = _GONE.get(event)
         if why is None:
@@ -191,6 +167,7 @@ class Phones:
         stop = self._observed.pop(request_id, None)
         if stop is not None:
             stop()
+        self._views.pop(request_id, None)
         self._ended[request_id] = None
         while len(self._ended) > KEPT_ENDED:
             self._ended.popitem(last=False)
@@ -212,6 +189,13 @@ class Phones:
                 phone.device = None
                 self._on_change()
 
+    def _shown(self, request: ApprovalRequest) -> dict[str, Any]:
+        """The phone's view of `request` as it is now (built once for every phone)."""
+        cached = self._views.get(request.request_id)
+        if cached is None or cached[0] is not request:
+            cached = self._views[request.request_id] = (request, request_view(request, ""))
+        return cached[1]
+
     def _signed_in(self) -> list[PhoneSocket]:
         return [phone for phone in self._sockets if phone.device is not None]
 
@@ -231,7 +215,7 @@ class Phones:
             return
         phone = PhoneSocket(websocket)
         self._sockets.add(phone)
-        writer = asyncio.create_task(self._write(phone), name="qoder-desktop-away-phone")
+        writer = asyncio.create_task(phone.write_outbox(), name="qoder-desktop-away-phone")
         try:
             if await self._sign_in(phone):
                 await self._read_answers(phone)
@@ -249,34 +233,13 @@ class Phones:
                 except (TimeoutError, Exception):
                     writer.cancel()
 
-    async def _write(self, phone: PhoneSocket) -> None:
-        """Send what is queued for `phone`, in order, until a close."""
-        while True:
-            message, code = await phone.outbox.get()
-            try:
-                if message is not None:
-                    await phone.websocket.send_text(json.dumps(message))
-                if code is not None:
-                    await phone.websocket.close(code)
-                    return
-            except (WebSocketDisconnect, RuntimeError, OSError):
-                return
-
-    async def _receive(self, phone: PhoneSocket) -> dict[str, Any]:
-        text = await phone.websocket.receive_text()
-        try:
-            message = json.loads(text)
-        except ValueError:
-            message = None
-        return message if isinstance(message, dict) else {}
-
     async def _sign_in(self, phone: PhoneSocket) -> bool:
         """hello → auth; a waiting pairing first waits for the desk. True once signed in."""
         challenge = b64url_encode(secrets.token_bytes(32))
         phone.send({"type": "hello", "challenge": challenge, "desk": self._desk_name,
                     "protocol": PROTOCOL})
         try:
-            message = await asyncio.wait_for(self._receive(phone), self._auth_deadline)
+            message = await asyncio.wait_for(phone.receive(), self._auth_deadline)
         except TimeoutError:
             phone.close(CLOSE_UNAUTHORISED, {"type": "refused", "reason": "too slow"})
             return False
@@ -293,7 +256,11 @@ class Phones:
                                     payload, signature, challenge)
         device = self._devices.get(claimed)
         if device is None:
-            return self._refuse_sign_in(phone, "an unknown device", "unknown device")
+            tampered = any(known.device_id == claimed and known.tampered
+                           for known in self._devices.devices())
+            who = ("a device whose stored record was tampered with" if tampered
+                   else "an unknown device")
+            return self._refuse_sign_in(phone, who, "unknown device")
         try:
             verified_auth(device.public_key, payload, signature, challenge=challenge)
         except SignedRefused as exc:
@@ -317,7 +284,7 @@ class Phones:
             return self._refuse_sign_in(phone, "a pairing phone", exc.reason)
         outcome = self._pairings.outcome(pairing_id)
         phone.send({"type": "pairing", "state": "waiting", "code": code})
-        hung_up: asyncio.Future[None] = asyncio.ensure_future(self._receive_until_close(phone))
+        hung_up: asyncio.Future[None] = asyncio.ensure_future(phone.drain_until_close())
         try:
             waiters: list[asyncio.Future[Any]] = [outcome, hung_up]
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -334,27 +301,18 @@ class Phones:
         await self._signed_in_as(phone, device)
         return True
 
-    async def _receive_until_close(self, phone: PhoneSocket) -> None:
-        """Read (and drop) what a waiting phone sends, until it hangs up."""
-        try:
-            while True:
-                await phone.websocket.receive_text()
-        except (WebSocketDisconnect, RuntimeError):
-            return
-
     async def _signed_in_as(self, phone: PhoneSocket, device: Device) -> None:
         phone.device = device
         await self._devices.touch(device.device_id)
         requests = [pending.request for pending in reversed(self._broker.approvals())]
         phone.send({"type": "snapshot", "requests": [
-            request_view(request, phone.nonces.issue(request.request_id))
-            for request in requests]})
+            phone.view(request.request_id, self._shown(request)) for request in requests]})
         log.info("away mode: %s connected", device.label)
         self._on_change()
 
     async def _read_answers(self, phone: PhoneSocket) -> None:
         while phone.device is not None:
-            message = await self._receive(phone)
+            message = await phone.receive()
             if phone.device is None:
                 return
             if message.get("type") == "answer":
@@ -404,4 +362,4 @@ class Phones:
         """A refused answer spent its nonce: a request still waiting gets a fresh one."""
         pending = self._broker.approval(request_id) if request_id else None
         if pending is not None:
-            phone.show(pending.request, "updated")
+            phone.show(pending.request_id, self._shown(pending.request), "updated")

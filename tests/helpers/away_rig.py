@@ -69,8 +69,9 @@ class AwayRig:
 
 
 @asynccontextmanager
-async def away_rig(db: Database, tmp_path: Path) -> AsyncIterator[AwayRig]:
-    """Away mode started on 127.0.0.1 (free ports), stopped afterwards."""
+async def away_rig(db: Database, tmp_path: Path, **options: Any) -> AsyncIterator[AwayRig]:
+    """Away mode started on 127.0.0.1 (free ports), stopped afterwards (`options` go to
+    `AwayMode`)."""
     db.upsert_session(SessionInfo(session_id=SESSION, name="demo", backend=Backend.CLAUDE,
                                   cwd="/tmp/ws"))
     ledger = Ledger(db)
@@ -81,7 +82,7 @@ async def away_rig(db: Database, tmp_path: Path) -> AsyncIterator[AwayRig]:
     async def load() -> DeskAuthority:
         return authority
 
-    mode = AwayMode(broker, devices, load, desk_name="test desk")
+    mode = AwayMode(broker, devices, load, desk_name="test desk", **options)
     await mode.start(HOST, 0, time_limit_s=None)
     client_ssl = ssl.create_default_context(cadata=authority.ca_pem.decode())
     try:
