@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtWidgets import QWidget
@@ -39,9 +39,11 @@ from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.widgets.away import AwayLabel, AwayStatus, short_status
-from qoder_desktop.ui.windows.devices_page import DevicesPage
 from qoder_desktop.ui.windows.main_window import MainWindow
-from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
+
+if TYPE_CHECKING:  # (the views of Away mode load when first shown)
+    from qoder_desktop.ui.windows.devices_page import DevicesPage
+    from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 
 __all__ = ["BACK_AT_DESK", "AwayControl", "AwayCore", "CoreFactory", "away_core_factory"]
 
@@ -282,6 +284,8 @@ class AwayControl:
         if dialog is not None and shiboken6.isValid(dialog):
             dialog.raise_()
             return dialog
+        from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
+
         parent = self._live_page()
         dialog = PairingDialog(parent.window() if parent is not None else self._window)
         self.pairing_dialog = dialog

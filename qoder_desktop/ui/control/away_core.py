@@ -8,10 +8,12 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from qoder_desktop.ui.widgets.away import local_addresses
-from qoder_desktop.ui.windows.devices_page import DeviceRow
+
+if TYPE_CHECKING:  # (the Devices page loads when first shown)
+    from qoder_desktop.ui.windows.devices_page import DeviceRow
 
 
 class Device(Protocol):
@@ -100,6 +102,8 @@ def _when(moment: datetime | None) -> str:
 
 def device_rows(devices: list[Any]) -> list[DeviceRow]:
     """The page's rows for the registry's devices, the ones that can answer first."""
+    from qoder_desktop.ui.windows.devices_page import DeviceRow
+
     rows = [DeviceRow(device.device_id, device.label, _when(device.paired_at),
                       _when(device.last_used_at), not _trusted(device), _state(device))
             for device in devices]

@@ -10,7 +10,6 @@ from typing import NamedTuple, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
-from PySide6.QtNetwork import QAbstractSocket, QNetworkInterface
 from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.text.visible import make_visible
@@ -85,6 +84,8 @@ class LocalAddress(NamedTuple):
 def local_addresses(*, loopback: bool = False) -> list[LocalAddress]:
     """The IPv4 and IPv6 addresses of this machine's running interfaces (loopback only
     when asked: a phone cannot reach it), IPv4 first, each interface's in its order."""
+    from PySide6.QtNetwork import QAbstractSocket, QNetworkInterface  # (when a page lists them)
+
     found: list[LocalAddress] = []
     for interface in QNetworkInterface.allInterfaces():
         flags = interface.flags()

@@ -10,7 +10,7 @@ thread.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -35,8 +35,10 @@ from qoder_desktop.domain.models import Backend, PermissionMode
 from qoder_desktop.ui.forms.ui_settings_dialog import Ui_SettingsDialog
 from qoder_desktop.ui.widgets import pickers
 from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
-from qoder_desktop.ui.windows.devices_page import DevicesPage
 from qoder_desktop.ui.windows.remote_hosts_page import RemoteHostsPage
+
+if TYPE_CHECKING:  # (Away mode's page loads with the first settings dialog)
+    from qoder_desktop.ui.windows.devices_page import DevicesPage
 
 STORED_TEXT = "Stored in keyring"
 NOT_SET_TEXT = "Not set"
@@ -133,6 +135,8 @@ class SettingsDialog(QDialog):
         self.remote_hosts_page = RemoteHostsPage()
         self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(self.remote_hosts_page, "Re&mote hosts"),
                                    "Send the prompts of agents on other machines (over SSH) here")
+        from qoder_desktop.ui.windows.devices_page import DevicesPage
+
         self.devices_page = DevicesPage(self._settings.away)
         self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(self.devices_page, "De&vices"),
                                    "Away mode: answer from a paired phone")
