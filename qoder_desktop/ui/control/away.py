@@ -225,6 +225,10 @@ class AwayControl:
             self.watch.start()
         elif was_on and not status.on:
             self.watch.stop()
+            dialog = self.pairing_dialog
+            if dialog is not None and shiboken6.isValid(dialog):
+                dialog.show_problem("Away mode is off, so this pairing code no longer "
+                                    "works.")
             reason = why or status.why_off or "it was turned off"
             self._window.show_status(reason if reason.startswith("Away mode")
                                      else f"Away mode is off: {reason}")

@@ -217,6 +217,15 @@ def test_refusing_or_closing_the_pairing_dialog_pairs_nothing(
     assert desk.devices.devices() == []
 
 
+def test_turning_away_mode_off_ends_the_pairing_on_screen(desk: Desk, loop: AppEventLoop,
+                                                         qtbot: QtBot) -> None:
+    dialog = _offered(desk, loop)
+    run(loop, desk.app.away.stop("you turned it off"))
+    assert dialog.result_label.text() == ("Away mode is off, so this pairing code no "
+                                          "longer works.")
+    assert dialog.confirm_button.isHidden()
+
+
 def test_return_never_confirms(desk: Desk, loop: AppEventLoop, qtbot: QtBot) -> None:
     dialog = _offered(desk, loop)
     run(loop, _claim(desk, dialog.url_label.text(), Phone()))
