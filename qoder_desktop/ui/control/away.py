@@ -90,6 +90,7 @@ class AwayControl:
         self._unsubscribe: list[Callable[[], None]] = []
         self._unsubscribe_pairing: Callable[[], None] | None = None
         self._on = False
+        self._starting: asyncio.Task[bool] | None = None
         self.watch = PersonWatch(self.person_seen, self._idle_s, self._is_setting_up)
 
     # -- state ---------------------------------------------------------------------------
@@ -141,8 +142,15 @@ class AwayControl:
         self.turn_on()
 
     async def start(self, host: str | None = None) -> bool:
-        """Turn Away mode on; False (and the person told why) when it did not start."""
-        if self._on:
+        """Turn Away mode on; False (and the person told why) when it did not start. A
+        start while one is under way waits for that one."""
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.ensure_future(self._start(host))
+        return await asyncio.shield(self._starting)
+
+    async def _start(self, host: str | None) -> bool:
+        if self._on and self.core is not None:
+            self._status_changed(self.core.mode.status)  # (the page shows it is on)
             return True
         settings = self._current.value.away
         host = (host or settings.host or "").strip()
@@ -178,6 +186,8 @@ class AwayControl:
         if self.core is not None:
             await self.core.mode.stop(why)
             self._status_changed(self.core.mode.status, why=why)
+        elif page := self._live_page():
+            page.show_notice("")  # (it never was on: the switch is free again)
 
     def person_seen(self, *_args: object) -> None:
         """The desk saw the person (a key, a click, an answer here, the tray icon): turn

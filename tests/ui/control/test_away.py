@@ -323,6 +323,16 @@ def test_a_port_in_use_is_said_on_the_page(desk: Desk, loop: AppEventLoop) -> No
     assert not page.away_check.isChecked() and not desk.mode.status.on
 
 
+def test_two_quick_starts_make_one_start(desk: Desk, loop: AppEventLoop) -> None:
+    async def twice() -> list[bool]:
+        return list(await asyncio.gather(desk.app.away.start(), desk.app.away.start()))
+
+    assert run(loop, twice()) == [True, True]
+    assert desk.app.away.is_on
+    assert "did not start" not in desk.status_text
+    assert _tray_away(desk).isChecked()
+
+
 def test_the_page_says_what_listens_and_shows_the_certificate(desk: Desk,
                                                               loop: AppEventLoop) -> None:
     page = _devices_page(desk, loop)
