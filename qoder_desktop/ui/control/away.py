@@ -27,12 +27,14 @@ import shiboken6
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.config.settings import AwaySettings
+from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.control.away_core import (
     AwayCore,
     CoreFactory,
     away_core_factory,
     device_rows,
     is_local_address,
+    refused_line,
 )
 from qoder_desktop.ui.control.person_watch import PersonWatch
 from qoder_desktop.ui.control.settings import CurrentSettings
@@ -91,6 +93,8 @@ class AwayControl:
         self._unsubscribe_pairing: Callable[[], None] | None = None
         self._on = False
         self._starting: asyncio.Task[bool] | None = None
+        self._refused_seen = 0
+        """How many refused answers of this Away session were said already."""
         self.watch = PersonWatch(self.person_seen, self._idle_s, self._is_setting_up)
 
     # -- state ---------------------------------------------------------------------------
@@ -227,6 +231,7 @@ class AwayControl:
         if not shiboken6.isValid(self.label):  # (the window is gone: the app quits)
             return
         self.label.show_status(status)
+        self._show_refused(int(getattr(status, "refused", 0) or 0))
         self._tray.set_away(status.on, short_status(status))
         if page := self._live_page():
             page.show_status(status)
@@ -244,6 +249,21 @@ class AwayControl:
                                      else f"Away mode is off: {reason}")
         elif not status.on:
             self.watch.stop()
+
+    def _show_refused(self, count: int) -> None:
+        """Say each answer or sign-in Away mode refused (a revoked phone, a bad
+        signature): on the status bar, and the latest on the page."""
+        if count < self._refused_seen:  # (a new Away session counts from 0)
+            self._refused_seen = 0
+        if count == self._refused_seen or self.core is None:
+            return
+        latest = self.core.mode.refused()
+        fresh = latest[-(count - self._refused_seen):]
+        self._refused_seen = count
+        if fresh:
+            self._window.show_status(make_visible(f"Away mode {refused_line(fresh[-1])}"))
+        if page := self._live_page():
+            page.show_refused([refused_line(entry) for entry in latest[-5:]])
 
     # -- Settings → Devices --------------------------------------------------------------
 

@@ -59,6 +59,14 @@ class Mode(Protocol):
     @property
     def status(self) -> Any: ...
     def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]: ...
+    def refused(self) -> list[Any]: ...
+
+
+def refused_line(refused: Any) -> str:
+    """A refused answer or sign-in (`away.phones.RefusedAnswer`) in words."""
+    what = "a sign-in" if refused.request_id is None else "an answer"
+    when = refused.at.astimezone().strftime("%H:%M:%S")
+    return f"{when}: refused {what} from {refused.device} ({refused.reason})"
 
 
 class AwayCore:

@@ -182,6 +182,10 @@ class DevicesPage(QWidget):
         self.listening_label = _value_label("awayListening")
         set_plain(self.listening_label, OFF_TEXT)
         form.addRow(self.listening_label)
+        self.refused_label = _value_label("awayRefused")
+        self.refused_label.setProperty("warning", True)
+        self.refused_label.hide()
+        form.addRow(self.refused_label)
         self.notice_label = _value_label("awayNotice")
         self.notice_label.setProperty("warning", True)
         self.notice_label.hide()
@@ -299,6 +303,12 @@ class DevicesPage(QWidget):
                                          f"{help_page}")
         if status.on:
             self.show_notice("")
+
+    def show_refused(self, lines: Sequence[str]) -> None:
+        """The latest answers and sign-ins Away mode refused (a revoked or unknown phone,
+        a bad signature), newest last."""
+        set_plain(self.refused_label, "\n".join(lines))
+        self.refused_label.setVisible(bool(lines))
 
     def set_busy(self, text: str) -> None:
         """Away mode is being turned on or off: say so; the switch waits."""

@@ -14,6 +14,7 @@ import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import httpx
@@ -21,6 +22,7 @@ import pytest
 import shiboken6
 from helpers.app_side import app_side
 from helpers.away_desk import free_port_pair
+from helpers.away_rig import phone_socket
 from helpers.loop import run, settle
 from helpers.memory_keyring import MemoryKeyring
 from helpers.phone import Phone
@@ -321,6 +323,36 @@ def test_a_port_in_use_is_said_on_the_page(desk: Desk, loop: AppEventLoop) -> No
     assert page.notice_label.text().startswith("Away mode did not start: ")
     assert str(desk.port) in page.notice_label.text()
     assert not page.away_check.isChecked() and not desk.mode.status.on
+
+
+def test_a_revoked_phones_sign_in_is_refused_and_the_desk_says_so(
+        desk: Desk, loop: AppEventLoop) -> None:
+    phone = Phone("Lost phone")
+    device = run(loop, desk.devices.add(phone.name, phone.spki))
+    phone.device_id = device.device_id
+    run(loop, desk.devices.revoke(device.device_id))
+    page = _devices_page(desk, loop)
+    assert run(loop, desk.app.away.start())
+    status = desk.mode.status
+    assert status.ca_url is not None
+
+    async def sign_in() -> int | None:
+        async with httpx.AsyncClient(timeout=10) as plain:
+            ca_pem = (await plain.get(status.ca_url)).text
+        import ssl
+
+        rig = SimpleNamespace(port=desk.port, origin=desk.url,
+                              client_ssl=ssl.create_default_context(cadata=ca_pem))
+        async with phone_socket(rig, phone) as client:  # type: ignore[arg-type]
+            await client.hello()
+            await client.send(phone.auth(client.challenge))
+            return await client.closed_with()
+
+    assert run(loop, sign_in()) == 4403
+    run(loop, settle(lambda: "refused a sign-in" in desk.status_text))
+    assert desk.status_text.endswith(f"from {device.label} (revoked)")
+    run(loop, settle(lambda: page.refused_label.isVisibleTo(page)))
+    assert f"refused a sign-in from {device.label} (revoked)" in page.refused_label.text()
 
 
 def test_two_quick_starts_make_one_start(desk: Desk, loop: AppEventLoop) -> None:
