@@ -166,14 +166,14 @@ class DevicesPage(QWidget):
         self.limit_spin.setSuffix(" h")
         self.limit_spin.setValue(settings.time_limit_hours)
         self.limit_spin.setToolTip("Away mode turns itself off after this long")
-        form.addRow("Turn off &after:", self.limit_spin)
+        form.addRow("Turn off a&fter:", self.limit_spin)
         self.back_check = QCheckBox("Turn off when I'm &back at the desk")
         self.back_check.setObjectName("awayOffWhenBack")
         self.back_check.setToolTip("A key or click in Qoder Desktop, an answer given here or "
                                    "a click on the tray icon turns Away mode off")
         self.back_check.setChecked(settings.off_when_back)
         form.addRow(self.back_check)
-        self.at_start_check = QCheckBox("Turn on when Qoder Desktop &starts")
+        self.at_start_check = QCheckBox("T&urn on when Qoder Desktop starts")
         self.at_start_check.setObjectName("awayAtStart")
         self.at_start_check.setChecked(settings.on_at_start)
         self.at_start_check.setAccessibleDescription("Serve the phone page from the start, "

@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QKeyEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -85,7 +85,17 @@ class PairingDialog(QDialog):
         layout.addWidget(self.qr_label)
         self.url_label = _label("pairingUrl", selectable=True)
         self.url_label.setAccessibleName("Pairing address")
-        layout.addWidget(self.url_label)
+        self.copy_button = QPushButton("Cop&y address")
+        self.copy_button.setObjectName("copyPairingUrl")
+        self.copy_button.setAccessibleDescription("Put the pairing address on the clipboard, "
+                                                  "to open it on the phone another way")
+        self.copy_button.setAutoDefault(False)
+        self.copy_button.clicked.connect(self._copy)
+        self.copy_button.hide()
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.url_label, 1)
+        url_row.addWidget(self.copy_button)
+        layout.addLayout(url_row)
         self.expiry_label = _label("pairingExpiry")
         layout.addWidget(self.expiry_label)
         self.phone_label = _label("pairingPhone")
@@ -146,6 +156,7 @@ class PairingDialog(QDialog):
         self.qr_label.setPixmap(qr_pixmap(url))
         self.qr_label.show()
         set_plain(self.url_label, url)
+        self.copy_button.show()
         self._expires_at = expires_at
         self._tick()
         self._ticker.start()
@@ -157,6 +168,7 @@ class PairingDialog(QDialog):
         self._ticker.stop()
         self.qr_label.hide()
         self.expiry_label.hide()
+        self.copy_button.hide()
         set_plain(self.phone_label, f"“{make_visible(phone_name)}” wants to pair with this "
                                     "desk. Its screen shows:")
         self.phone_label.show()
@@ -220,10 +232,15 @@ class PairingDialog(QDialog):
         self.confirm_button.hide()
         self.refuse_button.hide()
         self.match_label.hide()
+        self.copy_button.hide()
         set_plain(self.result_label, text)
         self.result_label.show()
         self.close_button.show()
         self.close_button.setFocus()
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.url_label.text())
+        self.copy_button.setText("Copied")
 
     def _tick(self) -> None:
         if self._expires_at is None:
@@ -233,6 +250,7 @@ class PairingDialog(QDialog):
             self._ticker.stop()
             self.qr_label.clear()
             self.qr_label.hide()
+            self.copy_button.hide()
             set_plain(self.expiry_label, EXPIRED_TEXT)
             return
         set_plain(self.expiry_label, f"Expires in {left // 60}:{left % 60:02d}")

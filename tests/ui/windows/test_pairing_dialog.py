@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
@@ -56,6 +57,17 @@ def test_the_offer_shows_its_qr_code_address_and_time_left(qtbot: QtBot) -> None
     shown.show_offer(URL, datetime.now(UTC) - timedelta(seconds=1))
     assert shown.expiry_label.text() == EXPIRED_TEXT
     assert shown.qr_label.isHidden()
+
+
+def test_the_address_can_be_copied_until_a_phone_claims_it(qtbot: QtBot) -> None:
+    shown = PairingDialog()
+    qtbot.addWidget(shown)
+    shown.show_offer(URL, datetime.now(UTC) + timedelta(minutes=5))
+    shown.show()
+    QTest.mouseClick(shown.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == URL
+    shown.show_claim("pairing-1", "Pixel 7", "0123 4567")
+    assert shown.copy_button.isHidden()
 
 
 @pytest.mark.arming
