@@ -52,16 +52,16 @@ NO_ADDRESS_TEXT = "No network address found on this machine"
 CHOOSE_TEXT = "Choose the address phones connect to…"
 NO_DEVICES_TEXT = "No phone is paired yet."
 SETUP_STEPS = (
-    "Once, on each phone: open the certificate address below (or scan the code) on the "
-    "same network, download desk-ca.crt and install it, then check that the fingerprint "
-    "the phone shows is the one above.\n"
+    "Once, on each phone: open the certificate page below (or scan its code) on the same "
+    "network and download desk-ca.crt. Before you trust it, compare the fingerprint the "
+    "phone shows with the one above; if they differ, do not install it.\n"
     "• Android: Settings → Security → Encryption & credentials → Install a certificate "
-    "→ CA certificate, choose desk-ca.crt.\n"
-    "• iPhone / iPad: open the file, Settings → Profile Downloaded → Install; then "
-    "Settings → General → About → Certificate Trust Settings → turn on full trust for "
-    "the Qoder Desktop certificate.\n"
-    "The certificate is good only for this desk's addresses. Then choose \"Pair a "
-    "phone…\" and scan its code with the phone.")
+    "→ CA certificate, and pick desk-ca.crt.\n"
+    "• iPhone / iPad: allow the profile download, then Settings → General → VPN & Device "
+    "Management → install it, then Settings → General → About → Certificate Trust "
+    "Settings → turn on full trust for it.\n"
+    "The certificate is good only for this desk's private addresses. Then choose \"Pair "
+    "a phone…\" and scan its code with the phone.")
 
 
 class DeviceRow(NamedTuple):
