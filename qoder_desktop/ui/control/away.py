@@ -5,7 +5,7 @@ and turning it off when the desk sees the person again.
 Away mode's core (`qoder_desktop.away`: the certificate authority, the devices, the
 server, with cryptography, uvicorn's app and segno) is imported only when Away mode is
 used — the first time it is turned on, a phone is paired or the Devices page is shown —
-never at start-up otherwise (`make_core`).
+never at start-up otherwise (`away_core.away_core_factory`).
 
 "Back at the desk" (with the setting on): a key press or click in any of the app's
 windows other than the ones that set Away mode up (Settings, the pairing dialog),
@@ -116,7 +116,13 @@ class AwayControl:
             raise RuntimeError(UNAVAILABLE)
         if self._core_task is None:
             self._core_task = asyncio.ensure_future(self._make_core())
-        core = await self._core_task
+        task = self._core_task
+        try:
+            core = await asyncio.shield(task)
+        except Exception:
+            if self._core_task is task:  # (the next use tries again: a keyring back…)
+                self._core_task = None
+            raise
         if self.core is None:
             self.core = core
             self._unsubscribe += [core.mode.subscribe(self._status_changed),

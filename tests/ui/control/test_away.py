@@ -355,6 +355,35 @@ def test_a_revoked_phones_sign_in_is_refused_and_the_desk_says_so(
     assert f"refused a sign-in from {device.label} (revoked)" in page.refused_label.text()
 
 
+def test_a_core_that_fails_to_load_is_said_and_tried_again_next_time(
+        db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop,
+        memory_keyring: MemoryKeyring) -> None:
+    attempts: list[int] = []
+    real = _desk(db, tmp_path, qtbot, memory_keyring, loop, host="127.0.0.1",
+                 list_loopback=True)
+    core = real.core
+
+    async def flaky() -> AwayCore:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("the keyring did not answer")
+        return core
+
+    app = DesktopApp(real.app.broker, real.app.hub, real.app.secrets, real.app.settings,
+                     tmp_path / "other-settings.json", away_core=flaky)
+    qtbot.addWidget(app.window)
+    try:
+        assert not run(loop, app.away.start())
+        assert app.window.ui.statusBar.currentMessage() == (
+            "Away mode did not start: the keyring did not answer")
+        assert run(loop, app.away.start())
+        assert attempts == [1, 1] and app.away.is_on
+    finally:
+        run(loop, app.away.close())
+        app.tray.dispose()
+        _close(real, loop)
+
+
 def test_two_quick_starts_make_one_start(desk: Desk, loop: AppEventLoop) -> None:
     async def twice() -> list[bool]:
         return list(await asyncio.gather(desk.app.away.start(), desk.app.away.start()))
