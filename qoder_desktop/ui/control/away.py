@@ -170,6 +170,11 @@ class AwayControl:
                 self.open_devices()
             return False
         local = is_local_address(host, loopback=settings.list_loopback)
+        if local is False and is_local_address(host, loopback=True):
+            self._refused(f"Away mode did not start: {host} is this machine's loopback "
+                          "address, which no phone can reach. Choose another in Settings → "
+                          "Devices.")
+            return False
         if local is False:
             self._refused(f"Away mode did not start: {host} is not an address of this "
                           "machine now. Choose one in Settings → Devices.")

@@ -305,6 +305,20 @@ def test_a_later_launch_with_away_turns_it_on_in_the_running_app(
         _close(desk, loop)
 
 
+def test_loopback_is_refused_unless_the_developer_setting_offers_it(
+        db: Database, tmp_path: Path, qtbot: QtBot, loop: AppEventLoop,
+        memory_keyring: MemoryKeyring) -> None:
+    desk = _desk(db, tmp_path, qtbot, memory_keyring, loop)
+    try:
+        assert not run(loop, desk.app.away.start("127.0.0.1"))
+        assert desk.status_text == (
+            "Away mode did not start: 127.0.0.1 is this machine's loopback address, which "
+            "no phone can reach. Choose another in Settings → Devices.")
+        assert not desk.mode.status.on
+    finally:
+        _close(desk, loop)
+
+
 def test_an_address_not_on_this_machine_is_refused_in_words(desk: Desk,
                                                             loop: AppEventLoop) -> None:
     assert not run(loop, desk.app.away.start("203.0.113.7"))
