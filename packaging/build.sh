@@ -8,7 +8,8 @@
 # when missing). PyInstaller is a build tool, not a dependency of the app: this script
 # installs it into that environment. The bundle holds both agent CLIs (~600 MB), so a
 # build takes a few minutes. Afterwards it checks the bundle: the CLIs are there and
-# executable, the Qt plugins the app needs are there, and `--version` answers.
+# executable, the Qt plugins and the phone page the app needs are there, and `--version`
+# answers (`--self-check` then proves more, e.g. that Away mode can serve the page).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,6 +75,8 @@ need "Qt Wayland shell integration" "$QT_PLUGINS/wayland-shell-integration/*.so"
 need "scripted scenarios" "_internal/qoder_desktop/scripted_model/scenarios/demo.json"
 need "ui resources" "_internal/qoder_desktop/ui/resources/style.qss" \
     "_internal/qoder_desktop/ui/resources/app-icon.svg"
+need "phone page (Away mode)" "_internal/qoder_desktop/away/page/index.html"
+need "phone page scripts (Away mode)" "_internal/qoder_desktop/away/page/app.js"
 need "desktop files" "resources/qoder-desktop.desktop"
 need "install script" "install-linux.sh"
 version="$("$BUNDLE/qoder-desktop" --version)" || fail=1

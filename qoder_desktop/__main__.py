@@ -57,11 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_app_args(args_list)
     if args.self_check:
         resume_collection()
+        from qoder_desktop.away.readiness import check_away
         from qoder_desktop.diagnostics.self_check import run_self_check
         from qoder_desktop.notifications.probe import probe_service
         from qoder_desktop.ui.probe import describe_tray
 
-        return run_self_check(tray_probe=describe_tray, notification_probe=probe_service)
+        return run_self_check(tray_probe=describe_tray, notification_probe=probe_service,
+                              away_check=check_away)
     problem = missing_display()
     if problem is not None:
         resume_collection()

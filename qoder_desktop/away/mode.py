@@ -14,6 +14,7 @@ import contextlib
 import ipaddress
 import logging
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -88,12 +89,14 @@ class AwayMode:
         files: the phone page's files (the package's own by default).
         max_phones: phone sockets open at once, at most.
         auth_deadline_s: seconds a socket has to sign in.
+        clock: the wall clock pairing offers are timed by.
     """
 
     def __init__(self, broker: ApprovalBroker, devices: DeviceRegistry,
                  authority_loader: AuthorityLoader, *, desk_name: str,
                  files: PageFiles | None = None, max_phones: int = MAX_PHONES,
-                 auth_deadline_s: float = AUTH_DEADLINE_S) -> None:
+                 auth_deadline_s: float = AUTH_DEADLINE_S,
+                 clock: Callable[[], float] = time.time) -> None:
         self._broker = broker
         self._devices = devices
         self._load_authority = authority_loader
@@ -101,7 +104,7 @@ class AwayMode:
         self._files = files
         self._max_phones = max_phones
         self._auth_deadline = auth_deadline_s
-        self.pairings = Pairings(devices)
+        self.pairings = Pairings(devices, clock=clock)
         self._status = AwayStatus()
         self._server: AwayServer | None = None
         self._phones: Phones | None = None

@@ -8,6 +8,11 @@ up by that first claim, right or wrong, and both screens then show the same shor
 the desk (`Pairings.confirm`) adds the device, through the device registry. A QR code
 photographed by someone else gives a claim with another key and so another code, which
 the person refuses; a replayed token finds nothing.
+
+A phone learns its device's id from the socket it signs in on with its pairing id. When
+the click comes before that socket signs in (or while it is away), the confirmation is
+remembered for that pairing id (`Pairings.confirmed`) until the offer's token would have
+expired: the phone that claimed it, signing in with the same key, is told its device.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import hashlib
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +31,7 @@ from qoder_desktop.away.devices import Device, DeviceRegistry
 from qoder_desktop.away.signed import SignedRefused, load_phone_key
 from qoder_desktop.text.visible import has_hidden
 
-__all__ = ["CODE_CONTEXT", "MAX_NAME_CHARS", "PAIRING_TTL_S",
+__all__ = ["CODE_CONTEXT", "MAX_NAME_CHARS", "PAIRING_TTL_S", "ConfirmedPairing",
            "PairingOffer", "PairingRefused", "Pairings", "PendingPairing", "short_code"]
 
 log = logging.getLogger(__name__)
@@ -34,6 +40,8 @@ PAIRING_TTL_S = 5 * 60
 """How long an offer's token can be claimed, and a claim waits for the desk's click."""
 CODE_CONTEXT = b"qoder-desktop pairing v1\0"
 MAX_NAME_CHARS = 40
+KEPT_CONFIRMED = 20
+"""Confirmed pairings remembered (so a late phone hears why it is refused), at most."""
 
 
 def short_code(token: str, spki_der: bytes) -> str:
@@ -78,6 +86,23 @@ class PendingPairing:
     claimed_at: datetime
 
 
+@dataclass(frozen=True)
+class ConfirmedPairing:
+    """A pairing the desk confirmed, for the phone that claimed it and signs in with its
+    pairing id afterwards.
+
+    Attributes:
+        device_id: the device the confirmation added.
+        public_key: the key that claimed the pairing (SPKI DER): only its signature counts.
+        open: the phone may still learn its device (until the offer's token would have
+            expired); after that its sign-in is refused ("pairing ended").
+    """
+
+    device_id: str
+    public_key: bytes
+    open: bool
+
+
 Listener = Callable[[PendingPairing | None], None]
 
 
@@ -96,6 +121,12 @@ class Pairings:
         self._offer: tuple[str, float] | None = None
         self._pending: PendingPairing | None = None
         self._pending_until = 0.0
+        self._pending_offer_until = 0.0
+        """When the offer the waiting claim took would have expired."""
+        self._confirming: PendingPairing | None = None
+        """The claim whose device is being added now (its outcome is still open)."""
+        self._confirmed: OrderedDict[str, tuple[str, bytes, float]] = OrderedDict()
+        """pairing id → (device id, the claiming key, until when the phone may learn it)."""
         self._outcome: asyncio.Future[Device | None] | None = None
         self._outcome_of = ""
         """The pairing id `_outcome` ends (kept while a confirmation adds the device)."""
@@ -144,6 +175,7 @@ class Pairings:
                                  datetime.fromtimestamp(now, UTC))
         self._pending = pending
         self._pending_until = now + self._ttl
+        self._pending_offer_until = offer[1]
         loop = asyncio.get_running_loop()
         self._outcome = loop.create_future()
         self._outcome_of = pending.pairing_id
@@ -160,6 +192,22 @@ class Pairings:
             return None
         return pending
 
+    def waiting(self, pairing_id: str) -> PendingPairing | None:
+        """The claim `pairing_id` while its outcome is open: waiting for the desk's click,
+        or confirmed and being added now (a phone signing in then waits for its outcome)."""
+        for claim in (self._pending, self._confirming):
+            if claim is not None and secrets.compare_digest(claim.pairing_id.encode(),
+                                                            pairing_id.encode()):
+                return claim
+        return None
+
+    def confirmed(self, pairing_id: str) -> ConfirmedPairing | None:
+        """The confirmed pairing `pairing_id` (one of the latest `KEPT_CONFIRMED`), or None."""
+        for known, (device_id, public_key, until) in self._confirmed.items():
+            if secrets.compare_digest(known.encode(), pairing_id.encode()):
+                return ConfirmedPairing(device_id, public_key, self._clock() <= until)
+        return None
+
     # -- the desk's answer -----------------------------------------------------------
 
     async def confirm(self, pairing_id: str) -> Device:
@@ -173,13 +221,21 @@ class Pairings:
         if pending is None or self._clock() > self._pending_until:
             raise PairingRefused("That pairing is no longer waiting; pair the phone again.")
         self._pending = None  # (one confirmation, even if two clicks race)
+        self._confirming = pending
         try:
             device = await self._devices.add(pending.name, pending.public_key)
         except BaseException:
+            self._confirming = None
             self._end_pending(None)
             raise
+        self._confirming = None
         log.info("away mode: paired %s", device.label)
-        self._end_pending(device)
+        self._confirmed[pending.pairing_id] = (device.device_id, pending.public_key,
+                                               self._pending_offer_until)
+        while len(self._confirmed) > KEPT_CONFIRMED:
+            self._confirmed.popitem(last=False)
+        if self._outcome is not None and self._outcome_of == pending.pairing_id:
+            self._end_pending(device)  # (not a newer claim made while the device was added)
         return device
 
     def refuse(self, pairing_id: str) -> None:

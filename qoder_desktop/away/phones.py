@@ -28,7 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.approval.pending import PendingApproval, PendingEvent
 from qoder_desktop.away.devices import Device, DeviceRegistry
-from qoder_desktop.away.pairing import Pairings
+from qoder_desktop.away.pairing import ConfirmedPairing, Pairings
 from qoder_desktop.away.phone_socket import (
     CLOSE_GOING_AWAY,
     CLOSE_REVOKED,
@@ -250,10 +250,13 @@ class Phones:
             claimed = signed_device(payload)
         except SignedRefused as exc:
             return self._refuse_sign_in(phone, "an unknown device", exc.reason)
-        pairing = self._pairings.pending(claimed)
+        pairing = self._pairings.waiting(claimed)
         if pairing is not None:
             return await self._pair(phone, pairing.public_key, pairing.code, claimed,
                                     payload, signature, challenge)
+        confirmed = self._pairings.confirmed(claimed)
+        if confirmed is not None:
+            return await self._paired_earlier(phone, confirmed, payload, signature, challenge)
         device = self._devices.get(claimed)
         if device is None:
             tampered = any(known.device_id == claimed and known.tampered
@@ -297,9 +300,31 @@ class Phones:
         if device is None or (device := self._devices.get(device.device_id)) is None:
             phone.close(CLOSE_REVOKED, {"type": "pairing", "state": "refused"})
             return False
+        await self._tell_paired(phone, device)
+        return True
+
+    async def _paired_earlier(self, phone: PhoneSocket, confirmed: ConfirmedPairing,
+                              payload: str, signature: str, challenge: str) -> bool:
+        """A phone signing in with the id of a pairing the desk already confirmed (its
+        socket was not there at the click): told its device while the window is open."""
+        try:
+            verified_auth(confirmed.public_key, payload, signature, challenge=challenge)
+        except SignedRefused as exc:
+            return self._refuse_sign_in(phone, "a pairing phone", exc.reason)
+        if not confirmed.open:
+            return self._refuse_sign_in(phone, "a phone back too late from its pairing",
+                                        "pairing ended")
+        device = self._devices.get(confirmed.device_id)
+        if device is None:
+            return self._refuse_sign_in(phone, "a pairing phone", "unknown device")
+        if not device.trusted:
+            return self._refuse_sign_in(phone, device.label, "revoked", CLOSE_REVOKED)
+        await self._tell_paired(phone, device)
+        return True
+
+    async def _tell_paired(self, phone: PhoneSocket, device: Device) -> None:
         phone.send({"type": "paired", "device_id": device.device_id, "name": device.name})
         await self._signed_in_as(phone, device)
-        return True
 
     async def _signed_in_as(self, phone: PhoneSocket, device: Device) -> None:
         phone.device = device

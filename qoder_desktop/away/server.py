@@ -49,6 +49,10 @@ MAX_WS_MESSAGE = 64 * 1024
 """The largest WebSocket message a phone may send (answers are small)."""
 MAX_CONNECTIONS = 64
 """Open HTTP connections at most (uvicorn answers 503 beyond)."""
+WS_PROTOCOL = "websockets-sansio"
+"""uvicorn's WebSocket protocol for the phone's socket (uvicorn imports it by name)."""
+HTTP_PROTOCOL = "auto"
+LIFESPAN = "off"
 PAGE_PACKAGE = "qoder_desktop.away"
 PAGE_FOLDER = "page"
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
@@ -308,14 +312,14 @@ class AwayServer:
         secure, plain = bind_pair(self._bind_address, self._requested_port)
         self.port = secure.getsockname()[1]
         common: dict[str, Any] = {
-            "lifespan": "off", "log_config": None, "access_log": False,
+            "lifespan": LIFESPAN, "http": HTTP_PROTOCOL, "log_config": None, "access_log": False,
             "log_level": "warning", "server_header": False, "proxy_headers": False,
             "timeout_graceful_shutdown": 2, "limit_concurrency": MAX_CONNECTIONS,
             "timeout_keep_alive": 5}
         ssl_context = self._ssl
         configs = [
             (Config(self._page_app(), host=self._bind_address, port=self.port,
-                    ws="websockets-sansio", ws_max_size=MAX_WS_MESSAGE, ws_ping_interval=20,
+                    ws=WS_PROTOCOL, ws_max_size=MAX_WS_MESSAGE, ws_ping_interval=20,
                     ssl_context_factory=lambda _config, _default: ssl_context, **common),
              secure),
             (Config(self._helper_app(), host=self._bind_address, port=self.port + 1,

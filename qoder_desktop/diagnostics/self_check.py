@@ -5,8 +5,8 @@ or FAIL what to do about it (after ``->``). The exit code is 0 when nothing FAIL
 otherwise. Checks: the app itself, the keyring backend (and whether it is trusted),
 ``keyrings.alt``, the system tray, the desktop's notification service (a D-Bus probe),
 the agent CLIs (found where the SDKs look for them, each run with ``--version`` offline
-and with throw-away config folders) and whether the config/data/state/cache folders are
-writable.
+and with throw-away config folders), whether Away mode can serve the phone page, and
+whether the config/data/state/cache folders are writable.
 
 Core module: Qt is only touched through `qoder_desktop.ui.probe`, imported lazily and run
 in a child process on Linux (Qt aborts the process when it cannot open the display).
@@ -148,7 +148,9 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
                 clis: Sequence[CliSpec] = CLIS,
                 locations: Mapping[str, CliLocation | str] | None = None,
                 find_spec: Callable[[str], object | None] = importlib.util.find_spec,
-                cli_timeout: float = CLI_TIMEOUT) -> Iterator[CheckResult]:
+                cli_timeout: float = CLI_TIMEOUT,
+                away_check: Callable[[], CheckResult] | None = None
+                ) -> Iterator[CheckResult]:
     """Run the checks one by one, yielding each result as soon as it is known.
 
     Args:
@@ -163,6 +165,9 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
         locations: known locations by CLI label, instead of looking (tests).
         find_spec: how ``keyrings.alt`` is looked up (tests).
         cli_timeout: seconds each CLI gets to print its version.
+        away_check: whether Away mode can serve the phone page
+            (`qoder_desktop.away.readiness.check_away`, a layer above this one); None
+            leaves the line out.
     """
     env = os.environ if environ is None else environ
     folders = paths or AppPaths.default(env)
@@ -176,6 +181,8 @@ def iter_checks(*, store: SecretStore | None = None, paths: AppPaths | None = No
     for spec in clis:
         found = (locations or {}).get(spec.label) or locate_cli(spec, env)
         yield check_cli(spec, found, environ=env, timeout=cli_timeout)
+    if away_check is not None:
+        yield away_check()
     for label, folder in (("config dir", folders.config_dir), ("data dir", folders.data_dir),
                           ("state dir", folders.state_dir), ("cache dir", folders.cache_dir)):
         yield check_dir(label, folder)

@@ -75,6 +75,10 @@ class ConnectionGuard:
         """How many connections are open now."""
         return len(self._open)
 
+    def connections(self) -> list[GuardedH11Protocol]:
+        """The open connections, oldest first."""
+        return list(self._open)
+
     def opened(self, connection: GuardedH11Protocol) -> bool:
         """Register a new connection; False when it must be closed at once."""
         if len(self._open) >= self.max_connections:

@@ -118,13 +118,20 @@ def mcp_endpoint(manager: StreamableHTTPSessionManager) -> ASGIApp:
 
 
 def bind_loopback(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on `host:port`.
+    """A listening TCP socket on `host:port`, its connections without Nagle's delay.
+
+    asyncio sets `TCP_NODELAY` on a connection only when its socket's `proto` is
+    `IPPROTO_TCP`; a socket made with `proto` 0, and every connection it accepts, kept
+    Nagle's algorithm, so a reply written in more than one piece waited for the agent's
+    delayed ACK (benchmarks/README.md, "The gateway's round trip"). Made with
+    `IPPROTO_TCP`, and the option set on the listener too, whose connections inherit it.
 
     Raises:
         GatewayPortInUse: the port is taken.
         GatewayError: another failure.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if os.name == "posix":  # elsewhere SO_REUSEADDR would let us steal a live port
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

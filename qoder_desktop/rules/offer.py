@@ -6,7 +6,9 @@ CLI suggested none (`matcher.rule_for_request`); never the person's rule that al
 covers the call (the agent's CLI holds it and asked anyway), which is named instead; and
 nothing at all for a command or suggested rule longer than `ANALYSIS_LIMIT` (the
 analysis would block the app; the CLI decides). The approval dialog's session-grant
-section and the phone's view of a request offer the same.
+section (`ui/dialogs/session_grants.py`) and the phone's view of a request
+(`away/phone_view.py`) both offer `session_offer`, so the desk and the phone cannot
+offer different rules.
 """
 
 from __future__ import annotations
@@ -96,6 +98,17 @@ class SessionOffer:
         return tuple(result)
 
 
+def own_grant(tool_name: str, tool_input: Mapping[str, object], cwd: str
+              ) -> PermissionSuggestion | None:
+    """Our own narrowest rule for a call (`matcher.rule_for_request`) as a session grant,
+    or None when no rule can be made for it."""
+    rule = rule_for_request(tool_name, dict(tool_input), cwd)
+    if rule is None:
+        return None
+    return PermissionSuggestion(type="addRules", rules=(rule,), behavior=RuleBehavior.ALLOW,
+                                destination="session")
+
+
 def session_offer(request: ApprovalRequest) -> SessionOffer:
     """What "allow for this session" offers for `request` (see the module docstring)."""
     split = split_suggestions(request.suggestions)
@@ -105,10 +118,8 @@ def session_offer(request: ApprovalRequest) -> SessionOffer:
     too_large = size > ANALYSIS_LIMIT
     grants = [] if too_large else list(split.session_rules)
     if not grants and not too_large:
-        rule = rule_for_request(request.tool_name, dict(request.tool_input), request.cwd or "")
-        if rule is not None:
-            grants.append(PermissionSuggestion(type="addRules", rules=(rule,),
-                                               behavior=RuleBehavior.ALLOW,
-                                               destination="session"))
+        grant = own_grant(request.tool_name, request.tool_input, request.cwd or "")
+        if grant is not None:
+            grants.append(grant)
     kept, already = without_covering(grants, request.covered_by_rule)
     return SessionOffer(tuple(kept), already, too_large, size)

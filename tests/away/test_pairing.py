@@ -3,6 +3,8 @@ trust only after the desk's confirmation."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from helpers.away_devices import device_registry
 from helpers.phone import PAIRING_VECTOR, Phone
@@ -126,3 +128,52 @@ async def test_an_unconfirmed_claim_expires(db: Database) -> None:
     with pytest.raises(PairingRefused):
         await pairings.confirm(pending.pairing_id)
     assert devices.devices() == []
+
+
+@pytest.mark.asyncio
+async def test_a_claim_being_confirmed_still_waits_for_its_outcome(db: Database) -> None:
+    devices = await device_registry(db)
+    pairings = Pairings(devices)
+    pending = pairings.claim(pairings.offer(BASE).token, Phone().spki, "Pixel 7")
+    confirming = asyncio.ensure_future(pairings.confirm(pending.pairing_id))
+    await asyncio.sleep(0)  # the click is in; the device is being stored
+    assert pairings.pending(pending.pairing_id) is None and not confirming.done()
+    # a phone signing in now (the device is being stored) waits for it, not "unknown"
+    assert pairings.waiting(pending.pairing_id) == pending
+    outcome = pairings.outcome(pending.pairing_id)
+    device = await confirming
+    assert await outcome is device
+    assert pairings.waiting(pending.pairing_id) is None
+    confirmed = pairings.confirmed(pending.pairing_id)
+    assert confirmed is not None and (confirmed.device_id, confirmed.open) == (
+        device.device_id, True)
+
+
+@pytest.mark.asyncio
+async def test_a_new_claim_made_while_a_device_is_stored_keeps_waiting(db: Database) -> None:
+    pairings = Pairings(await device_registry(db))
+    first = pairings.claim(pairings.offer(BASE).token, Phone().spki, "Pixel 7")
+    confirming = asyncio.ensure_future(pairings.confirm(first.pairing_id))
+    await asyncio.sleep(0)  # the first device is being stored
+    assert not confirming.done()
+    second = pairings.claim(pairings.offer(BASE).token, Phone().spki, "iPhone")
+    second_outcome = pairings.outcome(second.pairing_id)
+    await confirming
+    assert pairings.pending(second.pairing_id) == second  # not ended by the first's device
+    assert not second_outcome.done()
+
+
+@pytest.mark.asyncio
+async def test_a_confirmed_pairing_is_open_until_its_offer_would_have_expired(
+        db: Database) -> None:
+    now = [1000.0]
+    pairings = Pairings(await device_registry(db), clock=lambda: now[0])
+    offer = pairings.offer(BASE)
+    now[0] += 60
+    pending = pairings.claim(offer.token, Phone().spki, "Pixel 7")
+    await pairings.confirm(pending.pairing_id)
+    now[0] = offer.expires_at.timestamp()
+    assert pairings.confirmed(pending.pairing_id).open
+    now[0] += 1
+    assert not pairings.confirmed(pending.pairing_id).open
+    assert pairings.confirmed("another id") is None

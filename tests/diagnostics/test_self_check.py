@@ -334,6 +334,8 @@ def test_command_line_self_check_exit_code_and_lines(isolated_home: Path) -> Non
     assert "null.Keyring" in _line(lines, "keyring")
     for name in ("config dir", "data dir", "state dir", "cache dir"):
         assert _line(lines, name).startswith("OK"), result.stdout
+    assert _line(lines, "away mode").startswith("OK"), result.stdout
+    assert "index.html" in _line(lines, "away mode")
     assert all(ln.split()[0] in {"OK", "WARN", "FAIL"} for ln in lines[1:-1])
 
 

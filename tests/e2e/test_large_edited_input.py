@@ -16,8 +16,8 @@ from helpers.claude_harness import Harness
 from PySide6.QtGui import QTextCursor
 
 from qoder_desktop.domain.models import Decision, DecisionKind
+from qoder_desktop.rules.offer import ANALYSIS_LIMIT
 from qoder_desktop.ui.dialogs import ApprovalDialog
-from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 

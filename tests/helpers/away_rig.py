@@ -154,16 +154,23 @@ async def phone_socket(rig: AwayRig, phone: Phone, *, origin: str | None = None,
         yield PhoneClient(connection, phone)
 
 
-async def pair(rig: AwayRig, phone: Phone) -> Device:
-    """Pair `phone` as a person would: offer, claim, compare codes, confirm at the desk."""
+async def claim_offer(rig: AwayRig, phone: Phone) -> dict[str, Any]:
+    """The desk shows a fresh offer and `phone` claims it over HTTPS: the claim's
+    `pairing_id` and `code` (the code the phone computes itself)."""
     offer = rig.mode.pairings.offer(rig.origin)
     async with rig.http() as http:
         response = await http.post("/api/pair", json={
             "token": offer.token, "public_key": phone.public_key, "name": phone.name},
             headers={"Origin": rig.origin})
     assert response.status_code == 200, response.text
-    claim = response.json()
+    claim: dict[str, Any] = response.json()
     assert claim["code"] == phone.code(offer.token)
+    return claim
+
+
+async def pair(rig: AwayRig, phone: Phone) -> Device:
+    """Pair `phone` as a person would: offer, claim, compare codes, confirm at the desk."""
+    claim = await claim_offer(rig, phone)
     async with phone_socket(rig, phone) as client:
         await client.hello()
         await client.send(phone.auth(client.challenge, device_id=claim["pairing_id"]))

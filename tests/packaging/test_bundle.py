@@ -84,6 +84,9 @@ def test_self_check_from_the_bundle(bundle: Path, tmp_path: Path) -> None:
     assert "(Claude Code)" in lines["claude CLI"]
     assert lines["tray"].startswith("WARN") and "platform offscreen" in lines["tray"]
     assert lines["keyring"].split()[0] in ("OK", "WARN")
+    # Away mode's core, its late imports and every file of the phone page are frozen in
+    assert lines["away mode"].startswith("OK"), text
+    assert "index.html" in lines["away mode"] and "app.js" in lines["away mode"]
     for name in ("config dir", "data dir", "state dir", "cache dir"):
         assert lines[name].startswith("OK") and str(tmp_path / "app") in lines[name]
     assert not (tmp_path / "home" / ".claude").exists()

@@ -21,14 +21,11 @@ from qoder_desktop.domain.models import (
     RuleBehavior,
     RuleValue,
 )
+from qoder_desktop.rules.offer import ANALYSIS_LIMIT
 from qoder_desktop.ui.dialogs import ApprovalDialog
 from qoder_desktop.ui.dialogs.inspect_views import RiskLensView
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
-from qoder_desktop.ui.widgets.large_text import (
-    ANALYSIS_LIMIT,
-    DISPLAY_CHUNK,
-    unified_linear,
-)
+from qoder_desktop.ui.widgets.large_text import DISPLAY_CHUNK, unified_linear
 
 MIB = 1024 * 1024
 

@@ -27,6 +27,9 @@ const REFUSED_TEXT = {
   clock: "This phone's clock is more than 10 minutes off the desk's. Correct it, then try again.",
   "too slow": "This phone took too long to sign in.",
   invalid: "The desk could not read this phone's sign-in.",
+  "pairing ended": "The desk confirmed this phone, but it came back after the pairing code's "
+    + "time was up, so it cannot learn which device it is. Remove it from the desk's devices, "
+    + "then pair again.",
 };
 
 const state = {
@@ -129,9 +132,9 @@ function showPairingRefused() {
 function showRefused(reason) {
   const pairing = !state.phone?.deviceId;
   const text = pairing && reason === "unknown device"
-    ? "The desk no longer waits for this pairing (it ended, or was confirmed before this "
-      + "phone reconnected). Remove this phone from the desk's devices if it is listed, "
-      + "then pair again."
+    ? "The desk no longer knows this pairing (it was refused or ended, or the desk was "
+      + "restarted). Remove this phone from the desk's devices if it is listed, then pair "
+      + "again."
     : REFUSED_TEXT[reason] ?? `The desk said: ${reason || "not accepted"}.`;
   screen("refused", panel("The desk refused this phone", text,
     h("div", { class: "group" },

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.domain.tools import BASH_TOOL, DIFF_TOOLS
+from qoder_desktop.rules.offer import ANALYSIS_LIMIT, analysed_size
 from qoder_desktop.text.visible import hidden_in_request_texts, hidden_in_value, make_visible
 from qoder_desktop.ui.dialogs.base import BaseDecisionDialog
 from qoder_desktop.ui.dialogs.inspect_views import DiffPanel, RiskLensView
@@ -23,7 +24,6 @@ from qoder_desktop.ui.forms.ui_approval_dialog import Ui_ApprovalDialog
 from qoder_desktop.ui.plain_text import set_plain
 from qoder_desktop.ui.summaries import covered_note
 from qoder_desktop.ui.widgets.json_editor import JsonEditor
-from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size
 
 DEFAULT_DENY = "The user denied this tool call."
 DEFAULT_DENY_STOP = "The user denied this tool call and stopped the agent."

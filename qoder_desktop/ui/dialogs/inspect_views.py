@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from qoder_desktop.preview.diffs import FileDiff, diff_for_tool
 from qoder_desktop.preview.sanitize import LONG_RUN
+from qoder_desktop.rules.offer import ANALYSIS_LIMIT
 from qoder_desktop.shell.risk import RiskFinding, Severity, analyze_command
 from qoder_desktop.text.visible import (
     find_hidden,
@@ -36,12 +37,7 @@ from qoder_desktop.text.visible import (
 from qoder_desktop.ui.scheduling import TurnSteps
 from qoder_desktop.ui.widgets.json_editor import monospace_font
 from qoder_desktop.ui.widgets.json_highlight import DiffHighlighter, marker_format
-from qoder_desktop.ui.widgets.large_text import (
-    ANALYSIS_LIMIT,
-    display_breaks,
-    shifted,
-    too_large_note,
-)
+from qoder_desktop.ui.widgets.large_text import display_breaks, shifted, too_large_note
 from qoder_desktop.ui.widgets.loaders import ChunkedLoader, Spans
 from qoder_desktop.ui.widgets.preview import plain_label
 

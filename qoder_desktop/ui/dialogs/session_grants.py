@@ -1,8 +1,9 @@
 """The "allow for this session" section of the approval dialog.
 
-It shows the rules the grant would add (the CLI's allow suggestions, forced to
-destination `session`, or our own narrowest rule when the CLI suggested none; never the
-person's rule that already covers the call, which it names instead), each in a
+It shows the rules the grant would add (`rules.offer.session_offer`, the same the phone
+offers: the CLI's allow suggestions, forced to destination `session`, or our own
+narrowest rule when the CLI suggested none; never the person's rule that already covers
+the call, which it names instead), each in a
 line edit the user may *narrow*; an edit that is not narrower by the matcher's meaning
 (`rules.narrowing.is_narrower`) is named as broader and needs an explicit tick of "I
 understand this allows more than the agent asked for". The other suggestions (mode
@@ -13,7 +14,7 @@ update without a behaviour or a usable rule: `grants.grant_problem`) are listed 
 offered, each with its reason, never as a box that would do nothing; and an unticked
 "save to the project" box turns the granted rules' destination into `localSettings`.
 
-A command (or a suggested rule) longer than `large_text.ANALYSIS_LIMIT` gets no rule
+A command (or a suggested rule) longer than `rules.offer.ANALYSIS_LIMIT` gets no rule
 at all (not even the CLI's): the section says it is too large to analyse, and only
 "allow once" and deny remain.
 """
@@ -26,19 +27,15 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
-from qoder_desktop.domain.models import (
-    ApprovalRequest,
-    PermissionSuggestion,
-    RuleBehavior,
-    RuleValue,
-)
+from qoder_desktop.domain.models import ApprovalRequest, PermissionSuggestion, RuleValue
 from qoder_desktop.rules.grants import grant_problem
-from qoder_desktop.rules.matcher import is_dangerous, rule_for_request, split_suggestions
+from qoder_desktop.rules.matcher import is_dangerous, split_suggestions
 from qoder_desktop.rules.narrowing import is_narrower
+from qoder_desktop.rules.offer import own_grant, session_offer
 from qoder_desktop.text.subject import tool_subject
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.dialogs.base import button_text
-from qoder_desktop.ui.widgets.large_text import ANALYSIS_LIMIT, analysed_size, too_large_note
+from qoder_desktop.ui.widgets.large_text import too_large_note
 from qoder_desktop.ui.widgets.preview import plain_label
 
 
@@ -48,22 +45,6 @@ def _rule_of(original: RuleValue, edit: QLineEdit) -> RuleValue:
     if edit.text() == make_visible(str(original)):
         return original
     return RuleValue.parse(edit.text())
-
-
-def _without_covering(grants: list[PermissionSuggestion], covering: str | None
-                      ) -> tuple[list[PermissionSuggestion], str | None]:
-    """`grants` without the rule that already covers the request (the person granted it,
-    the agent's CLI holds it and asked anyway), and that rule when one was left out."""
-    try:
-        rule = RuleValue.parse(covering) if covering else None
-    except ValueError:
-        rule = None
-    if rule is None:
-        return grants, None
-    kept = [grant.model_copy(update={"rules": tuple(r for r in grant.rules or ()
-                                                    if r != rule)}) for grant in grants]
-    left_out = any(rule in (grant.rules or ()) for grant in grants)
-    return [grant for grant in kept if grant.rules], covering if left_out else None
 
 
 class SessionGrants(QWidget):
@@ -141,23 +122,12 @@ class SessionGrants(QWidget):
             raise RuntimeError("a session-grant section shows one request, once")
         self._loaded = True
         split = split_suggestions(request.suggestions)
-        self.analysed_size = analysed_size(
-            request.tool_name, request.tool_input,
-            [str(rule) for grant in split.session_rules for rule in grant.rules or ()])
-        self.too_large = self.analysed_size > ANALYSIS_LIMIT
-        grants = [] if self.too_large else list(split.session_rules)
-        if not grants and not self.too_large:
-            rule = rule_for_request(request.tool_name, dict(request.tool_input),
-                                    request.cwd or "")
-            if rule is not None:
-                grants.append(PermissionSuggestion(type="addRules", rules=(rule,),
-                                                   behavior=RuleBehavior.ALLOW,
-                                                   destination="session"))
-        grants, already = _without_covering(grants, request.covered_by_rule)
+        offer = session_offer(request)  # (the phone offers the same)
+        self.analysed_size, self.too_large = offer.size, offer.too_large
         self._request = request
-        self._offered = grants
-        self._already = already
-        self._show_rules(grants)
+        self._offered = list(offer.grants)
+        self._already = offer.already
+        self._show_rules(self._offered)
         at = self._layout.indexOf(self.refused_note)
         self.malformed = [(update, "a rule update without a usable rule")
                           for update in split.dropped]
@@ -206,10 +176,8 @@ class SessionGrants(QWidget):
         edited = tool_subject(tool_input) != tool_subject(dict(request.tool_input))
         grants = self._offered
         if edited:
-            rule = rule_for_request(request.tool_name, tool_input, request.cwd or "")
-            grants = [] if rule is None else [PermissionSuggestion(
-                type="addRules", rules=(rule,), behavior=RuleBehavior.ALLOW,
-                destination="session")]
+            grant = own_grant(request.tool_name, tool_input, request.cwd or "")
+            grants = [] if grant is None else [grant]
         shown = [rule for grant in self._grants for rule in grant.rules or ()]
         if edited == self._edited and shown == [r for g in grants for r in g.rules or ()]:
             return

@@ -1,4 +1,6 @@
-"""Large tool inputs: the analysis bound, display-only soft breaks and a linear diff.
+"""Large tool inputs: the note for one too large to analyse (the bound itself is
+`rules.offer.ANALYSIS_LIMIT`, shared with the phone), display-only soft breaks and a
+linear diff.
 
 Qt lays out one text block at a time, and one block of a megabyte takes seconds on every
 edit. Long lines are therefore shown as several blocks of at most `DISPLAY_CHUNK`
@@ -12,7 +14,6 @@ deleted; Enter and paste insert plain (hard) blocks (`SoftBreakEdit`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import (
@@ -23,24 +24,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit
 
-ANALYSIS_LIMIT = 32 * 1024
-"""Commands (and suggested rules) with more characters than this are not analysed for
-a session-rule suggestion or the risk lens (`analysed_size`): the analysis is a
-suggestion, and on a megabyte it would block the app for seconds. The CLI decides."""
+from qoder_desktop.rules.offer import ANALYSIS_LIMIT
+
 DISPLAY_CHUNK = 1000
 """The longest line piece put into one text block of a large text."""
 SOFT = int(QTextFormat.Property.UserProperty) + 1
 """Block-format property: the line break before this block is for display only."""
-
-
-def analysed_size(tool_name: str, tool_input: Mapping[str, object],
-                  rule_texts: Sequence[str] = ()) -> int:
-    """How much the session-rule analysis would read: a Bash command (the shell
-    analyzer reads all of it) and every rule text the CLI suggested (each is shown and
-    checked). File contents are not read: a large Write still gets its path rule."""
-    command = tool_input.get("command") if tool_name == "Bash" else None
-    size = len(command) if isinstance(command, str) else 0
-    return max([size, *(len(text) for text in rule_texts)])
 
 
 def too_large_note(size: int) -> str:
