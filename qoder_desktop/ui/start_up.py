@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from qoder_desktop.agents.factory import DemoModel
     from qoder_desktop.config.settings import SettingsLoad
     from qoder_desktop.domain.session_options import SessionOptions
-    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+    from qoder_desktop.scripted_model.process import ScriptedModelProcess
     from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,7 @@ class StartUp:
         self._secrets = secrets
         self.desktop: DesktopApp | None = None
         self.instance: InstanceServer | None = None
-        self.demo_server: ThreadedScriptedModel | None = None
+        self.demo_server: ScriptedModelProcess | None = None
         self.demo: DemoModel | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -208,6 +208,11 @@ class StartUp:
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
             app.setWindowIcon(icons.app_icon())
+        if self.args.demo:  # in a process of its own, starting while the core loads
+            from qoder_desktop.scripted_model.process import ScriptedModelProcess
+
+            self.demo_server = ScriptedModelProcess()
+            self.demo_server.start()
         await asyncio.to_thread(preload, CORE_MODULES)
         if self.loaded is None:
             from qoder_desktop.config.settings import load_settings
@@ -218,7 +223,8 @@ class StartUp:
         await next_turn()
         preload(WIRING_MODULES)
         await next_turn()
-        desktop = self._build_core(self.loaded)
+        demo_url = await self._demo_url()
+        desktop = self._build_core(self.loaded, demo_url)
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)
         self.instance.message_received.connect(
@@ -261,8 +267,21 @@ class StartUp:
 
         settle_memory()
 
-    def _build_core(self, loaded: SettingsLoad) -> DesktopApp:
-        """The store, broker, hub and wiring around the window that is already shown."""
+    async def _demo_url(self) -> str | None:
+        """The demo's scripted model's base URL once it listens (None without --demo, or
+        when it did not start: then the person is told why and no demo session runs)."""
+        if self.demo_server is None:
+            return None
+        try:
+            return await asyncio.to_thread(self.demo_server.base_url)
+        except RuntimeError as exc:
+            log.error("the demo's scripted model did not start: %s", exc)
+            self.window.show_status(f"The demo could not start: {exc}")
+            return None
+
+    def _build_core(self, loaded: SettingsLoad, demo_url: str | None = None) -> DesktopApp:
+        """The store, broker, hub and wiring around the window that is already shown (and
+        the demo's scripted model at `demo_url`, with --demo)."""
         from qoder_desktop.agents.factory import DemoModel, SessionLauncher
         from qoder_desktop.agents.hub import SessionHub
         from qoder_desktop.approval.broker import ApprovalBroker
@@ -270,12 +289,8 @@ class StartUp:
         from qoder_desktop.ui.control.settings import CurrentSettings
         from qoder_desktop.ui.wiring import DesktopApp
 
-        if self.args.demo:
-            from qoder_desktop.scripted_model.server import ThreadedScriptedModel
-
-            self.demo_server = ThreadedScriptedModel()
-            self.demo_server.start()
-            self.demo = DemoModel(self.demo_server.base_url)
+        if demo_url is not None:
+            self.demo = DemoModel(demo_url)
         settings = CurrentSettings(loaded.settings, self.paths.settings_file)
         secrets = self._secrets or SecretStore(redactor=self.redactor)
         ledger = Ledger(self.db)
