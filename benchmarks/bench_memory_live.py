@@ -4,10 +4,11 @@ The app is started as a person starts it: ``python -m qoder_desktop --demo`` in 
 process, on a private Xvfb with a session bus and, when `trayer` is installed, a tray.
 The demo's session runs until its first dialog (``Approve …``) maps: its CLI is its own
 process (not counted), and so is the demo's scripted model (``qoder-desktop
-scripted-model``, which ``--demo`` starts beside the app: a person with an account has none). `SETTLE_S` seconds after the main window mapped, VmRSS of
-the app process is read from ``/proc/<pid>/status`` with the parts of ``smaps_rollup``
-(anonymous, file-backed, shared memory with the X server). The floor is a fresh process
-showing an empty `QMainWindow` of the main window's size on the same display, read the
+scripted-model``, which ``--demo`` starts beside the app: a person with an account has
+none). `SETTLE_S` seconds after the main window mapped, VmRSS of the app process is read
+from ``/proc/<pid>/status`` with the parts of ``smaps_rollup`` (anonymous, file-backed,
+shared memory with the X server). The floor is a fresh process showing an empty
+`QMainWindow` of the main window's size on the same display, read the
 same way after the same wait.
 """
 
