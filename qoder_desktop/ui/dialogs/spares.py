@@ -198,7 +198,7 @@ class DialogSpares(QObject):
             self._steps.appendleft(partial(self._lay_out_part, kind, spare, part))
 
     def _lay_out_part(self, kind: RequestKind, spare: BaseDecisionDialog,
-                      part: Callable[[], None]) -> None:
+                      part: Callable[[], object]) -> None:
         if self._spares.get(kind) is spare:  # (not taken meanwhile)
             part()
 

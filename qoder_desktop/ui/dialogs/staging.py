@@ -76,7 +76,7 @@ class StagedDialog(QDialog):
         for part in self.lay_out_parts():
             part()
 
-    def lay_out_parts(self) -> list[Callable[[], None]]:
+    def lay_out_parts(self) -> list[Callable[[], object]]:
         """`lay_out()` in parts, each short enough for one loop turn, in order: style
         polish, the native window, the layout at the dialog's size, the backing store.
         Each part is harmless to repeat, and a dialog shown after only some of them
