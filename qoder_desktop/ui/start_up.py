@@ -208,11 +208,7 @@ class StartUp:
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
             app.setWindowIcon(icons.app_icon())
-        if self.args.demo:  # in a process of its own, starting while the core loads
-            from qoder_desktop.scripted_model.process import ScriptedModelProcess
-
-            self.demo_server = ScriptedModelProcess()
-            self.demo_server.start()
+        self.start_demo_model()
         await asyncio.to_thread(preload, CORE_MODULES)
         if self.loaded is None:
             from qoder_desktop.config.settings import load_settings
@@ -266,6 +262,17 @@ class StartUp:
         from qoder_desktop.diagnostics.memory import settle_memory
 
         settle_memory()
+
+    def start_demo_model(self) -> None:
+        """With --demo, start the scripted model's process (once): `run_gui` calls this
+        before the window shows, so the child starts its interpreter and imports while
+        the window paints and the core loads (its URL is awaited before the core is
+        built)."""
+        if self.args.demo and self.demo_server is None:
+            from qoder_desktop.scripted_model.process import ScriptedModelProcess
+
+            self.demo_server = ScriptedModelProcess()
+            self.demo_server.start()
 
     async def _demo_url(self) -> str | None:
         """The demo's scripted model's base URL once it listens (None without --demo, or
