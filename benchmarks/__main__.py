@@ -38,6 +38,9 @@ BENCHMARKS = {
     "soak": "10,000 requests over the three ways in: RSS, Qt objects, tasks, fds (offscreen)",
     "soak_xcb": "the soak's sample on a private Xvfb, real arming delay",
     "history": "history window on a 100,000-row ledger: open, filter (xcb, private Xvfb)",
+    "away": "Away mode, 100 waiting: request → on the phone, answer → agent (TLS, Python phone)",
+    "away_page": "phone page in Chromium, 100 waiting: request → visible, answer → agent "
+                 "unblocked",
 }
 TIMEOUT_S = 900
 LONG_TIMEOUT_S = {"soak": 2400}

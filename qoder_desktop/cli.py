@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scenario", default=None, metavar="NAME",
                         help="with --demo: which scripted scenario to play (default: "
                         f"{DEMO_SCENARIO}); one of: {', '.join(scenario_names())}")
+    parser.add_argument("--away", nargs="?", const="", default=None, metavar="ADDRESS",
+                        help="turn Away mode on once the app is up (paired phones answer), "
+                        "on ADDRESS (an address of this machine) or the one chosen last "
+                        "in Settings → Devices")
     parser.add_argument("--self-check", action="store_true",
                         help="check keyring, tray, CLIs and data folders, then exit")
     session = parser.add_argument_group("start a session")

@@ -44,6 +44,7 @@ ALLOWED: dict[Site, tuple[int, str]] = {
     ("desktop/test_app_hook_flood.py",
      "test_a_flood_of_idle_connections_leaves_the_app_answering_hooks"): (1, ARMING),
     ("desktop/test_desktop_check.py", "_key"): (1, ARMING),
+    ("desktop/test_app_away.py", "_after_arming"): (1, ARMING),
     ("desktop/test_app_remote_host.py",
      "test_a_person_answers_a_remote_hosts_hook_through_the_apps_tunnel"): (1, ARMING),
     ("desktop/test_notifications_app.py",

@@ -66,6 +66,40 @@ class NotificationSettings(BaseModel):
     sound: bool = False
 
 
+AWAY_PORT = 8765
+"""Away mode's HTTPS port (the certificate page listens on the next one)."""
+
+
+class AwaySettings(BaseModel):
+    """Away mode (a paired phone answers while the person is away): where it listens,
+    for how long, and whether it starts with the app."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    on_at_start: bool = False
+    """Turn Away mode on when the app starts (it is off by default)."""
+    host: str | None = None
+    """The address the person chose last (an IP literal of this machine)."""
+    port: int = Field(default=AWAY_PORT, ge=1024, le=65534)
+    time_limit_hours: float = Field(default=4.0, gt=0, le=72)
+    """Away mode turns itself off after this long."""
+    off_when_back: bool = True
+    """Turn Away mode off when the desk sees the person again (a key, a click, an
+    answer given at the desk)."""
+    back_after_idle_s: int = Field(default=60, ge=0, le=3600)
+    """A key or click counts as being back only after the desk saw none for this long
+    (setting Away mode up at the desk does not end it)."""
+    list_loopback: bool = False
+    """Developers and tests: offer 127.0.0.1 and ::1 in the address list too."""
+
+    @field_validator("host", mode="before")
+    @classmethod
+    def _blank_host(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
+
+
 class Settings(BaseModel):
     """Everything the user can set. Unknown fields are errors, so typos get reported."""
 
@@ -84,6 +118,7 @@ class Settings(BaseModel):
     terminal_wait_seconds: int = Field(default=180, ge=10, le=TERMINAL_WAIT_MAX)
     """How long a terminal agent's prompt waits for an answer here before the terminal
     asks instead (below the hook's own timeout)."""
+    away: AwaySettings = Field(default_factory=AwaySettings)
 
     @field_validator("version")
     @classmethod

@@ -60,6 +60,8 @@ class HistoryRow:
     edited: bool
     host: str | None = None
     """The remote host the request came from (None: this machine)."""
+    device: str | None = None
+    """The paired phone a person answered on (None: at the desk); `who` names it too."""
 
     @property
     def status(self) -> str:

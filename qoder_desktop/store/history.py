@@ -41,11 +41,11 @@ EXPORT_BATCH = 500
 _T = TypeVar("_T")
 
 _TEXT_COLUMNS = ("tool_name", "session_name", "title", "matched_rule", "message",
-                 "original_input_json", "final_input_json")
+                 "original_input_json", "final_input_json", "device")
 
 _ROW_COLUMNS = (
     "seq, request_id, session_id, session_name, host, tool_name, title, outcome, "
-    "decided_by, received_at, decided_at, latency_ms, matched_rule, "
+    "decided_by, device, received_at, decided_at, latency_ms, matched_rule, "
     f"substr(original_input_json, 1, {PREVIEW_CHARS}) AS asked, "
     f"substr(final_input_json, 1, {PREVIEW_CHARS}) AS ran, "
     "(final_input_json IS NOT NULL AND final_input_json != original_input_json) AS edited")
@@ -88,10 +88,11 @@ def _where(flt: HistoryFilter) -> tuple[str, list[Any]]:
     return (" AND ".join(clauses) or "1"), params
 
 
-def _who(outcome: str | None, decided_by: str | None, rule: str | None) -> str:
+def _who(outcome: str | None, decided_by: str | None, rule: str | None,
+         device: str | None = None) -> str:
     try:
         return who_decided(DecidedBy(decided_by) if decided_by else None,
-                           DecisionKind(outcome) if outcome else None, rule)
+                           DecisionKind(outcome) if outcome else None, rule, device)
     except ValueError:  # a code this version does not know: show it as it is
         return decided_by or ""
 
@@ -101,10 +102,10 @@ def _history_row(row: sqlite3.Row) -> HistoryRow:
         seq=row["seq"], request_id=row["request_id"], session_id=row["session_id"],
         session_name=row["session_name"], tool_name=row["tool_name"], title=row["title"],
         outcome=row["outcome"], decided_by=row["decided_by"],
-        who=_who(row["outcome"], row["decided_by"], row["matched_rule"]),
+        who=_who(row["outcome"], row["decided_by"], row["matched_rule"], row["device"]),
         received_at=row["received_at"], decided_at=row["decided_at"],
         latency_ms=row["latency_ms"], matched_rule=row["matched_rule"], asked=row["asked"],
-        ran=row["ran"], edited=bool(row["edited"]), host=row["host"])
+        ran=row["ran"], edited=bool(row["edited"]), host=row["host"], device=row["device"])
 
 
 def decider_words(decided_by: str | None) -> str:

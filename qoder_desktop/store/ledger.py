@@ -63,12 +63,14 @@ rule where there is one)."""
 
 
 def who_decided(decided_by: DecidedBy | None, outcome: DecisionKind | None,
-                rule: str | None) -> str:
-    """Who decided a ledger row, in words (for the export and history views)."""
+                rule: str | None, device: str | None = None) -> str:
+    """Who decided a ledger row, in words (for the export and history views); a person's
+    answer from a paired phone names it: "you, on Pixel 7 (3f9a1c)"."""
     if outcome is None or decided_by is None:
         return ""
     if decided_by is DecidedBy.USER:
-        return DECIDER_WORDS[decided_by]
+        return f"{DECIDER_WORDS[decided_by]}, on {device}" if device else DECIDER_WORDS[
+            decided_by]
     if decided_by is DecidedBy.CLI:
         reading = f" (we read it as {rule})" if rule else ""
         return f"{DECIDER_WORDS[decided_by]}{reading}"
@@ -116,6 +118,8 @@ class LedgerEntry(BaseModel):
     received_at: datetime | None = None
     outcome: DecisionKind | None = None
     decided_by: DecidedBy | None = None
+    device: str | None = None
+    """The paired phone a person answered on, as its label (None: at the desk)."""
     final_input: dict[str, Any] | None = None
     message: str | None = None
     interrupt: bool | None = None
@@ -139,7 +143,7 @@ class LedgerEntry(BaseModel):
     def who(self) -> str:
         """Who decided, in words ("you", "the agent's CLI, under its session grant (we
         read it as Bash(x))", …); '' while pending and for tool events."""
-        return who_decided(self.decided_by, self.outcome, self.matched_rule)
+        return who_decided(self.decided_by, self.outcome, self.matched_rule, self.device)
 
     @property
     def pending(self) -> bool:
@@ -245,10 +249,11 @@ class Ledger:
                    decision.rule or request.covered_by_rule,
                    encode_json([u.to_wire() for u in decision.updates]),
                    None if labels is None else encode_json(labels),
-                   encode_time(decision.decided_at))
+                   encode_time(decision.decided_at), decision.device)
         decision_columns = ("outcome", "decided_by", "final_input_json", "message",
                             "interrupt", "latency_ms", "matched_rule",
-                            "granted_updates_json", "answer_labels_json", "decided_at")
+                            "granted_updates_json", "answer_labels_json", "decided_at",
+                            "device")
         # The pending row is there (written on arrival): set the decision columns only,
         # without encoding and sending the request (perhaps megabytes) again.
         assignments = ", ".join(f"{c} = ?" for c in decision_columns)
@@ -359,7 +364,7 @@ def approval_entry(row: Any) -> LedgerEntry:
         original_input=decode_json(row["original_input_json"]),
         recorded_at=decode_time(row["recorded_at"]),
         received_at=decode_time(row["received_at"]),
-        outcome=row["outcome"], decided_by=row["decided_by"],
+        outcome=row["outcome"], decided_by=row["decided_by"], device=row["device"],
         final_input=decode_json(row["final_input_json"]), message=row["message"],
         interrupt=None if interrupt is None else bool(interrupt),
         latency_ms=row["latency_ms"], matched_rule=row["matched_rule"],

@@ -87,5 +87,16 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 5: the history window's host filter reads an index newest first, and its list of
     # hosts skips from one host to the next instead of reading every request.
     ("CREATE INDEX approvals_by_host_seq ON approvals(host, seq)",),
+    # 6: the phones paired for Away mode; `mac` authenticates each row (see away.devices).
+    ("""CREATE TABLE devices (
+            device_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            public_key BLOB NOT NULL,
+            paired_at TEXT NOT NULL,
+            last_used_at TEXT,
+            revoked_at TEXT,
+            mac BLOB NOT NULL)""",),
+    # 7: the paired device a person answered on (NULL: at the desk).
+    ("ALTER TABLE approvals ADD COLUMN device TEXT",),
 ]
 """Schema steps; step N (1-based) brings ``user_version`` from N-1 to N."""

@@ -74,12 +74,13 @@ def _setup_logging(paths: AppPaths) -> RedactSecrets:
 
 
 def _handover_message(args: argparse.Namespace) -> dict[str, Any]:
+    away = {} if args.away is None else {"away": args.away}  # (--away: the first app turns it on)
     if args.demo:
         return {"action": "demo", "scenario": args.scenario or DEMO_SCENARIO,
-                "prompt": args.prompt or ""}
+                "prompt": args.prompt or "", **away}
     if args.backend and args.prompt:
-        return {"action": "start", "argv": sys.argv[1:], "cwd": os.getcwd()}
-    return {"action": "show"}
+        return {"action": "start", "argv": sys.argv[1:], "cwd": os.getcwd(), **away}
+    return {"action": "show", **away}
 
 
 def run_gui(args: argparse.Namespace) -> int:

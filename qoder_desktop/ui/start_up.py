@@ -23,6 +23,7 @@ import asyncio
 import importlib
 import logging
 import os
+import socket
 import tempfile
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,11 @@ async def _confirm_then_start(desktop: DesktopApp, options: SessionOptions,
 
 def on_handover(message: dict[str, Any], desktop: DesktopApp,
                 demo: DemoModel | None = None) -> None:
-    """What a later launch sent: show the window, start its session or its demo."""
+    """What a later launch sent: show the window, start its session or its demo, turn
+    Away mode on (``--away``)."""
     desktop.window.bring_to_front()
+    if message.get("away") is not None:
+        desktop.away.turn_on(str(message["away"]) or None)
     if message.get("action") == "demo":
         start_demo(desktop, demo, str(message.get("scenario") or DEMO_SCENARIO),
                    str(message.get("prompt") or ""))
@@ -256,6 +260,7 @@ class StartUp:
             desktop.broker, desktop.hub, bindings=hooks.bindings,
             wait_seconds=lambda: desktop.settings.terminal_wait_seconds))
         await self._start_gateway(desktop)
+        start_away(self.args, desktop)
         await next_turn()
         warm_dialog(desktop)
         await next_turn()
@@ -305,9 +310,14 @@ class StartUp:
         launcher = SessionLauncher(secrets, anthropic_base_url=settings.value.anthropic_base_url,
                                    demo=self.demo)
         hub = SessionHub(self.db, ledger, broker, launcher, is_trusted=settings.is_trusted)
+        from qoder_desktop.ui.control.away import away_core_factory
+
         desktop = DesktopApp(broker, hub, secrets, settings,
                              demo_scenarios=self._scenarios, window=self.window,
-                             ledger_path=self.db.path)
+                             ledger_path=self.db.path,
+                             away_core=away_core_factory(broker, self.db, secrets,
+                                                         self.paths.data_dir,
+                                                         socket.gethostname()))
         self.desktop = desktop
         return desktop
 
@@ -359,6 +369,13 @@ class StartUp:
             self.demo_server.stop()
         if self.demo is not None:
             self.demo.cleanup()
+
+
+def start_away(args: argparse.Namespace, desktop: DesktopApp) -> None:
+    """Turn Away mode on when ``--away[=ADDRESS]`` or the settings ask for it (its core
+    is imported only then)."""
+    if args.away is not None or desktop.settings.away.on_at_start:
+        desktop.away.turn_on(args.away or None)
 
 
 def warm_dialog(desktop: DesktopApp) -> None:

@@ -111,6 +111,7 @@ class Tray(QObject):
         activate_window(): the icon was clicked; bring the main window forward.
         toggle_window(): the menu's Show/Hide window entry was chosen.
         open_history(): the menu's History entry was chosen.
+        away_toggled(bool): the menu's Away mode item was checked (on) or unchecked.
         quit_requested(): the menu's Quit entry was chosen.
     """
 
@@ -118,6 +119,7 @@ class Tray(QObject):
     activate_window = Signal()
     toggle_window = Signal()
     open_history = Signal()
+    away_toggled = Signal(bool)
     quit_requested = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -126,6 +128,8 @@ class Tray(QObject):
         """The first `MENU_LIMIT` waiting requests (what the menu lists)."""
         self._count = 0
         self._hosts: list[str] = []
+        self._away_on = False
+        self._away_line = ""
         self._icons: dict[int, QIcon] = {}
         self._last_notified: str | None = None
         self._window_visible = True
@@ -178,8 +182,22 @@ class Tray(QObject):
         self._show_tooltip()
         self._rebuild_menu()
 
+    def set_away(self, on: bool, line: str) -> None:
+        """Show whether Away mode is on (its menu item checked) and where (`line`, in the
+        tooltip)."""
+        self._away_on = on
+        self._away_line = line if on else ""
+        self._show_tooltip()
+        self._rebuild_menu()
+
+    def away_on(self) -> bool:
+        """Whether the menu shows Away mode on."""
+        return self._away_on
+
     def _show_tooltip(self) -> None:
         lines = [tooltip_text(self._count), *self._hosts]
+        if self._away_line:
+            lines.append(self._away_line)
         # (a host's state carries its name and ssh's own words: never read as markup)
         self._icon.setToolTip(tooltip("\n".join(lines)))
 
@@ -246,6 +264,8 @@ class Tray(QObject):
         return self._icons[key]
 
     def _rebuild_menu(self) -> None:
+        if self._disposed:  # (the app quits: its menu is gone)
+            return
         menu = self._menu
         menu.clear()
         count = self._count
@@ -263,6 +283,13 @@ class Tray(QObject):
             more = menu.addAction(f"… and {count - MENU_LIMIT} more")
             more.triggered.connect(self.activate_window)
         menu.addSeparator()
+        away = QAction("Away mode", menu)
+        away.setObjectName("awayAction")
+        away.setCheckable(True)
+        away.setChecked(self._away_on)
+        away.setToolTip("Paired phones may answer while you are away")
+        away.triggered.connect(self.away_toggled)
+        menu.addAction(away)
         history = QAction("History…", menu)
         history.setObjectName("historyAction")
         history.triggered.connect(self.open_history)

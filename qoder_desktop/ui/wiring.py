@@ -25,6 +25,7 @@ from qoder_desktop.domain.session_options import SessionOptions
 from qoder_desktop.gateway.contract import GatewayToken
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.approvals import ApprovalController
+from qoder_desktop.ui.control.away import AwayControl, CoreFactory
 from qoder_desktop.ui.control.history import HistoryControl
 from qoder_desktop.ui.control.remote_hosts import RemoteHostsControl
 from qoder_desktop.ui.control.remote_settings import RemoteHostsSettings
@@ -45,6 +46,8 @@ if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is sho
     from qoder_desktop.gateway.server import ApprovalGateway
     from qoder_desktop.remote.serving import RemoteHooks
     from qoder_desktop.terminal.server import TerminalHookServer
+    from qoder_desktop.ui.windows.devices_page import DevicesPage
+    from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +59,15 @@ class DesktopApp:
 
     `settings` is either the `CurrentSettings` the core already reads (the app's
     start-up builds it first), or plain `Settings` saved to `settings_path`.
+    `away_core` builds Away mode's core when it is first used (None: no Away mode).
     """
 
     def __init__(self, broker: ApprovalBroker, hub: SessionHub, secrets: SecretStore,
                  settings: Settings | CurrentSettings, settings_path: Path | str | None = None,
                  *, demo_scenarios: list[str] | None = None,
                  window: MainWindow | None = None,
-                 ledger_path: Path | None = None) -> None:
+                 ledger_path: Path | None = None,
+                 away_core: CoreFactory | None = None) -> None:
         if isinstance(settings, Settings):
             if settings_path is None:
                 raise ValueError("plain Settings need the file they are saved to")
@@ -92,6 +97,8 @@ class DesktopApp:
         self.remote_settings = RemoteHostsSettings(secrets, self.tasks,
                                                    tunnels=self.remote_hosts)
         self.history = HistoryControl(ledger_path)
+        self.away = AwayControl(self.window, self.tray, self.tasks, settings, away_core,
+                                open_devices=self.open_devices_page)
         self._shutdown_task: asyncio.Task[Any] | None = None
         self._connect_signals()
         current = settings.value
@@ -138,6 +145,16 @@ class DesktopApp:
         notifier.fall_back.connect(approvals.balloon)
         notifier.ignored.connect(window.show_status)
         self.remote_hosts.on_change = self.remote_settings.tunnel_changed
+        away = self.away  # the desk sees the person: an answer here, the tray icon
+        tray.away_toggled.connect(away.set_on)
+        tray.activate_window.connect(away.person_seen)
+        notifier.decided.connect(away.person_seen)
+        dialogs.dialog_opened.connect(lambda dialog: dialog.decided.connect(away.person_seen))
+        away.on_pairing_dialog = self._connect_pairing
+
+    def _connect_pairing(self, dialog: PairingDialog) -> None:
+        dialog.confirmed.connect(self.away.confirm_pairing)
+        dialog.refused.connect(self.away.refuse_pairing)
 
     def _connect_history(self, history: HistoryWindow) -> None:
         # Revoke from a history row takes the rules pane's path (the hub revokes and
@@ -173,6 +190,21 @@ class DesktopApp:
             page.add_requested.connect(remote.add)
             page.remove_requested.connect(remote.remove)
             page.check_requested.connect(remote.check)
+            self._connect_devices(dialog, dialog.devices_page)
+
+    def _connect_devices(self, dialog: SettingsDialog, page: DevicesPage) -> None:
+        away = self.away
+        away.setting_up(dialog)  # (setting Away mode up is not being back at the desk)
+        page.first_shown.connect(lambda: away.show(page))
+        page.away_requested.connect(away.set_on)
+        page.pair_requested.connect(away.pair)
+        page.revoke_requested.connect(away.revoke)
+
+    def open_devices_page(self) -> DevicesPage | None:
+        """Show Settings → Devices (Away mode and the paired phones)."""
+        self.open_settings()
+        dialog = self.settings_dialog
+        return dialog.show_devices_page() if dialog is not None else None
 
     def _toggle_window(self) -> None:
         if self.window.isVisible():
@@ -260,6 +292,7 @@ class DesktopApp:
         await self.notifier.close_all()
         await self.servers.stop()
         await self.remote_hosts.stop()
+        await self.away.close()
         await self.sessions.stop_all()
         self.hub.close()
         self.bridge.unsubscribe()

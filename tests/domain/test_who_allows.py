@@ -39,6 +39,12 @@ PERSONS_ACTIONS: Counter[Site] = Counter({
     ("ui/dialogs/plan.py", "PlanDialog.approve", "Decision.allow_once"): 1,
     # The question dialog's "Submit" (answers are an allow carrying them).
     ("ui/dialogs/question.py", "QuestionDialog.submit", "Decision.allow_once"): 1,
+    # A person's answer on their paired phone (Away mode), verified against the device's
+    # key and a single-use nonce before it is read: allow once, an answered question and
+    # an approved plan (default mode only) …
+    ("away/phone_view.py", "_decide", "Decision.allow_once"): 3,
+    # … and "allow for this session" with the offered rules the person chose.
+    ("away/phone_view.py", "_decide", "Decision.allow_session"): 1,
     # The person pressed "Allow once" on a desktop notification (armed, whole value).
     ("ui/notifications.py", "RequestNotifier._on_action", "Decision.allow_once"): 1,
     # Not an answer: the ledger's row for a call the agent's CLI already ran under its

@@ -29,6 +29,7 @@ SAFETY_TESTS = (
     "tests/ui/test_notifications.py",
     "tests/ui/test_notification_owner.py",
     "tests/diagnostics/test_notification_check.py",
+    "tests/away/browser/",
 )
 """Test files (or folders) whose tests guard who may allow a call."""
 

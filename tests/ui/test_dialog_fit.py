@@ -10,6 +10,8 @@ shares the space), with every button inside it. Also run on xcb under Xvfb, on a
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -29,6 +31,7 @@ from qoder_desktop.ui.dialogs import dialog_for
 from qoder_desktop.ui.dialogs.approval import HEADER_MAX_HEIGHT
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
+from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 SCREEN_W, SCREEN_H = 1366, 768
@@ -67,7 +70,17 @@ DIALOGS = {
     "new session": lambda: NewSessionDialog(defaults=SessionOptions(cwd=PATH),
                                             scenarios=["demo", "x" * 80]),
     "settings": lambda: SettingsDialog(Settings()),
+    "pair a phone": lambda: _pairing(),
 }
+
+
+def _pairing() -> PairingDialog:
+    """The pairing dialog with an offer and a phone's long name waiting."""
+    dialog = PairingDialog()
+    dialog.show_offer("https://192.168.100.200:8765/#pair=" + "x" * 43,
+                      datetime.now(UTC) + timedelta(minutes=5))
+    dialog.show_claim("pairing-1", "Pixel " + "x" * 34, "0123 4567")
+    return dialog
 
 
 @pytest.mark.parametrize("name", list(DIALOGS))

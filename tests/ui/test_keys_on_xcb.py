@@ -26,7 +26,8 @@ KEY_MODULES = ("test_approval_dialog.py", "test_question_dialog.py", "test_plan_
                "test_window_fit.py", "test_new_session_keys.py", "test_help_menu.py",
                "test_transcript_folds.py", "test_approval_edited_rule.py",
                "test_dialog_decision.py", "dialogs/test_chords.py",
-               "dialogs/test_question_box.py", "widgets/test_mode_switch.py")
+               "dialogs/test_question_box.py", "widgets/test_mode_switch.py",
+               "windows/test_pairing_dialog.py")
 """The view tests that drive dialogs by keys (and their layout on a real screen), and the
 ones that inject X11 input with XTEST (`xdotool`)."""
 pytestmark = [

@@ -10,7 +10,7 @@ thread.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -36,6 +36,9 @@ from qoder_desktop.ui.forms.ui_settings_dialog import Ui_SettingsDialog
 from qoder_desktop.ui.widgets import pickers
 from qoder_desktop.ui.widgets.session_list import BACKEND_LABELS
 from qoder_desktop.ui.windows.remote_hosts_page import RemoteHostsPage
+
+if TYPE_CHECKING:  # (Away mode's page loads with the first settings dialog)
+    from qoder_desktop.ui.windows.devices_page import DevicesPage
 
 STORED_TEXT = "Stored in keyring"
 NOT_SET_TEXT = "Not set"
@@ -132,6 +135,12 @@ class SettingsDialog(QDialog):
         self.remote_hosts_page = RemoteHostsPage()
         self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(self.remote_hosts_page, "Re&mote hosts"),
                                    "Send the prompts of agents on other machines (over SSH) here")
+        from qoder_desktop.ui.windows.devices_page import DevicesPage
+
+        self.devices_page = DevicesPage(self._settings.away)
+        self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(self.devices_page, "De&vices"),
+                                   "Away mode: answer from a paired phone")
+        self.ui.tabs.setUsesScrollButtons(False)  # (every page's tab stays in sight)
         self._load(self._settings)
         self.set_keyring_status(keyring_status)
 
@@ -181,6 +190,11 @@ class SettingsDialog(QDialog):
         layout.addStretch(1)
         self.ui.tabs.setTabToolTip(self.ui.tabs.addTab(tab, "&Terminal agents"),
                                    "Send the prompts of agents you start yourself here")
+
+    def show_devices_page(self) -> DevicesPage:
+        """Bring the Devices page (Away mode) to the front."""
+        self.ui.tabs.setCurrentWidget(self.devices_page)
+        return self.devices_page
 
     def set_hook_status(self, agent: str, text: str, installed: bool) -> None:
         """Show whether the terminal hook of `agent` is installed (`text`: plain text)."""
@@ -327,6 +341,7 @@ class SettingsDialog(QDialog):
             anthropic_base_url=ui.baseUrlEdit.text().strip() or None,
             gateway_port=ui.portSpin.value(),
             terminal_wait_seconds=self.terminal_wait_spin.value(),
+            away=self.devices_page.edited(self._settings.away),
         )
         try:
             return Settings.model_validate(data)
