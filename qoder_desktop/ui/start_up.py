@@ -223,8 +223,8 @@ class StartUp:
         await next_turn()
         preload(WIRING_MODULES)
         await next_turn()
-        demo_url = await self._demo_url()
-        desktop = self._build_core(self.loaded, demo_url)
+        await self._demo_ready()
+        desktop = self._build_core(self.loaded)
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)
         self.instance.message_received.connect(
@@ -271,38 +271,39 @@ class StartUp:
     def start_demo_model(self) -> None:
         """With --demo, start the scripted model's process (once): `run_gui` calls this
         before the window shows, so the child starts its interpreter and imports while
-        the window paints and the core loads (its URL is awaited before the core is
-        built)."""
+        the window paints and the core loads (`_demo_ready` waits for it before the
+        core is built)."""
         if self.args.demo and self.demo_server is None:
             from qoder_desktop.scripted_model.process import ScriptedModelProcess
 
             self.demo_server = ScriptedModelProcess()
             self.demo_server.start()
 
-    async def _demo_url(self) -> str | None:
-        """The demo's scripted model's base URL once it listens (None without --demo, or
-        when it did not start: then the person is told why and no demo session runs)."""
+    async def _demo_ready(self) -> None:
+        """With --demo, wait (off the loop) until the scripted model listens and keep it
+        as `demo`; when it did not start, the person is told why and no demo runs."""
         if self.demo_server is None:
-            return None
+            return
         try:
-            return await asyncio.to_thread(self.demo_server.base_url)
+            url = await asyncio.to_thread(self.demo_server.base_url)
         except RuntimeError as exc:
             log.error("the demo's scripted model did not start: %s", exc)
             self.window.show_status(f"The demo could not start: {exc}")
-            return None
+            return
+        from qoder_desktop.agents.factory import DemoModel
 
-    def _build_core(self, loaded: SettingsLoad, demo_url: str | None = None) -> DesktopApp:
+        self.demo = DemoModel(url)
+
+    def _build_core(self, loaded: SettingsLoad) -> DesktopApp:
         """The store, broker, hub and wiring around the window that is already shown (and
-        the demo's scripted model at `demo_url`, with --demo)."""
-        from qoder_desktop.agents.factory import DemoModel, SessionLauncher
+        the demo's scripted model, `demo`, with --demo)."""
+        from qoder_desktop.agents.factory import SessionLauncher
         from qoder_desktop.agents.hub import SessionHub
         from qoder_desktop.approval.broker import ApprovalBroker
         from qoder_desktop.store.ledger import Ledger
         from qoder_desktop.ui.control.settings import CurrentSettings
         from qoder_desktop.ui.wiring import DesktopApp
 
-        if demo_url is not None:
-            self.demo = DemoModel(demo_url)
         settings = CurrentSettings(loaded.settings, self.paths.settings_file)
         secrets = self._secrets or SecretStore(redactor=self.redactor)
         ledger = Ledger(self.db)

@@ -331,7 +331,7 @@ def show(self):
     print("loaded when shown:", sorted(name for name in LATER if name in sys.modules))
     shown(self)
 
-def build_core(self, loaded, demo_url=None):  # ends the app before the core (and keyring)
+def build_core(self, loaded):  # ends the app before the core (and its keyring) exists
     print("models loaded for the core:", all(name in sys.modules for name in LATER[:4]))
     print("settings problems:", len(loaded.problems))
     os._exit(0)
