@@ -148,6 +148,7 @@ def app_rss(display: str, settle: float) -> tuple[float, dict[str, float], str, 
             time.sleep(max(0.0, mapped + settle - time.monotonic()))
             rss = status_mb(app.pid, "VmRSS")
             parts, largest = rollup_mb(app.pid), largest_mappings(app.pid)
+            parts["threads"] = float(len(os.listdir(f"/proc/{app.pid}/task")))
             size = subprocess.run(
                 ["xdotool", "search", "--onlyvisible", "--name", "^Qoder Desktop$",
                  "getwindowgeometry"], env=env, capture_output=True, text=True,
@@ -192,7 +193,9 @@ def run(settle: float) -> list[Figure]:
         f"RSS = {parts.get('Anonymous', float('nan')):.0f} MB anonymous + "
         f"{parts.get('Pss_File', float('nan')):.0f} MB file-backed (PSS) + "
         f"{parts.get('Pss_Shmem', float('nan')):.0f} MB shared with the X server (PSS)",
-        f"largest mappings: {largest}"])]
+        f"largest mappings: {largest}",
+        f"threads of the app process: {parts.get('threads', float('nan')):.0f} (each with "
+        "its stack and, once it allocates, a glibc arena)"])]
 
 
 def main() -> None:
