@@ -16,6 +16,7 @@ without cached bytecode, the old offscreen `showEvent` figure, an empty interpre
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -90,6 +91,7 @@ def launch(driver: Path, env: dict[str, str], *args: str) -> dict[str, float]:
     result = {key: marks[key] - start for key in ("main", "shown", "exposed", "painted",
                                                     "frame") if key in marks}
     result.update(import_s=marks["import_s"], rss_mb=marks["rss_mb"],
+                  cpu_s=marks.get("cpu_s", math.nan), gui_cpu_s=marks.get("gui_cpu_s", math.nan),
                   width=marks["width"], height=marks["height"],
                   modules=marks.get("modules", 0), pydantic=float(marks.get("pydantic", 0)))
     return result
@@ -169,6 +171,11 @@ def run(runs: int) -> list[Figure]:
             f"bare window med: interpreter up {_med(bares, 'main'):.3f} s, import PySide6 "
             f"{_med(bares, 'import_s'):.3f} s, exposed {_med(bares, 'exposed'):.3f} s, frame "
             f"{_med(bares, 'frame'):.3f} s",
+            f"CPU time to the first frame (what load adds little to), med: GUI thread app "
+            f"{_med(apps, 'gui_cpu_s'):.3f} s, bare {_med(bares, 'gui_cpu_s'):.3f} s "
+            f"({_med(apps, 'gui_cpu_s') / _med(bares, 'gui_cpu_s'):.2f}x); whole process app "
+            f"{_med(apps, 'cpu_s'):.3f} s, bare {_med(bares, 'cpu_s'):.3f} s "
+            f"({_med(apps, 'cpu_s') / _med(bares, 'cpu_s'):.2f}x)",
             f"RSS at the first frame: app {rss:.0f} MB, bare window {bare_rss:.0f} MB "
             f"({rss / bare_rss:.2f}x)",
             f"modules loaded at the first frame: app {_med(apps, 'modules'):.0f} (pydantic "

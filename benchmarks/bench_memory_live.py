@@ -3,11 +3,12 @@
 The app is started as a person starts it: ``python -m qoder_desktop --demo`` in its own
 process, on a private Xvfb with a session bus and, when `trayer` is installed, a tray.
 The demo's session runs until its first dialog (``Approve …``) maps: its CLI is its own
-process (not counted); the demo's scripted model runs on a thread of the app, as in the
-README's demo, and is counted. `SETTLE_S` seconds after the main window mapped, VmRSS of
-the app process is read from ``/proc/<pid>/status`` with the parts of ``smaps_rollup``
-(anonymous, file-backed, shared memory with the X server). The floor is a fresh process
-showing an empty `QMainWindow` of the main window's size on the same display, read the
+process (not counted), and so is the demo's scripted model (``qoder-desktop
+scripted-model``, which ``--demo`` starts beside the app: a person with an account has
+none). `SETTLE_S` seconds after the main window mapped, VmRSS of the app process is read
+from ``/proc/<pid>/status`` with the parts of ``smaps_rollup`` (anonymous, file-backed,
+shared memory with the X server). The floor is a fresh process showing an empty
+`QMainWindow` of the main window's size on the same display, read the
 same way after the same wait.
 """
 
@@ -147,6 +148,7 @@ def app_rss(display: str, settle: float) -> tuple[float, dict[str, float], str, 
             time.sleep(max(0.0, mapped + settle - time.monotonic()))
             rss = status_mb(app.pid, "VmRSS")
             parts, largest = rollup_mb(app.pid), largest_mappings(app.pid)
+            parts["threads"] = float(len(os.listdir(f"/proc/{app.pid}/task")))
             size = subprocess.run(
                 ["xdotool", "search", "--onlyvisible", "--name", "^Qoder Desktop$",
                  "getwindowgeometry"], env=env, capture_output=True, text=True,
@@ -186,12 +188,14 @@ def run(settle: float) -> list[Figure]:
                    floor={"value": floor}, floor_label="bare window, same size, xcb",
                    notes=[
         f"read from outside (/proc/<pid>/status) {settle:g} s after the main window mapped "
-        f"({geometry}), the demo's first dialog open; the agent's CLI is another process and "
-        "not counted; the demo's scripted model runs on a thread of the app and is",
+        f"({geometry}), the demo's first dialog open; the agent's CLI and the demo's scripted "
+        "model are processes of their own and not counted",
         f"RSS = {parts.get('Anonymous', float('nan')):.0f} MB anonymous + "
         f"{parts.get('Pss_File', float('nan')):.0f} MB file-backed (PSS) + "
         f"{parts.get('Pss_Shmem', float('nan')):.0f} MB shared with the X server (PSS)",
-        f"largest mappings: {largest}"])]
+        f"largest mappings: {largest}",
+        f"threads of the app process: {parts.get('threads', float('nan')):.0f} (each with "
+        "its stack and, once it allocates, a glibc arena)"])]
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
 `FirstFrame` watches one top-level widget: the expose of its native window, the first
 paint event the widget gets after that expose, and the next event-loop turn after that
 paint (the backing store has then been flushed to the display: the frame a person
-sees). It then prints the driver's timestamps as one JSON line, with the process's RSS,
+sees). It then prints the driver's timestamps as one JSON line, with the CPU time the
+process and its GUI thread used until then (what load does not add to), the process's RSS,
 the number of modules loaded (and whether pydantic is among them) and the window's size,
 and ends the process at once.
 """
@@ -69,6 +70,9 @@ class FirstFrame(QObject):
     def report(self) -> None:
         """Print the marks as one JSON line and end the process."""
         self.marks["frame"] = clock()
+        times = os.times()
+        self.marks["cpu_s"] = times.user + times.system  # the process's, all threads
+        self.marks["gui_cpu_s"] = time.thread_time()  # this (the GUI) thread's alone
         self.marks["rss_mb"] = rss_mb()
         self.marks["modules"] = len(sys.modules)
         self.marks["pydantic"] = "pydantic" in sys.modules

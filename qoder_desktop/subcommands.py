@@ -50,6 +50,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("hook", "hook permission-request --agent claude|qoder",
                "the hook itself, run by the agent's CLI (see `hooks install`)",
                "qoder_desktop.terminal.hook_client:hook_main"),
+    Subcommand("scripted-model", "scripted-model [-h]",
+               "serve the scripted model `--demo` runs (loopback; until stdin closes)",
+               "qoder_desktop.scripted_model.process:serve_main"),
 )
 """Every subcommand, in the order the help lists them."""
 

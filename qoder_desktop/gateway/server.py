@@ -224,7 +224,8 @@ class ApprovalGateway(ApprovalSource):
                         lifespan="on", log_config=None, access_log=False,
                         log_level="warning", timeout_graceful_shutdown=2,
                         server_header=False, http=self.guard.protocol(),
-                        timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH)
+                        timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH,
+                        ws="none")  # MCP needs no WebSocket: uvicorn's "auto" imports a library
         self._log_limit.install()
         self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]),

@@ -133,6 +133,7 @@ class ScriptedModelServer:
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=1,
+            ws="none",  # plain HTTP: uvicorn's "auto" would import a WebSocket library
         )
         self._server = _QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))

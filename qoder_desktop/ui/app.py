@@ -139,6 +139,7 @@ def _run_gui(args: argparse.Namespace) -> int:
     window.restore_state(paths.window_state_file)
     window.help.about_source = partial(_about, paths)
     start_up = StartUp(args, paths, db, None, redactor, window, name, scenarios)
+    start_up.start_demo_model()  # (--demo) its process imports while the window paints
     window.show()
     wake_up = _quit_on_signals(start_up.quit)
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from qoder_desktop.agents.factory import DemoModel
     from qoder_desktop.config.settings import SettingsLoad
     from qoder_desktop.domain.session_options import SessionOptions
-    from qoder_desktop.scripted_model.server import ThreadedScriptedModel
+    from qoder_desktop.scripted_model.process import ScriptedModelProcess
     from qoder_desktop.ui.wiring import DesktopApp
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class StartUp:
         self._secrets = secrets
         self.desktop: DesktopApp | None = None
         self.instance: InstanceServer | None = None
-        self.demo_server: ThreadedScriptedModel | None = None
+        self.demo_server: ScriptedModelProcess | None = None
         self.demo: DemoModel | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -212,6 +212,7 @@ class StartUp:
         app = QApplication.instance()
         if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
             app.setWindowIcon(icons.app_icon())
+        self.start_demo_model()
         await asyncio.to_thread(preload, CORE_MODULES)
         if self.loaded is None:
             from qoder_desktop.config.settings import load_settings
@@ -222,6 +223,7 @@ class StartUp:
         await next_turn()
         preload(WIRING_MODULES)
         await next_turn()
+        await self._demo_ready()
         desktop = self._build_core(self.loaded)
         demo = self.demo
         self.instance = InstanceServer(self._instance_name)
@@ -266,21 +268,42 @@ class StartUp:
 
         settle_memory()
 
+    def start_demo_model(self) -> None:
+        """With --demo, start the scripted model's process (once): `run_gui` calls this
+        before the window shows, so the child starts its interpreter and imports while
+        the window paints and the core loads (`_demo_ready` waits for it before the
+        core is built)."""
+        if self.args.demo and self.demo_server is None:
+            from qoder_desktop.scripted_model.process import ScriptedModelProcess
+
+            self.demo_server = ScriptedModelProcess()
+            self.demo_server.start()
+
+    async def _demo_ready(self) -> None:
+        """With --demo, wait (off the loop) until the scripted model listens and keep it
+        as `demo`; when it did not start, the person is told why and no demo runs."""
+        if self.demo_server is None:
+            return
+        try:
+            url = await asyncio.to_thread(self.demo_server.base_url)
+        except RuntimeError as exc:
+            log.error("the demo's scripted model did not start: %s", exc)
+            self.window.show_status(f"The demo could not start: {exc}")
+            return
+        from qoder_desktop.agents.factory import DemoModel
+
+        self.demo = DemoModel(url)
+
     def _build_core(self, loaded: SettingsLoad) -> DesktopApp:
-        """The store, broker, hub and wiring around the window that is already shown."""
-        from qoder_desktop.agents.factory import DemoModel, SessionLauncher
+        """The store, broker, hub and wiring around the window that is already shown (and
+        the demo's scripted model, `demo`, with --demo)."""
+        from qoder_desktop.agents.factory import SessionLauncher
         from qoder_desktop.agents.hub import SessionHub
         from qoder_desktop.approval.broker import ApprovalBroker
         from qoder_desktop.store.ledger import Ledger
         from qoder_desktop.ui.control.settings import CurrentSettings
         from qoder_desktop.ui.wiring import DesktopApp
 
-        if self.args.demo:
-            from qoder_desktop.scripted_model.server import ThreadedScriptedModel
-
-            self.demo_server = ThreadedScriptedModel()
-            self.demo_server.start()
-            self.demo = DemoModel(self.demo_server.base_url)
         settings = CurrentSettings(loaded.settings, self.paths.settings_file)
         secrets = self._secrets or SecretStore(redactor=self.redactor)
         ledger = Ledger(self.db)

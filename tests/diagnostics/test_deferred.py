@@ -278,6 +278,7 @@ def test_importing_the_views_alone_changes_no_other_library(tmp_path: Path) -> N
 ENTRY_PROBE = """
 import atexit, json, runpy, sys
 report_file, sys.argv = sys.argv[1], ["qoder-desktop"]
+NOT_AT_START = ("qoder_desktop.away", "cryptography", "segno", "websockets")
 
 def report():  # what the app's imports were like when it quit
     feature = sys.modules.get("shibokensupport.feature")
@@ -285,6 +286,8 @@ def report():  # what the app's imports were like when it quit
         json.dump({"first": [name for name in sys.modules  # in the order imports began
                              if name in ("qoder_desktop.store.database", "shiboken6")],
                    "gateway": "mcp.server.lowlevel.server" in sys.modules,
+                   "not at start": sorted(name for name in sys.modules
+                                          if name.startswith(NOT_AT_START)),
                    "jsonschema": type(sys.modules.get("jsonschema")).__name__,
                    "httpx._main skipped": sys.modules.get("httpx._main", 0) is None,
                    "pyside check replaced": getattr(getattr(feature, "_mod_uses_pyside", None),
@@ -314,6 +317,9 @@ def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: P
     assert app.returncode == 0  # quit cleanly on SIGTERM
     report = json.loads(report_file.read_text(encoding="utf-8"))
     assert report["gateway"] is True and report["jsonschema"] == "DeferredModule"
+    # Away mode (the phone page, its ciphers, QR codes and WebSocket) loads only when turned
+    # on, and the gateway's server asks uvicorn for no WebSocket library
+    assert report["not at start"] == []
     assert report["httpx._main skipped"] is True and report["pyside check replaced"] is True
     # the Qt-free modules the window needs came before PySide6 (`pyside_scan.prepare_imports`)
     assert report["first"] == ["qoder_desktop.store.database", "shiboken6"]

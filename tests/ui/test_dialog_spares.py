@@ -325,3 +325,44 @@ def test_the_pool_builds_an_approval_spare_in_parts_one_loop_turn_each(
     assert spare is not None and len(steps) == 3
     assert spare.findChild(QPlainTextEdit) is not None  # the editor is there
     pool.stop()
+
+
+@pytest.mark.parametrize("laid_out_parts", [1, 2, 3])
+def test_a_spare_taken_part_way_through_its_lay_out_shows_what_a_fresh_dialog_shows(
+        qtbot: QtBot, make_request: Any, tmp_path: Path, laid_out_parts: int) -> None:
+    request = _requests(make_request, tmp_path)["bash"]
+    spare = ApprovalDialog(None, None, staged=True)
+    spare.finish_building()
+    for part in spare.lay_out_parts()[:laid_out_parts]:
+        part()
+    assert not spare.is_laid_out()  # the rest is done when it shows, as for any dialog
+    spare.load(request)
+    fresh = dialog_for(request, None)
+    fresh_shown, fresh_armed = _show_and_capture(qtbot, fresh)
+    spare_shown, spare_armed = _show_and_capture(qtbot, spare)
+    assert spare_armed == fresh_armed
+    assert _request_part(spare_shown) == _request_part(fresh_shown)
+
+
+def test_the_pool_lays_a_spare_out_over_several_loop_turns(qtbot: QtBot) -> None:
+    """The lay-out of a spare is split, so a withdrawal or a click that arrives while
+    spares are prepared waits for one short part, not for the whole lay-out."""
+    pool = DialogSpares(None)
+    turns: list[str] = []
+    original = DialogSpares._lay_out_part
+
+    def noted(self: DialogSpares, kind: RequestKind, spare: Any, part: Any) -> None:
+        turns.append(f"{kind.value}:{getattr(part, '__name__', part)}")
+        original(self, kind, spare, part)
+
+    DialogSpares._lay_out_part = noted  # type: ignore[method-assign]
+    try:
+        pool.start()
+        qtbot.waitUntil(pool.is_idle, timeout=5000)
+    finally:
+        DialogSpares._lay_out_part = original  # type: ignore[method-assign]
+    spare = pool.spare(RequestKind.TOOL)
+    assert spare is not None and spare.is_laid_out()
+    tool_parts = [turn for turn in turns if turn.startswith(f"{RequestKind.TOOL.value}:")]
+    assert len(tool_parts) == len(spare.lay_out_parts()) > 1
+    pool.stop()

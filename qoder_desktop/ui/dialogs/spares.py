@@ -191,10 +191,16 @@ class DialogSpares(QObject):
             self._steps.appendleft(lambda: self._build_part(kind, spare))
 
     def _prepare(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
-        """What the first `show()` would do, minus the showing (`lay_out`)."""
-        if self._spares.get(kind) is not spare:
-            return  # taken meanwhile
-        spare.lay_out()
+        """What the first `show()` would do, minus the showing (`lay_out`), one part per
+        loop turn: its longest part alone was the longest wait of a withdrawal or a
+        click that came while the spare was prepared."""
+        for part in reversed(spare.lay_out_parts()):
+            self._steps.appendleft(partial(self._lay_out_part, kind, spare, part))
+
+    def _lay_out_part(self, kind: RequestKind, spare: BaseDecisionDialog,
+                      part: Callable[[], object]) -> None:
+        if self._spares.get(kind) is spare:  # (not taken meanwhile)
+            part()
 
     def _warm(self, request: ApprovalRequest) -> None:
         dialog = dialog_for(request, self._parent_widget)

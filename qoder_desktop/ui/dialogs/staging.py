@@ -71,13 +71,26 @@ class StagedDialog(QDialog):
         of every widget, the native window, and every child laid out at the dialog's
         size (their pending move and resize events delivered, as rendering a hidden
         widget does), and on X11 the backing store the first paint draws into (see
-        `STORE_AHEAD`). A spare does this while the loop is idle."""
-        self.ensurePolished()
-        self.winId()
+        `STORE_AHEAD`). A spare does this while the loop is idle, one part per loop
+        turn (`lay_out_parts`)."""
+        for part in self.lay_out_parts():
+            part()
+
+    def lay_out_parts(self) -> list[Callable[[], object]]:
+        """`lay_out()` in parts, each short enough for one loop turn, in order: style
+        polish, the native window, the layout at the dialog's size, the backing store.
+        Each part is harmless to repeat, and a dialog shown after only some of them
+        does the rest in `show()` as any dialog does."""
+        return [self.ensurePolished, self.winId, self._lay_out_children,
+                self._finish_lay_out]
+
+    def _lay_out_children(self) -> None:
         layout = self.layout()
         if layout is not None:
             layout.activate()
         self.render(QPixmap(1, 1), QPoint(), QRegion(0, 0, 1, 1))
+
+    def _finish_lay_out(self) -> None:
         self._ready_backing_store()
         self._laid_out = True
 
