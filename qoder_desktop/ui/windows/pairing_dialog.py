@@ -169,6 +169,8 @@ class PairingDialog(QDialog):
         self.qr_label.hide()
         self.expiry_label.hide()
         self.copy_button.hide()
+        self.hint_label.hide()  # (the token is used up: nothing is left to scan or open)
+        self.url_label.hide()
         set_plain(self.phone_label, f"“{make_visible(phone_name)}” wants to pair with this "
                                     "desk. Its screen shows:")
         self.phone_label.show()

@@ -70,6 +70,20 @@ def test_the_address_can_be_copied_until_a_phone_claims_it(qtbot: QtBot) -> None
     assert shown.copy_button.isHidden()
 
 
+def test_a_claimed_offer_shows_only_the_phone_and_its_code(qtbot: QtBot) -> None:
+    """Once a phone claimed the token, the scan instructions and the used address go:
+    what is left to read is the phone's name, its code and what to compare."""
+    shown = PairingDialog()
+    qtbot.addWidget(shown)
+    shown.show_offer(URL, datetime.now(UTC) + timedelta(minutes=5))
+    shown.show()
+    assert shown.hint_label.isVisible() and shown.url_label.isVisible()
+    shown.show_claim("pairing-1", "Pixel 7", "0123 4567")
+    assert not shown.hint_label.isVisible() and not shown.url_label.isVisible()
+    assert shown.phone_label.isVisible() and shown.code_label.isVisible()
+    assert shown.match_label.isVisible()
+
+
 @pytest.mark.arming
 def test_confirm_is_inert_for_the_arming_delay_after_the_code_appears(qtbot: QtBot) -> None:
     shown = PairingDialog()
