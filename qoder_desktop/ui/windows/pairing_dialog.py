@@ -120,6 +120,7 @@ class PairingDialog(QDialog):
         layout.addWidget(self.result_label)
         self.input_note = InputNote(self)
         layout.addWidget(self.input_note)
+        layout.addStretch(1)  # (once the QR goes, the phone's name, code and check stay together)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.refuse_button = QPushButton("&Refuse")
