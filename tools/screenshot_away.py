@@ -87,9 +87,11 @@ def devices_shot(app: Any, out: Path) -> None:
     page.select_device("3f9a1c7d")
     settle(app)
     # Tall enough to show the whole page at once (it scrolls on a smaller screen).
-    holder = page.findChild(QScrollArea, "devicesScroll").widget()
-    dialog.resize(dialog.width(), dialog.height() + max(0, holder.sizeHint().height()
-                                                        - holder.parentWidget().height()))
+    scroll = page.findChild(QScrollArea, "devicesScroll")
+    holder = scroll.widget() if scroll is not None else None
+    assert scroll is not None and holder is not None
+    hidden = holder.sizeHint().height() - scroll.viewport().height()
+    dialog.resize(dialog.width(), dialog.height() + max(0, hidden))
     settle(app)
     save_small(dialog.grab().toImage(), out)
     dialog.close()
@@ -154,7 +156,7 @@ def _phone_at_css_size(chromium: Any) -> Any:
 
 async def _state_shots(desk: Any, phone: Any, folder: Path) -> None:
     """For looking, not for the README: a card too large to answer on the phone, and
-    the banner of a page that lost its desk."""
+    the banner of a page that lost its desk (also in the dark scheme)."""
     from helpers.away_browser import SESSION
 
     from qoder_desktop.domain.models import ApprovalRequest, Backend
@@ -170,6 +172,9 @@ async def _state_shots(desk: Any, phone: Any, folder: Path) -> None:
     await desk.mode.stop("the person is back")
     await phone.wait_text("Not connected")
     await phone.do(lambda page: page.screenshot(path=str(folder / "away-phone-offline.png")))
+    await phone.do(lambda page: page.emulate_media(color_scheme="dark"))
+    await phone.do(lambda page: page.screenshot(
+        path=str(folder / "away-phone-dark.png"), full_page=True))
 
 
 async def phone_shot(out: Path, states: Path | None = None) -> None:
