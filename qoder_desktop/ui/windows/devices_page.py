@@ -163,6 +163,10 @@ class DevicesPage(QWidget):
         self.address_combo = QComboBox()
         self.address_combo.setObjectName("awayAddress")
         self.address_combo.setAccessibleName("Address phones connect to")
+        # (a long IPv6 address never widens the page past the window)
+        self.address_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.address_combo.setMinimumContentsLength(24)
         self.address_combo.setAccessibleDescription("One of this machine's network "
                                                     "addresses: the Wi-Fi or a VPN")
         self._list_addresses(settings)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QScrollArea
 from pytestqt.qtbot import QtBot
 
-from qoder_desktop.config.settings import Settings
+from qoder_desktop.config.settings import AwaySettings, Settings
 from qoder_desktop.ui.windows.devices_page import DeviceRow, DevicesPage, fingerprint_lines
 from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
@@ -33,7 +33,9 @@ class Status:
 
 
 def _shown_page(qtbot: QtBot) -> tuple[SettingsDialog, DevicesPage]:
-    dialog = SettingsDialog(Settings())
+    # (an address chosen earlier that this machine no longer has: the longest entry)
+    far = "fd7a:115c:a1e0:ab12:4843:cd96:6258:b240:" + "1234:" * 8
+    dialog = SettingsDialog(Settings(away=AwaySettings(host=far.rstrip(":"))))
     qtbot.addWidget(dialog)
     page = dialog.show_devices_page()
     dialog.show()
