@@ -28,13 +28,20 @@ function when(receivedAt) {
   return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
+/** A question card shows its questions in full: a summary that only repeats one goes. */
+function asksItsSummary(request) {
+  return request.kind === "question"
+    && (request.questions ?? []).some((question) => question.question === request.summary);
+}
+
 function header(request) {
   const session = request.session ?? {};
   const title = request.kind === "question" ? "Question"
     : request.kind === "plan" ? "Plan to approve" : request.tool;
   return h("header", { class: "card-head" },
     h("p", { class: `kind kind-${request.kind}`, text: title }),
-    request.summary ? h("p", { class: "summary", text: request.summary }) : null,
+    request.summary && !asksItsSummary(request)
+      ? h("p", { class: "summary", text: request.summary }) : null,
     h("p", { class: "session" },
       h("span", { class: "session-name", text: session.name ?? "" }),
       h("span", { class: "sep", text: " · ", "aria-hidden": "true" }),
@@ -71,8 +78,11 @@ function findingsList(request) {
 
 function inputView(request) {
   if (request.too_large) {
-    return h("p", { class: "note too-large" },
-      `Too large — answer at the desk (${Number(request.size ?? 0).toLocaleString()} bytes).`);
+    return h("div", { class: "note too-large" },
+      h("p", { text: `Too large — answer at the desk (${Number(request.size ?? 0)
+        .toLocaleString()} bytes).` }),
+      h("p", { class: "hint", text: "Allowing needs the desk, which shows the whole "
+        + "input; you can still deny it here." }));
   }
   if (request.input === null || request.input === undefined) return null;
   return h("section", { class: "input", "aria-label": "Input" },
@@ -250,6 +260,18 @@ function planActions(request, draft, ctx) {
   ];
 }
 
+const CARD_NAME_CHARS = 100;
+
+/** What a screen reader calls the card: what it asks, not only its kind. */
+function cardName(request) {
+  const what = request.kind === "question" ? request.questions?.[0]?.question
+    : request.kind === "plan" ? null : request.summary;
+  const title = request.kind === "question" ? "Question"
+    : request.kind === "plan" ? "Plan to approve" : request.tool;
+  const name = what ? `${title}: ${what}` : title;
+  return name.length > CARD_NAME_CHARS ? `${name.slice(0, CARD_NAME_CHARS - 1)}…` : name;
+}
+
 /**
  * The card of `request`. `ctx` gives send(request, decision, content, label),
  * rerender(id) and `connected`; without a connection (or while an answer is on its way)
@@ -261,7 +283,7 @@ export function requestCard(request, draft, ctx) {
       : toolActions(request, draft, ctx);
   const busy = draft.status?.state === "sending" || draft.status?.state === "sent";
   return h("li", { class: `card card-${request.kind}`, "data-request-id": request.id },
-    h("article", { "aria-label": `${request.kind === "tool" ? request.tool : request.kind}` },
+    h("article", { "aria-label": cardName(request) },
       header(request),
       coveredNote(request),
       hiddenNote(request),

@@ -145,6 +145,14 @@ def listening_text(status: AwayStatus) -> str:
             f"Certificate download: {help_page_url(status)}")
 
 
+def page_listening_text(status: AwayStatus) -> str:
+    """What listens, for the Devices page (whose "Set up a phone" shows the certificate
+    page's address itself, with its QR code)."""
+    if not status.on:
+        return listening_text(status)
+    return f"Phones can answer at {status.url} — only paired devices."
+
+
 def short_status(status: AwayStatus) -> str:
     """The status bar's and the tray's line: where Away mode listens."""
     if not status.on:

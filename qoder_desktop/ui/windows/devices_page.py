@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMessageBox,
     QPushButton,
@@ -39,8 +40,8 @@ from qoder_desktop.ui.widgets.away import (
     OFF_TEXT,
     AwayStatus,
     help_page_url,
-    listening_text,
     local_addresses,
+    page_listening_text,
     qr_pixmap,
 )
 
@@ -62,6 +63,19 @@ SETUP_STEPS = (
     "Settings → turn on full trust for it.\n"
     "The certificate is good only for this desk's private addresses. Then choose \"Pair "
     "a phone…\" and scan its code with the phone.")
+
+
+FINGERPRINT_BYTES_PER_LINE = 16
+"""The fingerprint is shown in lines of this many bytes (one line of 32 would be wider
+than the page, and a colon-joined line cannot wrap)."""
+
+
+def fingerprint_lines(fingerprint: str) -> str:
+    """`fingerprint` (``AB:CD:…``) in lines of `FINGERPRINT_BYTES_PER_LINE` bytes, the
+    same characters a phone shows, so the person can compare them a line at a time."""
+    parts = fingerprint.split(":")
+    step = FINGERPRINT_BYTES_PER_LINE
+    return "\n".join(":".join(parts[i:i + step]) for i in range(0, len(parts), step))
 
 
 class DeviceRow(NamedTuple):
@@ -118,6 +132,8 @@ class DevicesPage(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        # (every line wraps to the page's width: nothing hides to the right)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setObjectName("devicesScroll")
         scroll.setAccessibleName("Away mode and devices")
         scroll.setAccessibleDescription("Away mode's settings, a phone's setup and the "
@@ -147,6 +163,10 @@ class DevicesPage(QWidget):
         self.address_combo = QComboBox()
         self.address_combo.setObjectName("awayAddress")
         self.address_combo.setAccessibleName("Address phones connect to")
+        # (a long IPv6 address never widens the page past the window)
+        self.address_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.address_combo.setMinimumContentsLength(24)
         self.address_combo.setAccessibleDescription("One of this machine's network "
                                                     "addresses: the Wi-Fi or a VPN")
         self._list_addresses(settings)
@@ -225,6 +245,10 @@ class DevicesPage(QWidget):
                                                    "its last use, whether it can answer")
         self.devices_tree.setHeaderLabels(["Device", "Paired", "Last used", "State"])
         self.devices_tree.setRootIsDecorated(False)
+        header = self.devices_tree.header()
+        header.setStretchLastSection(True)
+        for column in range(3):  # (a device's name is never cut short)
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.devices_tree.setMinimumHeight(110)
         self.devices_tree.currentItemChanged.connect(lambda *_: self._update_buttons())
         layout.addWidget(self.devices_tree)
@@ -292,9 +316,9 @@ class DevicesPage(QWidget):
         self.away_check.setEnabled(True)
         for field in (self.address_combo, self.port_spin):
             field.setEnabled(not status.on)
-        set_plain(self.listening_label, listening_text(status))
+        set_plain(self.listening_label, page_listening_text(status))
         if status.fingerprint:
-            set_plain(self.fingerprint_label, status.fingerprint)
+            set_plain(self.fingerprint_label, fingerprint_lines(status.fingerprint))
         help_page = help_page_url(status)
         if status.on and help_page:
             self.ca_qr_label.setPixmap(qr_pixmap(help_page, scale=3))
@@ -331,6 +355,11 @@ class DevicesPage(QWidget):
             item = QTreeWidgetItem([make_visible(row.label), row.paired, row.last_used,
                                     row.state])
             item.setData(0, Qt.ItemDataRole.UserRole, row.device_id)
+            if row.revoked:  # (listed, but plainly no longer one that answers)
+                grey = self.palette().color(QPalette.ColorGroup.Disabled,
+                                            QPalette.ColorRole.Text)
+                for column in range(4):
+                    item.setForeground(column, grey)
             tree.addTopLevelItem(item)
             if row.device_id == current:
                 tree.setCurrentItem(item)

@@ -120,6 +120,7 @@ class PairingDialog(QDialog):
         layout.addWidget(self.result_label)
         self.input_note = InputNote(self)
         layout.addWidget(self.input_note)
+        layout.addStretch(1)  # (once the QR goes, the phone's name, code and check stay together)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.refuse_button = QPushButton("&Refuse")
@@ -169,6 +170,8 @@ class PairingDialog(QDialog):
         self.qr_label.hide()
         self.expiry_label.hide()
         self.copy_button.hide()
+        self.hint_label.hide()  # (the token is used up: nothing is left to scan or open)
+        self.url_label.hide()
         set_plain(self.phone_label, f"“{make_visible(phone_name)}” wants to pair with this "
                                     "desk. Its screen shows:")
         self.phone_label.show()

@@ -41,6 +41,7 @@ def dialog(qtbot: QtBot) -> Iterator[tuple[PairingDialog, list[str], list[str]]]
     shown.show_offer(URL, datetime.now(UTC) + timedelta(minutes=5))
     shown.show()
     qtbot.waitExposed(shown)
+    shown.resize(shown.size())  # (the window keeps the size it opened with)
     shown.show_claim("pairing-1", "Pixel 7", "0123 4567")
     qtbot.waitUntil(shown.confirm_button.isEnabled)
     yield shown, confirmed, refused
@@ -70,6 +71,30 @@ def test_the_address_can_be_copied_until_a_phone_claims_it(qtbot: QtBot) -> None
     assert shown.copy_button.isHidden()
 
 
+def test_a_claimed_offer_shows_only_the_phone_and_its_code(qtbot: QtBot) -> None:
+    """Once a phone claimed the token, the scan instructions and the used address go:
+    what is left to read is the phone's name, its code and what to compare."""
+    shown = PairingDialog()
+    qtbot.addWidget(shown)
+    shown.show_offer(URL, datetime.now(UTC) + timedelta(minutes=5))
+    shown.show()
+    assert shown.hint_label.isVisible() and shown.url_label.isVisible()
+    qtbot.waitExposed(shown)
+    shown.resize(shown.size())  # (the window keeps the size it opened with)
+    shown.show_claim("pairing-1", "Pixel 7", "0123 4567")
+    assert not shown.hint_label.isVisible() and not shown.url_label.isVisible()
+    assert shown.phone_label.isVisible() and shown.code_label.isVisible()
+    assert shown.match_label.isVisible()
+    # In the window the offer sized, the three read as one block, not spread over it.
+    shown.layout().activate()
+    spacing = shown.layout().spacing()
+    for upper, lower in ((shown.phone_label, shown.code_label),
+                         (shown.code_label, shown.match_label)):
+        assert lower.y() - (upper.y() + upper.height()) <= spacing, lower.objectName()
+    for label in (shown.phone_label, shown.code_label, shown.match_label):
+        assert label.height() <= label.heightForWidth(label.width()) + spacing, label.text()
+
+
 @pytest.mark.arming
 def test_confirm_is_inert_for_the_arming_delay_after_the_code_appears(qtbot: QtBot) -> None:
     shown = PairingDialog()
@@ -78,6 +103,7 @@ def test_confirm_is_inert_for_the_arming_delay_after_the_code_appears(qtbot: QtB
     shown.confirmed.connect(confirmed.append)
     shown.show()
     qtbot.waitExposed(shown)
+    shown.resize(shown.size())  # (the window keeps the size it opened with)
     shown.show_claim("pairing-1", "Pixel 7", "0123 4567")
     assert not shown.confirm_button.isEnabled()
     shown.confirm_button.click()  # (a disabled button: nothing)
