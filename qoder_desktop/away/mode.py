@@ -218,7 +218,7 @@ class AwayMode:
                 self._limit = None
             self.pairings.withdraw()
             if phones is not None:
-                phones.detach()
+                await phones.close_all()
             if server is not None:
                 with contextlib.suppress(Exception):
                     await server.stop()

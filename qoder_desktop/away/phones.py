@@ -15,6 +15,7 @@ and logged without payloads or signatures.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections import OrderedDict, deque
@@ -56,6 +57,8 @@ AUTH_DEADLINE_S = 10.0
 """A socket that has not authenticated within this many seconds is closed."""
 MAX_PHONES = 8
 """Phone sockets open at once, at most (a person has a phone or two; each tab counts)."""
+CLOSE_WAIT_S = 2.0
+"""How long turning Away mode off waits for the phones' sockets to close."""
 KEPT_REFUSALS = 50
 KEPT_ENDED = 1000
 _BY = {"user": "the desk", "cli": "the agent's CLI", "session_rule": "a session rule",
@@ -117,6 +120,8 @@ class Phones:
         self.refused: deque[RefusedAnswer] = deque(maxlen=KEPT_REFUSALS)
         """The latest refused answers and sign-ins, oldest first."""
         self._unsubscribe: list[Callable[[], None]] = []
+        self._none_open = asyncio.Event()
+        self._none_open.set()
 
     # -- following the broker and the devices ----------------------------------------
 
@@ -134,6 +139,14 @@ class Phones:
         self._unsubscribe, self._observed, self._views = [], {}, {}
         for phone in list(self._sockets):
             phone.close(CLOSE_GOING_AWAY)
+
+    async def close_all(self, timeout: float = CLOSE_WAIT_S) -> None:
+        """`detach`, then wait (at most `timeout` seconds) until every phone socket has
+        sent its going-away close and ended, so the server stops with none mid-way."""
+        self.detach()
+        if self._sockets:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._none_open.wait(), timeout)
 
     @property
     def connected(self) -> int:
@@ -215,6 +228,7 @@ class Phones:
             return
         phone = PhoneSocket(websocket)
         self._sockets.add(phone)
+        self._none_open.clear()
         writer = asyncio.create_task(phone.write_outbox(), name="qoder-desktop-away-phone")
         try:
             if await self._sign_in(phone):
@@ -232,6 +246,8 @@ class Phones:
                     await asyncio.wait_for(asyncio.shield(writer), 1.0)
                 except (TimeoutError, Exception):
                     writer.cancel()
+            if not self._sockets:
+                self._none_open.set()
 
     async def _sign_in(self, phone: PhoneSocket) -> bool:
         """hello → auth; a waiting pairing first waits for the desk. True once signed in."""

@@ -67,11 +67,41 @@ class AwayError(RuntimeError):
 
 
 class QuietServer(Server):
-    """uvicorn without signal handling (the app owns SIGINT/SIGTERM)."""
+    """uvicorn without signal handling (the app owns SIGINT/SIGTERM), whose shutdown
+    drops the connections left once Away mode has said goodbye to its phones."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
         yield
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Stop listening, drop every connection still open, and wait (at most the
+        graceful timeout) for the requests they carried to end.
+
+        By now `Phones.close_all` has sent each phone its going-away close. What is
+        left is a browser's idle keep-alive HTTPS connection, which it does not answer
+        the TLS goodbye on (uvicorn's polite close waited out its graceful timeout and
+        logged an error), or a phone socket already closing, on which uvicorn's own
+        shutdown sends a second close and fails with websockets' `InvalidState`.
+        Nothing the person is waiting for travels on either, so they are aborted.
+        """
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.transport.abort()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.config.timeout_graceful_shutdown or 0)
+        while ((self.server_state.connections or self.server_state.tasks)
+               and loop.time() < deadline):
+            await asyncio.sleep(0.01)
+        for task in list(self.server_state.tasks):
+            task.cancel()
+        if self.server_state.tasks:
+            await asyncio.wait(list(self.server_state.tasks), timeout=1)
+        for server in self.servers:
+            await server.wait_closed()
 
 
 def bind(address: str, port: int) -> socket.socket:

@@ -300,6 +300,7 @@ class DesktopApp:
         self.tray.dispose()
         self.window.set_quitting()
         self.window.close()
+        await self.tasks.close()  # e.g. a keyring check a hung keyring still holds
         app = QApplication.instance()
         if app is not None:
             app.quit()

@@ -4,6 +4,7 @@ time limit, connected phones in the status, and nothing left running after it st
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from pathlib import Path
 
@@ -136,3 +137,52 @@ async def test_it_can_be_turned_on_again(db: Database, tmp_path: Path) -> None:
     await mode.start(HOST, 0, time_limit_s=None)
     assert mode.status.on and mode.status.ends_at is None
     await mode.stop("off")
+
+
+def _errors(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [f"{record.name}: {record.getMessage()}" for record in caplog.records
+            if record.levelno >= logging.ERROR]
+
+
+@pytest.mark.asyncio
+async def test_off_with_a_phone_connected_logs_no_error_and_leaves_nothing(
+        db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A phone's page keeps its HTTPS connection open between requests (a browser does
+    not answer the desk's TLS goodbye on such an idle connection); turning Away mode off
+    still says goodbye to the phone, ends at once and logs nothing alarming."""
+    before = asyncio.all_tasks()
+    async with away_rig(db, tmp_path) as rig, rig.http() as idle_page:
+        assert (await idle_page.get("/")).status_code == 200  # kept alive, idle
+        phone = Phone()
+        await pair(rig, phone)
+        async with phone_socket(rig, phone) as client:
+            await client.sign_in()
+            await settle(lambda: rig.mode.status.phones == 1)
+            await rig.mode.stop("you are back")
+            assert await client.closed_with() == 1001  # going away, said before the end
+    assert asyncio.all_tasks() - before == set()
+    assert _errors(caplog) == []
+
+
+@pytest.mark.asyncio
+async def test_off_right_after_a_phone_hung_up_logs_no_error_and_leaves_nothing(
+        db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The phone's page closed its socket and its phone went quiet before the goodbye
+    finished (the desk's side of that socket is still closing) when Away mode turns
+    off."""
+    before = asyncio.all_tasks()
+    async with away_rig(db, tmp_path) as rig:
+        phone = Phone()
+        await pair(rig, phone)
+        async with phone_socket(rig, phone) as client:
+            await client.sign_in()
+            await settle(lambda: rig.mode.status.phones == 1)
+            transport = client.connection.transport
+            transport.pause_reading()  # the phone sleeps right after it hangs up
+            hanging_up = asyncio.ensure_future(client.connection.close(1001))
+            await settle(lambda: rig.mode.status.phones == 0)  # the desk saw it go
+            await rig.mode.stop("you are back")
+            transport.abort()
+            await hanging_up
+    assert asyncio.all_tasks() - before == set()
+    assert _errors(caplog) == []

@@ -57,3 +57,84 @@ def test_a_slow_keyring_shows_waiting_then_what_is_stored(
             app.settings_dialog.close()
         app.bridge.unsubscribe()
         app.tray.dispose()
+
+
+def _keyring_checks(loop: asyncio.AbstractEventLoop | None = None
+                    ) -> list[asyncio.Task[object]]:
+    """The Settings keyring checks still running on `loop` (the running one)."""
+    return [task for task in asyncio.all_tasks(loop)
+            if not task.done() and "_refresh_keyring" in repr(task.get_coro())]
+
+
+def _hung_keyring_app(db: Database, qtbot: QtBot, tmp_path: Path,
+                      slow: SlowKeyring) -> DesktopApp:
+    _ledger, broker, hub = app_side(db)
+    app = DesktopApp(broker, hub, SecretStore(slow, extra_allowed=(MemoryKeyring,)),
+                     Settings(), tmp_path / "settings.json")
+    qtbot.addWidget(app.window)
+    return app
+
+
+def test_closing_settings_while_the_keyring_hangs_ends_the_check(
+        db: Database, loop: AppEventLoop, qtbot: QtBot, tmp_path: Path) -> None:
+    """A keyring behind an unlock prompt: the person closes Settings; the check that
+    filled it ends then, not when the keyring answers (or never), and says nothing."""
+    slow = SlowKeyring()
+    app = _hung_keyring_app(db, qtbot, tmp_path, slow)
+    reported: list[str] = []
+    app.window.show_status = reported.append  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        app.open_settings()
+        dialog = app.settings_dialog
+        assert dialog is not None
+        await settle(lambda: dialog.secret_status(SecretName.ANTHROPIC_API_KEY)
+                     == WAITING_TEXT)
+        assert _keyring_checks()
+        dialog.reject()
+        await settle(lambda: not _keyring_checks())
+
+    try:
+        run(loop, scenario())
+        assert reported == []  # a check ended by the close is no failure
+    finally:
+        slow.release.set()
+        app.bridge.unsubscribe()
+        app.tray.dispose()
+
+
+def test_quitting_while_the_keyring_hangs_leaves_no_task_pending(
+        db: Database, loop: AppEventLoop, qtbot: QtBot, tmp_path: Path) -> None:
+    """Quitting with Settings open and the keyring not answering: the quit ends the
+    keyring check instead of leaving it pending when the loop stops."""
+    slow = SlowKeyring()
+    app = _hung_keyring_app(db, qtbot, tmp_path, slow)
+    try:
+        app.open_settings()
+        dialog = app.settings_dialog
+        assert dialog is not None
+        run(loop, settle(lambda: dialog.secret_status(SecretName.ANTHROPIC_API_KEY)
+                         == WAITING_TEXT))
+        quitting = app.quit()
+        loop.run_until_complete(quitting)  # its last step quits the app, stopping the loop
+        assert quitting.exception() is None
+        assert _keyring_checks(loop) == []
+    finally:
+        slow.release.set()
+
+
+def test_quitting_while_a_secret_waits_for_the_keyring_leaves_no_task_pending(
+        db: Database, loop: AppEventLoop, qtbot: QtBot, tmp_path: Path) -> None:
+    """Settings saved and closed, its secret still waiting on a hung keyring, then the
+    person quits: the quit stops waiting for it instead of leaving it pending."""
+    slow = SlowKeyring()
+    app = _hung_keyring_app(db, qtbot, tmp_path, slow)
+    try:
+        app.settings_control.store_secret(SecretName.ANTHROPIC_API_KEY.value, KEY)
+        run(loop, settle(lambda: slow.calls >= 1))  # the keyring holds the write
+        quitting = app.quit()
+        loop.run_until_complete(quitting)
+        assert quitting.exception() is None
+        assert [task for task in asyncio.all_tasks(loop) if not task.done()] == []
+    finally:
+        slow.release.set()

@@ -131,7 +131,8 @@ class AgentServers:
 
     def refresh_hooks(self, dialog: SettingsDialog) -> None:
         """Show each agent's hook status in `dialog` (checked off the GUI thread)."""
-        self._tasks.spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
+        check = self._tasks.spawn(self._refresh_hooks(dialog), "checking the terminal hooks")
+        dialog.finished.connect(lambda _code: check.cancel())  # (it only fills `dialog`)
 
     def change_hook(self, dialog: SettingsDialog, agent: str, add: bool) -> None:
         """Install (`add`) or remove an agent's terminal hook, then show its status."""

@@ -55,7 +55,10 @@ class SettingsController:
         dialog.finished.connect(lambda _code: setattr(self, "dialog", None))
         self.dialog = dialog
         dialog.open()
-        self._tasks.spawn(self._refresh_keyring(dialog), "checking the keyring")
+        check = self._tasks.spawn(self._refresh_keyring(dialog), "checking the keyring")
+        # The check only fills this dialog: closing it ends the check (a keyring that
+        # hangs behind an unlock prompt would otherwise keep it waiting after the close).
+        dialog.finished.connect(lambda _code: check.cancel())
         return dialog
 
     async def _refresh_keyring(self, dialog: SettingsDialog) -> None:

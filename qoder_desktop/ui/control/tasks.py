@@ -9,6 +9,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+CLOSE_WAIT_S = 2.0
+"""How long quitting waits for the cancelled background tasks to end."""
+
 
 class Tasks:
     """Runs coroutines as tasks, keeps them alive, and tells the person about failures."""
@@ -32,3 +35,13 @@ class Tasks:
 
         task.add_done_callback(done)
         return task
+
+    async def close(self, timeout: float = CLOSE_WAIT_S) -> None:
+        """Cancel the tasks still running (not the one calling) and wait for them to end
+        (at most `timeout` seconds), so none is left pending when the loop stops."""
+        current = asyncio.current_task()
+        running = [task for task in self._tasks if task is not current and not task.done()]
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running, timeout=timeout)

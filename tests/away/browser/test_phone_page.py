@@ -10,6 +10,7 @@ the agents get) runs in-process on the app's loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -258,11 +259,14 @@ async def test_a_withdrawn_request_disappears_and_an_answer_the_desk_gave_first_
 
 
 async def test_the_page_says_when_it_is_not_connected_and_reconnects(
-        chromium: BrowserThread, desk: AwayDesk) -> None:
+        chromium: BrowserThread, desk: AwayDesk, caplog: pytest.LogCaptureFixture) -> None:
     phone, _device_id = await paired_phone(chromium, desk)
     before = await desk.ask(bash("echo before"))
     await phone.card(before.request_id, lambda card: card.wait_for())
     await desk.mode.stop("the person is back")
+    # (the page's idle keep-alive connections are dropped without a fuss)
+    assert [record.getMessage() for record in caplog.records
+            if record.levelno >= logging.ERROR] == []
     await phone.wait_text("Not connected — requests will not reach this phone until it "
                           "reconnects.")
     assert await phone.do(lambda page: page.get_by_role("button", name="Reconnect now")
