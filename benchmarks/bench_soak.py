@@ -51,7 +51,7 @@ from benchmarks.common import (
     setup_env,
     summarize,
 )
-from benchmarks.soak_measure import Checkpoint, LedgerTimer, RoundTimes, checkpoint
+from benchmarks.soak_measure import Checkpoint, LedgerTimer, RoundTimes, checkpoint, take
 
 SHARE = {"sdk": 0.5, "gateway": 0.25, "terminal": 0.25}
 """How a round's requests are split over the three ways in."""
@@ -156,7 +156,6 @@ async def run(requests: int, rounds: int, warm_up: int, cli_every: int, platform
     log(result.checkpoints[-1].line())
     for number in range(1, rounds + 1):
         share = _share(per_round)
-        opened, writes, waits = len(person.open_ms), len(timer.samples), len(timer.waits)
         half = share["sdk"] // 2
         plan = {"round": number, "gateway": share["gateway"], "terminal": share["terminal"],
                 "per_session": per_session, "hook_processes": 1, "lanes": 2}
@@ -175,8 +174,8 @@ async def run(requests: int, rounds: int, warm_up: int, cli_every: int, platform
             result.cli_sessions += 1
         while desktop.broker.pending():
             await asyncio.sleep(0.01)
-        result.rounds.append(RoundTimes(person.open_ms[opened:], timer.samples[writes:],
-                                        timer.waits[waits:]))
+        result.rounds.append(RoundTimes(take(person.open_ms), take(timer.samples),
+                                        take(timer.waits)))
         result.load.append(os.getloadavg()[:2])
         result.checkpoints.append(await checkpoint(desktop, number, done, own))
         result.checkpoints[-1].seconds = now() - started
