@@ -1,6 +1,8 @@
 """The soak's checkpoints: what the app holds after a round, and the timers it reads.
 
-A checkpoint is taken with nothing pending and every session of the round stopped: RSS,
+A checkpoint is taken with nothing pending and every session of the round stopped: RSS
+(before and after the app's idle trim, which the checkpoint runs instead of waiting the
+30 s after which the app runs it itself),
 the QObjects reachable from the application and its top-level widgets, asyncio tasks (by
 coroutine), threads, file descriptors, objects frozen out of garbage collection, the
 sessions and transcript lines the hub keeps, and the disk's own commit time.
@@ -38,13 +40,16 @@ class Checkpoint:
     task_kinds: dict[str, int] = field(default_factory=dict)
     transcript_lines: int = 0
     disk_p95_ms: float = 0.0
+    rss_trimmed_mb: float = 0.0
+    """RSS after the app's idle trim (`IdleTrim`: freed heap pages given back, as the app
+    does itself once nothing has waited for 30 s); `rss_mb` is before it."""
     seconds: float = 0.0
     """Since the soak started."""
 
     def line(self) -> str:
         """One log line."""
         return (f"round {self.round} ({self.seconds:.0f} s): {self.requests} requests, "
-                f"RSS {self.rss_mb:.1f} MB, "
+                f"RSS {self.rss_mb:.1f} MB ({self.rss_trimmed_mb:.1f} MB after the idle trim), "
                 f"{self.qobjects} QObjects ({self.widgets} widgets), {self.tasks} tasks, "
                 f"{self.threads} threads, {self.fds} fds, {self.frozen} frozen, "
                 f"{self.sessions} sessions ({self.transcript_lines} transcript lines); disk "
@@ -137,9 +142,11 @@ async def checkpoint(desktop: Any, number: int, requests: int, own: set[Any]) ->
     lines = desktop.hub.transcript_lines_kept()
     fds = len(os.listdir("/proc/self/fd"))
     disk = await asyncio.to_thread(disk_floor, Path(desktop.db.path).parent)
-    return Checkpoint(number, requests, rss_mb(), qobjects, widgets, len(tasks),
+    untrimmed = rss_mb()
+    desktop.app.idle_trim.trim_now()  # what the app does after 30 s with nothing waiting
+    return Checkpoint(number, requests, untrimmed, qobjects, widgets, len(tasks),
                       threading.active_count(), fds, gc.get_freeze_count(), len(sessions),
-                      dict(kinds), lines, disk)
+                      dict(kinds), lines, disk, rss_trimmed_mb=rss_mb())
 
 
 def disk_floor(folder: Path, samples: int = 40) -> float:
