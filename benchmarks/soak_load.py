@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import REPO_ROOT, now
+from benchmarks.soak_measure import samples
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))  # the scripted CLI peer of the tests
 
@@ -71,7 +72,7 @@ class Person:
         from qoder_desktop.approval.broker import BrokerEvent
 
         self.desktop = desktop
-        self.open_ms: list[float] = []
+        self.open_ms = samples()
         self.answered = 0
         self.denied = 0
         self._added: dict[str, float] = {}
@@ -92,14 +93,17 @@ class Person:
         self._unsubscribe = desktop.broker.subscribe(on_broker)
         desktop.app.dialogs.dialog_opened.connect(self._opened)
 
-    def _decided(self, _decision: Any) -> None:
+    def _decided(self) -> None:
         """A dialog was answered: the next request's dialog is due from now."""
         self._last_finished = now()
 
     def _opened(self, dialog: Any) -> None:
         """A dialog is shown: note when it was due, hand it to the answering task."""
         due = max(self._added.get(dialog.request.request_id, now()), self._last_finished)
-        dialog.decided.connect(self._decided)
+        # A lambda, not the bound method: PySide6 (6.11) keeps a weak reference for every
+        # bound method of a plain Python object connected to a signal, after the dialog
+        # is gone and even after a disconnect; one per dialog, measured as the app's.
+        dialog.decided.connect(lambda _decision: self._decided())
         self._dialogs.put_nowait((dialog, due))
 
     def start(self) -> None:

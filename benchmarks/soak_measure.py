@@ -1,6 +1,8 @@
 """The soak's checkpoints: what the app holds after a round, and the timers it reads.
 
-A checkpoint is taken with nothing pending and every session of the round stopped: RSS,
+A checkpoint is taken with nothing pending and every session of the round stopped: RSS
+(before and after the app's idle trim, which the checkpoint runs instead of waiting the
+30 s after which the app runs it itself),
 the QObjects reachable from the application and its top-level widgets, asyncio tasks (by
 coroutine), threads, file descriptors, objects frozen out of garbage collection, the
 sessions and transcript lines the hub keeps, and the disk's own commit time.
@@ -13,6 +15,7 @@ import collections
 import gc
 import os
 import threading
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,26 +40,44 @@ class Checkpoint:
     task_kinds: dict[str, int] = field(default_factory=dict)
     transcript_lines: int = 0
     disk_p95_ms: float = 0.0
+    rss_trimmed_mb: float = 0.0
+    """RSS after the app's idle trim (`IdleTrim`: freed heap pages given back, as the app
+    does itself once nothing has waited for 30 s); `rss_mb` is before it."""
     seconds: float = 0.0
     """Since the soak started."""
 
     def line(self) -> str:
         """One log line."""
         return (f"round {self.round} ({self.seconds:.0f} s): {self.requests} requests, "
-                f"RSS {self.rss_mb:.1f} MB, "
+                f"RSS {self.rss_mb:.1f} MB ({self.rss_trimmed_mb:.1f} MB after the idle trim), "
                 f"{self.qobjects} QObjects ({self.widgets} widgets), {self.tasks} tasks, "
                 f"{self.threads} threads, {self.fds} fds, {self.frozen} frozen, "
                 f"{self.sessions} sessions ({self.transcript_lines} transcript lines); disk "
                 f"floor p95 {self.disk_p95_ms:.2f} ms; tasks: {self.task_kinds}")
 
 
+def samples() -> array[float]:
+    """A growing series of times (ms): 8 bytes a value, where a list of floats takes 32.
+    The harness runs in the process it measures, so its own records count in the RSS."""
+    return array("d")
+
+
+def take(series: array[float]) -> array[float]:
+    """The values recorded so far, removed from `series` (values appended meanwhile, by
+    another thread, stay for the next round)."""
+    count = len(series)
+    taken = series[:count]
+    del series[:count]
+    return taken
+
+
 @dataclass
 class RoundTimes:
     """Per-round samples: dialog open (ms) and ledger writes (ms)."""
 
-    dialog_open: list[float] = field(default_factory=list)
-    ledger_write: list[float] = field(default_factory=list)
-    decision_wait: list[float] = field(default_factory=list)
+    dialog_open: array[float] = field(default_factory=samples)
+    ledger_write: array[float] = field(default_factory=samples)
+    decision_wait: array[float] = field(default_factory=samples)
 
 
 def live_qobjects() -> tuple[int, int]:
@@ -79,8 +100,8 @@ class LedgerTimer:
     """Times the ledger's writes on the writer thread (harness-side wrappers)."""
 
     def __init__(self, ledger: Any) -> None:
-        self.samples: list[float] = []
-        self.waits: list[float] = []
+        self.samples = samples()
+        self.waits = samples()
         for name in ("record_request", "record_decision"):
             self._wrap(ledger, name)
         original = ledger.write_decision
@@ -102,7 +123,7 @@ class LedgerTimer:
             try:
                 return function(*args, **kwargs)
             finally:
-                self.samples.append((now() - start) * 1e3)  # list.append: thread-safe
+                self.samples.append((now() - start) * 1e3)  # array.append: one step under the GIL
 
         setattr(ledger, name, timed)
 
@@ -121,9 +142,11 @@ async def checkpoint(desktop: Any, number: int, requests: int, own: set[Any]) ->
     lines = desktop.hub.transcript_lines_kept()
     fds = len(os.listdir("/proc/self/fd"))
     disk = await asyncio.to_thread(disk_floor, Path(desktop.db.path).parent)
-    return Checkpoint(number, requests, rss_mb(), qobjects, widgets, len(tasks),
+    untrimmed = rss_mb()
+    desktop.app.idle_trim.trim_now()  # what the app does after 30 s with nothing waiting
+    return Checkpoint(number, requests, untrimmed, qobjects, widgets, len(tasks),
                       threading.active_count(), fds, gc.get_freeze_count(), len(sessions),
-                      dict(kinds), lines, disk)
+                      dict(kinds), lines, disk, rss_trimmed_mb=rss_mb())
 
 
 def disk_floor(folder: Path, samples: int = 40) -> float:

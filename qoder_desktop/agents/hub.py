@@ -223,6 +223,11 @@ class SessionHub(SessionSink):
             return
         info = info.model_copy(update={"state": state, "error": error})
         self._infos[session_id] = info
+        if state in ENDED:
+            # The adapter (its closed SDK client, hooks, options) is done with: the hub
+            # keeps the session's info and transcript tail, not the adapter, so a week of
+            # sessions started and stopped does not keep a week of adapters.
+            self._sessions.pop(session_id, None)
         self._transcript_follows(info)
         try:
             self._db.upsert_session(info)
@@ -365,7 +370,13 @@ class SessionHub(SessionSink):
         await self._running(session_id).set_mode(mode, consent=consent)
 
     async def stop(self, session_id: str) -> None:
-        """Stop a session and its CLI."""
+        """Stop a session and its CLI; a session that has already ended stays as it is.
+
+        Raises:
+            UnknownSession: no session has that id.
+        """
+        if session_id not in self._sessions and self.session(session_id).state in ENDED:
+            return
         await self._running(session_id).stop()
 
     async def stop_all(self) -> None:

@@ -200,7 +200,7 @@ class Call:
         return self._candidates
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=shell_words.RECENT_LINES)
 def _deny_candidates(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`shell_candidates.deny_candidates`, cached: the same commands come again and again."""
     return tuple(shell_candidates.deny_candidates(command))

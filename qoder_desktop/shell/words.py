@@ -320,7 +320,14 @@ def is_plain_line(text: str) -> bool:
     return _PLAIN_LINE.fullmatch(text) is not None
 
 
-@functools.lru_cache(maxsize=4096)
+RECENT_LINES = 1024
+"""How many command lines' analyses are kept. An agent repeats its commands within a
+stretch of work, and rule texts are analyzed on every call, so they stay; most lines come
+once (``touch s42.txt``): at ~0.5 KB an analysis, 4,096 of them held 2 MB of one-off
+lines after a few thousand requests."""
+
+
+@functools.lru_cache(maxsize=RECENT_LINES)
 def _analyze_text(command: str) -> ShellAnalysis:
     if not is_plain_line(command):
         return _Scanner(command).run()

@@ -45,6 +45,12 @@ that emitted a signal of a deleted object and crashed the process (seen under
 pytest-xdist). `AppEventLoop` refuses it, as asyncio's own loops do ("Event loop is
 closed"), and a lock keeps the emission and the deletion apart.
 
+A cancelled callback gives up its Qt timer at once. qasync keeps a cancelled callback,
+and its Qt timer, until the timer fires: every ``wait_for``/``timeout`` that finished
+early left its timer armed for the rest of its delay (a terminal request's 180 s wait,
+per request), a growing pile of dead timers for a busy day. Asyncio's own loops drop a
+cancelled timer too.
+
 Every place that creates the app's loop (``run_gui``, the benchmarks, the tests) uses
 this class, so what the tests exercise is the loop the app runs.
 """
@@ -52,10 +58,13 @@ this class, so what the tests exercise is the loop the app runs.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 import math
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import qasync
@@ -70,15 +79,66 @@ MAX_TIMER_SECONDS = MAX_TIMER_MS / 1000
 """`MAX_TIMER_MS` in seconds (about 24.8 days)."""
 
 
+class _TimerHandle(asyncio.Handle):
+    """A callback waiting for its Qt timer; cancelling it disarms the timer at once."""
+
+    __slots__ = ("disarm",)
+
+    def __init__(self, callback: Callable[..., object], args: tuple[Any, ...],
+                 loop: asyncio.AbstractEventLoop, context: contextvars.Context | None = None,
+                 ) -> None:
+        super().__init__(callback, args, loop, context=context)
+        self.disarm: Callable[[], None] | None = None
+
+    def cancel(self) -> None:
+        """Cancel the callback and give up its Qt timer."""
+        disarm, self.disarm = self.disarm, None
+        super().cancel()
+        if disarm is not None:
+            disarm()
+
+
 class _LoopTimer(qasync._SimpleTimer):  # type: ignore[misc,name-defined]
-    """qasync's callback timer, running each callback with its loop as the running one."""
+    """qasync's callback timer, running each callback with its loop as the running one
+    and killing a cancelled callback's Qt timer at once."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__()
         self._loop = loop
+        self._thread = threading.get_ident()
+
+    @property
+    def _callbacks(self) -> dict[int, asyncio.Handle]:
+        return self._SimpleTimer__callbacks  # type: ignore[no-any-return]
+
+    def add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
+        """Arm a Qt timer for `handle` (as qasync does); a cancel kills it."""
+        timer_id = self.startTimer(int(max(0, delay) * 1000))
+        self._callbacks[timer_id] = handle
+        if isinstance(handle, _TimerHandle) and delay > 0:
+            handle.disarm = functools.partial(self._disarm, timer_id)
+        return handle
+
+    def _disarm(self, timer_id: int) -> None:
+        """Forget a cancelled callback and kill its Qt timer (in the loop's thread only:
+        elsewhere, or once the loop is closed, the timer fires and finds it cancelled)."""
+        if threading.get_ident() != self._thread or not shiboken6.isValid(self):
+            return
+        if self._callbacks.pop(timer_id, None) is not None:
+            self.killTimer(timer_id)
+
+    def armed(self) -> int:
+        """Callbacks waiting for their Qt timer."""
+        return len(self._callbacks)
 
     def timerEvent(self, event: QTimerEvent) -> None:
         """Run the due callback; outside a run, with this loop marked as running."""
+        due = self._callbacks.get(event.timerId())
+        if due is None:  # disarmed already (qasync would fail on the unknown id)
+            self.killTimer(event.timerId())
+            return
+        if isinstance(due, _TimerHandle):
+            due.disarm = None  # running now: qasync forgets it when it returns
         if asyncio.events._get_running_loop() is not None:
             super().timerEvent(event)
             return
@@ -138,6 +198,21 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
             if self.is_closed():
                 raise RuntimeError("Event loop is closed")
             return super().call_soon_threadsafe(callback, *args, context=context)
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any,
+                   context: contextvars.Context | None = None) -> asyncio.Handle:
+        """qasync's `call_later` (and so `call_soon` and `call_at`), with a handle whose
+        cancel gives up its Qt timer at once (see the module docstring)."""
+        if asyncio.iscoroutinefunction(callback):
+            raise TypeError("coroutines cannot be used with call_later")
+        if not callable(callback):
+            raise TypeError(f"callback must be callable: {type(callback).__name__}")
+        return self._add_callback(_TimerHandle(callback, args, self, context=context), delay)
+
+    def timers_armed(self) -> int:
+        """Callbacks waiting for a Qt timer (cancelled ones give theirs up at once)."""
+        timer = self.__dict__.get("_timer")
+        return timer.armed() if isinstance(timer, _LoopTimer) else 0
 
     def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
         """Arm a Qt timer for `handle`; see the module docstring for long delays."""

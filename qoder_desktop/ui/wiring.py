@@ -34,6 +34,7 @@ from qoder_desktop.ui.control.sessions import SessionController
 from qoder_desktop.ui.control.settings import CurrentSettings, SettingsController
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.dialog_queue import DialogQueue
+from qoder_desktop.ui.idle_trim import IdleTrim
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.scheduling import next_turn
 from qoder_desktop.ui.tray import Tray
@@ -83,6 +84,7 @@ class DesktopApp:
         self.tasks = Tasks(self.window.show_status)
         self.bridge = BrokerBridge(broker)
         self.dialogs = DialogQueue(None)
+        self.idle_trim = IdleTrim(self.bridge)
         self.tray = Tray(self.window)
         tray_available = Tray.is_available()
         log.info("system tray available: %s", tray_available)
@@ -114,6 +116,7 @@ class DesktopApp:
         window, tray, bridge, dialogs = self.window, self.tray, self.bridge, self.dialogs
         sessions, approvals = self.sessions, self.approvals
         bridge.pending_changed.connect(dialogs.set_pending)
+        bridge.pending_changed.connect(self.idle_trim.pending_changed)
         bridge.views_pending_changed.connect(approvals.show_pending)
         bridge.approval_added.connect(approvals.approval_added)
         bridge.unrecorded.connect(approvals.unrecorded)

@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.loop import LoopTicks
@@ -92,7 +93,13 @@ async def test_a_session_whose_key_the_keyring_never_gives_does_not_start_and_sa
     store = SecretStore(slow_keyring, extra_allowed=(MemoryKeyring,))
     launcher = SessionLauncher(store, keyring_timeout=0.6)
     ledger = Ledger(db)
-    hub = SessionHub(db, ledger, ApprovalBroker(db, ledger), launcher)
+    built: list[Any] = []
+
+    def factory(*args: Any) -> Any:
+        built.append(launcher(*args))
+        return built[-1]
+
+    hub = SessionHub(db, ledger, ApprovalBroker(db, ledger), factory)
     async with LoopTicks() as ticks:
         with pytest.raises(SessionStartError, match="did not answer"):
             await hub.start_session(SessionOptions(cwd=str(tmp_path), backend=Backend.CLAUDE))
@@ -104,7 +111,7 @@ async def test_a_session_whose_key_the_keyring_never_gives_does_not_start_and_sa
     texts = [line.text for line in hub.transcript(info.session_id)]
     assert "Waiting for the keyring to give the Anthropic API key…" in texts
     assert any("did not answer" in text for text in texts)
-    assert hub._sessions[info.session_id]._client is None  # the CLI was never started
+    assert built[0]._client is None  # the CLI was never started
     assert all(SLOW_KEY not in text for text in texts)
 
 

@@ -4,7 +4,9 @@ hooks, controls and secrets (the scripted CLI of `test_qoder_protocol`)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from helpers.qoder_results import (
 )
 from qoder_agent_sdk import ProcessError
 
+from qoder_desktop.agents.hub import UnknownSession
 from qoder_desktop.agents.sink import SessionStartError
 from qoder_desktop.approval.broker import BrokerEvent
 from qoder_desktop.domain.consent_mint import mint_consent
@@ -75,6 +78,28 @@ async def test_the_cli_dying_withdraws_every_pending_request(
         assert not harness.broker.is_pending(request.request_id)
     for item in asked:
         assert peer.responses_for(item.request_id) == []
+
+
+async def test_the_hub_lets_go_of_a_stopped_session_and_keeps_what_it_shows(
+        harness: QoderHarness) -> None:
+    """A week of sessions started and stopped must not keep a week of adapters (their
+    closed SDK clients, hooks and options); the session list and transcript tail stay."""
+    adapters = []
+    for _ in range(3):
+        session_id, peer = await harness.start()
+        peer.system_init()
+        await asyncio.wait_for(harness.hub.stop(session_id), WAIT)
+        adapters.append((session_id, weakref.ref(harness.sessions.pop(session_id))))
+        del harness.peers[session_id], peer  # the test's own references
+    gc.collect()
+    assert [session_id for session_id, adapter in adapters if adapter() is not None] == []
+    for session_id, _ in adapters:
+        assert harness.hub.session(session_id).state is SessionState.STOPPED
+        assert harness.transcript(session_id)[0].text == "Go ahead."
+        await harness.hub.stop(session_id)  # stopping it again changes nothing
+        assert harness.hub.session(session_id).state is SessionState.STOPPED
+        with pytest.raises(UnknownSession):
+            await harness.hub.send(session_id, "Are you there?")
 
 
 def _sdk_answering() -> bool:

@@ -266,3 +266,20 @@ def test_plain_words_round_trip(commands: list[list[str]], ops: list[str]) -> No
     assert analysis.ok
     assert [list(c.words) for c in analysis.commands] == commands
     assert list(analysis.operators) == ops[:len(commands) - 1]
+
+
+def test_a_week_of_one_off_command_lines_keeps_a_bounded_number_of_analyses() -> None:
+    """Most lines an agent runs come once; the analyses kept for the ones that come
+    again stay within their bound however many lines a week brings."""
+    from qoder_desktop.rules import ruleset
+    from qoder_desktop.rules.ruleset import Call
+    from qoder_desktop.shell import words
+
+    for number in range(3 * words.RECENT_LINES):
+        call = Call("Bash", {"command": f"touch 'one off {number}.txt' && ls out{number}"},
+                    "/work")
+        assert call.analysis.ok
+        assert call.deny_candidates
+    assert words._analyze_text.cache_info().currsize <= words.RECENT_LINES <= 1024
+    assert ruleset._deny_candidates.cache_info().currsize <= words.RECENT_LINES
+    assert words.analyze("git status").ok  # and analyzing goes on as before

@@ -73,6 +73,29 @@ def test_far_or_never_callbacks_do_not_run_and_can_be_cancelled(
     assert ran == []
 
 
+def test_a_cancelled_callback_gives_up_its_qt_timer(loop: AppEventLoop) -> None:
+    """Every `wait_for` that finishes early cancels its timeout: a day of requests must
+    not leave a day of armed Qt timers behind (qasync keeps them until they fire)."""
+    async def main() -> list[int]:
+        before = loop.timers_armed()
+        for _ in range(200):
+            await asyncio.wait_for(asyncio.sleep(0), 3600)  # its timeout is cancelled
+        after = loop.timers_armed()
+        ran: list[str] = []
+        kept = loop.call_later(0.01, ran.append, "kept")
+        loop.call_later(3600, ran.append, "cancelled").cancel()
+        own: list[asyncio.Handle] = []
+        own.append(loop.call_later(0.01, lambda: own[0].cancel()))  # cancels itself running
+        while not ran:
+            await asyncio.sleep(0.005)
+        assert ran == ["kept"] and not kept.cancelled()
+        return [before, after, loop.timers_armed()]
+
+    before, after, at_end = loop.run_until_complete(main())
+    assert after <= before + 2
+    assert at_end <= before + 2
+
+
 def test_a_nan_delay_is_logged(loop: AppEventLoop, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="qoder_desktop.ui.event_loop")
     loop.call_later(math.nan, lambda: None).cancel()
