@@ -27,37 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Figure, emit, judge, log, now, parse_args, setup_env, summarize
+from benchmarks.memory_keyring import memory_keyring_type
 
 WAITING = 100
 ON_PHONE_MS = 1000.0
 """What a person is promised: while the page is open, requests reach it within a second."""
 UNBLOCKED_MS = 250.0
-
-
-class _BenchKeyring:
-    """An in-memory keyring (the benchmark never touches the user's)."""
-
-    @staticmethod
-    def make() -> Any:
-        from keyring.backend import KeyringBackend
-
-        class MemoryKeyring(KeyringBackend):
-            priority = 1  # type: ignore[assignment]
-
-            def __init__(self) -> None:
-                super().__init__()
-                self.passwords: dict[tuple[str, str], str] = {}
-
-            def get_password(self, service: str, username: str) -> str | None:
-                return self.passwords.get((service, username))
-
-            def set_password(self, service: str, username: str, password: str) -> None:
-                self.passwords[(service, username)] = password
-
-            def delete_password(self, service: str, username: str) -> None:
-                self.passwords.pop((service, username), None)
-
-        return MemoryKeyring
 
 
 def _signer() -> tuple[Any, bytes]:
@@ -138,7 +113,7 @@ async def measure(samples: int, root: Path) -> list[Figure]:
     from qoder_desktop.store.database import Database
     from qoder_desktop.store.ledger import Ledger
 
-    backend_type = _BenchKeyring.make()
+    backend_type = memory_keyring_type()
     keyring.set_keyring(backend_type())
     secrets = SecretStore(keyring.get_keyring(), extra_allowed=(backend_type,))
     db = Database.open(root / "away.sqlite3")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from benchmarks.common import Figure, emit, judge, log, parse_args, setup_env, summarize
+from benchmarks.memory_keyring import memory_keyring_type
 
 T = TypeVar("T")
 CHROMIUM = "/usr/bin/chromium"
@@ -58,34 +59,6 @@ new MutationObserver((records) => {
 def wall_ms() -> float:
     """This machine's wall clock in ms (what the page's timeOrigin + now() measures)."""
     return time.time_ns() / 1e6
-
-
-class MemoryKeyring:
-    """The benchmark's keyring: in memory, never the user's (the desk's CA key, the
-    devices' row key)."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.passwords.pop((service, username), None)
-
-
-def _keyring() -> Any:
-    from keyring.backend import KeyringBackend
-
-    class Backend(MemoryKeyring, KeyringBackend):
-        """`MemoryKeyring` as a keyring backend."""
-
-    return Backend()
 
 
 class Browser:
@@ -226,7 +199,7 @@ async def measure(samples: int, root: Path) -> list[Figure]:
     db = Database.open(root / "bench.sqlite3")
     db.upsert_session(SessionInfo(session_id="bench", name="bench", backend=Backend.CLAUDE,
                                   cwd="/tmp"))
-    backend = _keyring()
+    backend = memory_keyring_type()()
     secrets = SecretStore(backend, extra_allowed=(type(backend),))
     broker = ApprovalBroker(db, Ledger(db))
     devices = DeviceRegistry(db, secrets)
@@ -258,8 +231,12 @@ async def measure(samples: int, root: Path) -> list[Figure]:
                                   backend=Backend.CLAUDE, tool_name="Bash",
                                   tool_input={"command": command}, cwd="/tmp")
         task = asyncio.ensure_future(broker.request(request))
-        task.add_done_callback(lambda _t, rid=request.request_id: unblocked.setdefault(
-            rid, wall_ms()))
+        rid = request.request_id
+
+        def stamp(_task: asyncio.Future[Decision]) -> None:
+            unblocked.setdefault(rid, wall_ms())
+
+        task.add_done_callback(stamp)
         agents[request.request_id] = task
         return request.request_id
 

@@ -38,6 +38,7 @@ from qoder_desktop.away.http_guard import HostGuard, host_for_url
 from qoder_desktop.away.pairing import PairingRefused, Pairings
 from qoder_desktop.away.phones import Phones
 from qoder_desktop.away.signed import SignedRefused, b64url_decode
+from qoder_desktop.gateway.serving import wait_until_served
 
 __all__ = ["MAX_CLAIMS_PER_MINUTE", "AwayError", "AwayServer", "PageFiles", "QuietServer", "bind"]
 
@@ -379,12 +380,4 @@ class AwayServer:
         for server, _task in servers:
             server.should_exit = True
         for server, task in servers:
-            try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=5)
-            except TimeoutError:
-                server.force_exit = True
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            except Exception:
-                log.exception("Away mode's server failed while stopping")
+            await wait_until_served(server, task, "Away mode's server")

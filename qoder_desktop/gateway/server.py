@@ -92,6 +92,7 @@ from qoder_desktop.gateway.serving import (
     QuietServer,
     bind_loopback,
     mcp_endpoint,
+    wait_until_served,
 )
 
 log = logging.getLogger(__name__)
@@ -259,15 +260,7 @@ class ApprovalGateway(ApprovalSource):
             return
         self._log_limit.remove()
         server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(task), timeout=5)
-        except TimeoutError:
-            server.force_exit = True
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        except Exception:
-            log.exception("the approval gateway failed while stopping")
+        await wait_until_served(server, task, "the approval gateway")
         log.info("approval gateway stopped")
 
     async def __aenter__(self) -> ApprovalGateway:

@@ -3,6 +3,7 @@ and without the ``mcp`` SDK's traceback for a normal session end."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import logging
@@ -145,3 +146,17 @@ def bind_loopback(host: str, port: int) -> socket.socket:
         raise GatewayError(f"The approval gateway could not listen on {host}:"
                            f"{port}: {exc.strerror or exc}") from exc
     return sock
+
+
+async def wait_until_served(server: Server, task: asyncio.Task[None], what: str) -> None:
+    """Wait for a uvicorn `server` told to exit (`should_exit`) to end its `task`: after 5 s
+    it is forced and cancelled; an error on the way is logged as `what` failing to stop."""
+    try:
+        await asyncio.wait_for(asyncio.shield(task), timeout=5)
+    except TimeoutError:
+        server.force_exit = True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    except Exception:
+        log.exception("%s failed while stopping", what)
