@@ -241,5 +241,7 @@ def test_a_killed_cli_closes_its_dialog_and_the_app_lives_on(app: App,
         terminal.finish(process)
     assert app.process.poll() is None
     assert not (terminal.workspace / "hello.txt").exists()
-    assert app.ledger()[before:] == [("Bash", "withdrawn", "withdrawn")]
+    # The withdrawal's row is written after its dialog closes (nothing waits for it).
+    _wait_for(lambda: app.ledger()[before:] == [("Bash", "withdrawn", "withdrawn")],
+              "the withdrawal in the ledger")
     assert app.windows("^Qoder Desktop") != []
