@@ -152,7 +152,10 @@ class DesktopApp:
         tray.away_toggled.connect(away.set_on)
         tray.activate_window.connect(away.person_seen)
         notifier.decided.connect(away.person_seen)
-        dialogs.dialog_opened.connect(lambda dialog: dialog.decided.connect(away.person_seen))
+        # (a lambda per dialog, not the bound method: PySide6 keeps a weak reference for
+        # every bound method of a plain object connected, for good, one per dialog)
+        dialogs.dialog_opened.connect(
+            lambda dialog: dialog.decided.connect(lambda *_: away.person_seen()))
         away.on_pairing_dialog = self._connect_pairing
 
     def _connect_pairing(self, dialog: PairingDialog) -> None:

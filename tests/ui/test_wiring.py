@@ -7,7 +7,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
+import gc
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -404,3 +406,27 @@ def test_the_transcript_shown_on_selection_is_the_hubs(desktop: DesktopApp) -> N
     assert "one speaks" in shown() and "one again" in shown() and "zero" not in shown()
     desktop.window.select_session("s0")
     assert "zero speaks" in shown() and "one" not in shown()
+
+
+def test_answering_many_dialogs_leaves_nothing_behind_on_away_modes_control(
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
+    """Every answer tells Away mode the person is back; a week of answers must not each
+    leave a reference behind (PySide6 keeps one for good per bound method of a plain
+    object connected to a signal)."""
+    def answer(count: int) -> None:
+        async def scenario() -> None:
+            for i in range(count):
+                task = asyncio.ensure_future(desktop.broker.request(_bash(0, f"job {i}")))
+                await settle(lambda: len(desktop.dialogs.open_dialogs()) == 1)
+                [dialog] = desktop.dialogs.open_dialogs()
+                await settle(dialog.is_armed)
+                dialog.emit_decision(Decision.deny("no"))
+                await task
+        run(loop, scenario(), timeout=60)
+
+    answer(2)
+    gc.collect()
+    before = weakref.getweakrefcount(desktop.away)
+    answer(10)
+    gc.collect()
+    assert weakref.getweakrefcount(desktop.away) == before
