@@ -58,6 +58,16 @@ def set_plain(label: QLabel, text: object) -> None:
     label.setText(make_visible("" if text is None else str(text)))
 
 
+def value_label(name: str) -> QLabel:
+    """A word-wrapped, selectable plain-text label named `name` (a settings page's value)."""
+    label = QLabel()
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
 def plain_message_box(box: QMessageBox, text: object) -> None:
     """Set a message box's text as plain text (its default, AutoText, sniffs HTML),
     hidden characters as markers."""

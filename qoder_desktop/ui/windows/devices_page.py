@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from qoder_desktop.config.settings import AwaySettings
 from qoder_desktop.text.visible import make_visible
-from qoder_desktop.ui.plain_text import plain_message_box, set_plain
+from qoder_desktop.ui.plain_text import plain_message_box, set_plain, value_label
 from qoder_desktop.ui.widgets.away import (
     OFF_TEXT,
     AwayStatus,
@@ -96,15 +96,6 @@ class DeviceRow(NamedTuple):
     last_used: str
     revoked: bool
     state: str
-
-
-def _value_label(name: str) -> QLabel:
-    label = QLabel()
-    label.setObjectName(name)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 class DevicesPage(QWidget):
@@ -199,14 +190,14 @@ class DevicesPage(QWidget):
         self.at_start_check.setAccessibleDescription("Serve the phone page from the start, "
                                                      "on the address chosen last")
         form.addRow(self.at_start_check)
-        self.listening_label = _value_label("awayListening")
+        self.listening_label = value_label("awayListening")
         set_plain(self.listening_label, OFF_TEXT)
         form.addRow(self.listening_label)
-        self.refused_label = _value_label("awayRefused")
+        self.refused_label = value_label("awayRefused")
         self.refused_label.setProperty("warning", True)
         self.refused_label.hide()
         form.addRow(self.refused_label)
-        self.notice_label = _value_label("awayNotice")
+        self.notice_label = value_label("awayNotice")
         self.notice_label.setProperty("warning", True)
         self.notice_label.hide()
         form.addRow(self.notice_label)
@@ -216,11 +207,11 @@ class DevicesPage(QWidget):
         box = QGroupBox("Set up a phone")
         layout = QVBoxLayout(box)
         form = QFormLayout()
-        self.fingerprint_label = _value_label("deskFingerprint")
+        self.fingerprint_label = value_label("deskFingerprint")
         set_plain(self.fingerprint_label, "Shown once Away mode has been on")
         form.addRow("This desk's certificate (SHA-256):", self.fingerprint_label)
         layout.addLayout(form)
-        steps = _value_label("setupSteps")
+        steps = value_label("setupSteps")
         set_plain(steps, SETUP_STEPS)
         layout.addWidget(steps)
         row = QHBoxLayout()
@@ -229,7 +220,7 @@ class DevicesPage(QWidget):
         self.ca_qr_label.setAccessibleName("QR code of the certificate page")
         self.ca_qr_label.hide()
         row.addWidget(self.ca_qr_label)
-        self.ca_url_label = _value_label("caUrl")
+        self.ca_url_label = value_label("caUrl")
         set_plain(self.ca_url_label, "Turn Away mode on to get the certificate's address.")
         row.addWidget(self.ca_url_label, 1)
         layout.addLayout(row)
@@ -252,7 +243,7 @@ class DevicesPage(QWidget):
         self.devices_tree.setMinimumHeight(110)
         self.devices_tree.currentItemChanged.connect(lambda *_: self._update_buttons())
         layout.addWidget(self.devices_tree)
-        self.empty_label = _value_label("noDevices")
+        self.empty_label = value_label("noDevices")
         self.empty_label.setProperty("role", "hint")
         set_plain(self.empty_label, NO_DEVICES_TEXT)
         layout.addWidget(self.empty_label)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from qoder_desktop.text.visible import make_visible
-from qoder_desktop.ui.plain_text import set_plain, tooltip
+from qoder_desktop.ui.plain_text import set_plain, tooltip, value_label
 from qoder_desktop.ui.windows.remote_host_dialogs import AddHostDialog, confirm_remove
 
 if TYPE_CHECKING:  # the remote package loads when the controller first needs it
@@ -64,15 +64,6 @@ class HostRow(NamedTuple):
     tunnel: str = ""
 
 
-def _value_label(name: str) -> QLabel:
-    label = QLabel()
-    label.setObjectName(name)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
-
-
 class HostCard(QGroupBox):
     """One host: what its last check found, its forward line, Check and Remove…."""
 
@@ -83,7 +74,7 @@ class HostCard(QGroupBox):
         self.setObjectName("remoteHostCard")
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
-        self.state_label = _value_label("hostState")
+        self.state_label = value_label("hostState")
         top.addWidget(self.state_label, 1)
         self.check_button = QPushButton("Check")
         self.check_button.setObjectName("checkHostButton")
@@ -101,11 +92,11 @@ class HostCard(QGroupBox):
         layout.addLayout(top)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.reachable_label = _value_label("hostReachable")
-        self.python_label = _value_label("hostPython")
-        self.agents_label = _value_label("hostAgents")
-        self.hook_label = _value_label("hostHook")
-        self.tunnel_label = _value_label("hostTunnel")
+        self.reachable_label = value_label("hostReachable")
+        self.python_label = value_label("hostPython")
+        self.agents_label = value_label("hostAgents")
+        self.hook_label = value_label("hostHook")
+        self.tunnel_label = value_label("hostTunnel")
         form.addRow("Reachable:", self.reachable_label)
         form.addRow("Python:", self.python_label)
         form.addRow("Agents:", self.agents_label)
@@ -126,7 +117,7 @@ class HostCard(QGroupBox):
         self.copy_button.clicked.connect(self._copy)
         forward.addWidget(self.forward_edit, 1)
         forward.addWidget(self.copy_button)
-        self.in_use_label = _value_label("forwardInUse")
+        self.in_use_label = value_label("forwardInUse")
         self.in_use_label.setProperty("role", "hint")
         own = QVBoxLayout()
         own.setSpacing(2)
@@ -247,7 +238,7 @@ class RemoteHostsPage(QWidget):
         self.add_button.clicked.connect(self.open_add_dialog)
         top.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(top)
-        self.notice_label = _value_label("remoteHostsNotice")
+        self.notice_label = value_label("remoteHostsNotice")
         self.notice_label.hide()
         layout.addWidget(self.notice_label)
         scroll = QScrollArea()
@@ -260,7 +251,7 @@ class RemoteHostsPage(QWidget):
         holder = QWidget()
         self._cards_layout = QVBoxLayout(holder)
         self._cards_layout.setContentsMargins(0, 0, 0, 0)
-        self.empty_label = _value_label("noRemoteHosts")
+        self.empty_label = value_label("noRemoteHosts")
         self.empty_label.setProperty("role", "hint")
         set_plain(self.empty_label, EMPTY_TEXT)
         self.empty_label.hide()  # until the list was read
