@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -22,15 +20,6 @@ def _phone_key() -> bytes:
                                          serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
-@pytest.fixture
-def store_file(tmp_path: Path) -> Iterator[Database]:
-    database = Database.open(tmp_path / "store.sqlite3")
-    try:
-        yield database
-    finally:
-        database.close()
-
-
 def _registry(db: Database, keyring: MemoryKeyring) -> DeviceRegistry:
     return DeviceRegistry(db, SecretStore(keyring, extra_allowed=(MemoryKeyring,)))
 
@@ -44,8 +33,8 @@ def _agent_writes(db: Database, sql: str, params: tuple[object, ...] = ()) -> No
 
 @pytest.mark.asyncio
 async def test_a_paired_phone_is_kept_and_trusted_after_a_restart(
-        store_file: Database, memory_keyring: MemoryKeyring) -> None:
-    registry = _registry(store_file, memory_keyring)
+        db: Database, memory_keyring: MemoryKeyring) -> None:
+    registry = _registry(db, memory_keyring)
     await registry.load()
     changes: list[int] = []
     unsubscribe = registry.subscribe(lambda: changes.append(len(registry.devices())))
@@ -57,7 +46,7 @@ async def test_a_paired_phone_is_kept_and_trusted_after_a_restart(
     assert changes == [1, 1]
     unsubscribe()
 
-    again = _registry(store_file, memory_keyring)
+    again = _registry(db, memory_keyring)
     await again.load()
     loaded = again.get(device.device_id)
     assert loaded is not None and loaded.trusted and loaded.public_key == key
@@ -66,15 +55,15 @@ async def test_a_paired_phone_is_kept_and_trusted_after_a_restart(
 
 @pytest.mark.asyncio
 async def test_a_row_the_agent_inserts_is_not_a_trusted_device(
-        store_file: Database, memory_keyring: MemoryKeyring) -> None:
-    registry = _registry(store_file, memory_keyring)
+        db: Database, memory_keyring: MemoryKeyring) -> None:
+    registry = _registry(db, memory_keyring)
     await registry.load()
     genuine = await registry.add("My phone", _phone_key())
-    _agent_writes(store_file, "INSERT INTO devices VALUES (?, ?, ?, ?, NULL, NULL, ?)",
+    _agent_writes(db, "INSERT INTO devices VALUES (?, ?, ?, ?, NULL, NULL, ?)",
                   ("f" * 32, "Agent", _phone_key(), genuine.paired_at.isoformat(), b"\0" * 32))
-    _agent_writes(store_file, "UPDATE devices SET name = 'Renamed' WHERE device_id = ?",
+    _agent_writes(db, "UPDATE devices SET name = 'Renamed' WHERE device_id = ?",
                   (genuine.device_id,))
-    reloaded = _registry(store_file, memory_keyring)
+    reloaded = _registry(db, memory_keyring)
     await reloaded.load()
     assert reloaded.get("f" * 32) is None and reloaded.get(genuine.device_id) is None
     shown = {device.device_id: device for device in reloaded.devices()}
@@ -84,12 +73,12 @@ async def test_a_row_the_agent_inserts_is_not_a_trusted_device(
 
 @pytest.mark.asyncio
 async def test_revocation_cannot_be_undone_by_editing_or_restoring_the_row(
-        store_file: Database, memory_keyring: MemoryKeyring) -> None:
-    registry = _registry(store_file, memory_keyring)
+        db: Database, memory_keyring: MemoryKeyring) -> None:
+    registry = _registry(db, memory_keyring)
     await registry.load()
     device = await registry.add("Lost phone", _phone_key())
-    store_file.flush()
-    with sqlite3.connect(store_file.path) as conn:  # the agent keeps a copy from before
+    db.flush()
+    with sqlite3.connect(db.path) as conn:  # the agent keeps a copy from before
         before = conn.execute("SELECT * FROM devices WHERE device_id = ?",
                               (device.device_id,)).fetchone()
     changes: list[str] = []
@@ -100,34 +89,34 @@ async def test_revocation_cannot_be_undone_by_editing_or_restoring_the_row(
     assert revoked is not None and revoked.revoked_at is not None and not revoked.trusted
     assert not await registry.revoke(device.device_id)
 
-    _agent_writes(store_file, "UPDATE devices SET revoked_at = NULL WHERE device_id = ?",
+    _agent_writes(db, "UPDATE devices SET revoked_at = NULL WHERE device_id = ?",
                   (device.device_id,))
-    edited = _registry(store_file, memory_keyring)
+    edited = _registry(db, memory_keyring)
     await edited.load()
     assert edited.get(device.device_id) is None and edited.devices()[0].tampered
 
-    _agent_writes(store_file, "DELETE FROM devices WHERE device_id = ?", (device.device_id,))
-    _agent_writes(store_file, "INSERT INTO devices VALUES (?, ?, ?, ?, ?, ?, ?)", tuple(before))
-    restored = _registry(store_file, memory_keyring)
+    _agent_writes(db, "DELETE FROM devices WHERE device_id = ?", (device.device_id,))
+    _agent_writes(db, "INSERT INTO devices VALUES (?, ?, ?, ?, ?, ?, ?)", tuple(before))
+    restored = _registry(db, memory_keyring)
     await restored.load()
     assert restored.get(device.device_id) is None and restored.devices()[0].tampered
 
 
 @pytest.mark.asyncio
 async def test_a_wiped_keyring_trusts_no_earlier_device(
-        store_file: Database, memory_keyring: MemoryKeyring) -> None:
-    registry = _registry(store_file, memory_keyring)
+        db: Database, memory_keyring: MemoryKeyring) -> None:
+    registry = _registry(db, memory_keyring)
     await registry.load()
     device = await registry.add("Phone", _phone_key())
-    fresh = _registry(store_file, MemoryKeyring())
+    fresh = _registry(db, MemoryKeyring())
     await fresh.load()
     assert fresh.get(device.device_id) is None and fresh.devices()[0].tampered
 
 
 @pytest.mark.asyncio
-async def test_only_p256_keys_can_be_paired(store_file: Database,
+async def test_only_p256_keys_can_be_paired(db: Database,
                                             memory_keyring: MemoryKeyring) -> None:
-    registry = _registry(store_file, memory_keyring)
+    registry = _registry(db, memory_keyring)
     await registry.load()
     rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key()
     for bad in (b"not a key", rsa_key.public_bytes(
