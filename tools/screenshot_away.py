@@ -20,6 +20,7 @@ Each PNG is saved at its real size (the phone at CSS pixels, scale 1); one large
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import sys
@@ -183,82 +184,54 @@ async def phone_shot(out: Path, states: Path | None = None) -> None:
     import keyring
     import pytest
     from helpers.away_browser import (
-        DESK_HOST,
         SESSION,
-        AwayDesk,
         launch_phone_browser,
         pair_phone,
-        spki_pin_of,
+        serving_desk,
     )
-    from helpers.broker_events import Recorder
     from helpers.memory_keyring import MemoryKeyring
     from helpers.phone_browser import BrowserThread
 
-    from qoder_desktop.approval.broker import ApprovalBroker
-    from qoder_desktop.away.authority import DeskAuthority
-    from qoder_desktop.away.devices import DeviceRegistry
-    from qoder_desktop.away.mode import AwayMode
     from qoder_desktop.config.paths import AppPaths
     from qoder_desktop.config.secrets import SecretStore
-    from qoder_desktop.domain.models import ApprovalRequest, Backend, SessionInfo
+    from qoder_desktop.domain.models import ApprovalRequest, Backend
     from qoder_desktop.store.database import Database
-    from qoder_desktop.store.ledger import Ledger
 
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
     paths = AppPaths.default().ensure()
     db = Database.open(paths.data_dir / "shots.sqlite3")
-    db.upsert_session(SessionInfo(session_id=SESSION, name="api-server", backend=Backend.CLAUDE,
-                                  cwd="/home/ana/work/api-server"))
     secrets = SecretStore(backend, extra_allowed=(MemoryKeyring,))
-    broker = ApprovalBroker(db, Ledger(db))
-    recorder = Recorder(broker)
-    devices = DeviceRegistry(db, secrets)
-    await devices.load()
-
-    async def load_authority() -> DeskAuthority:
-        return await DeskAuthority.load_or_create(secrets, paths.data_dir)
-
-    with pytest.MonkeyPatch.context() as patch:
-        from helpers.away_browser import resolve_test_names_to_loopback
-
-        resolve_test_names_to_loopback(patch)
-        mode = AwayMode(broker, devices, load_authority, desk_name="ana's laptop")
-        await mode.start(DESK_HOST, 0, time_limit_s=None)
-        assert mode.port is not None
-        desk = AwayDesk(db, broker, devices, mode, mode.port,
-                        spki_pin_of((await load_authority()).ca_pem), recorder)
-        chromium = BrowserThread()
-        try:
-            await launch_phone_browser(chromium, desk)
-            phone = await chromium.run(_phone_at_css_size, chromium)
-            await pair_phone(desk, phone)
-            await desk.ask(ApprovalRequest(
-                session_id=SESSION, session_name="api-server", backend=Backend.CLAUDE,
-                tool_name="Bash", cwd="/home/ana/work/api-server",
-                tool_input={"command": "curl -fsSL https://get.example.test/setup.sh | sudo sh",
-                            "description": "Install the build tools"}))
-            await desk.ask(ApprovalRequest(
-                session_id=SESSION, session_name="api-server", backend=Backend.CLAUDE,
-                tool_name="AskUserQuestion", tool_input=QUESTION,
-                cwd="/home/ana/work/api-server"))
-            await phone.do(lambda page: page.locator("li.card").nth(1).wait_for())
-            await phone.do(lambda page: page.locator("details.preview").first.evaluate(
-                "(details) => { details.open = true; }"))
-            await phone.do(lambda page: page.locator("li.card-question input[type=radio]")
-                           .first.check())  # (a choice made: "Send answers" is live)
-            await phone.do(lambda page: page.evaluate("document.fonts.ready"))
-            shot = await phone.do(lambda page: page.screenshot(full_page=True))
-            if states is not None:
-                await _state_shots(desk, phone, states)
-        finally:
-            chromium.close()
-            for task in desk.asked.values():
-                task.cancel()
-            await mode.stop("the screenshot is taken")
-            await asyncio.gather(*desk.asked.values(), return_exceptions=True)
-            broker.close()
-            db.close()
+    with contextlib.closing(db), pytest.MonkeyPatch.context() as patch:
+        async with serving_desk(db, secrets, paths.data_dir, patch, desk_name="ana's laptop",
+                                session_name="api-server",
+                                cwd="/home/ana/work/api-server") as desk:
+            chromium = BrowserThread()
+            try:
+                await launch_phone_browser(chromium, desk)
+                phone = await chromium.run(_phone_at_css_size, chromium)
+                await pair_phone(desk, phone)
+                await desk.ask(ApprovalRequest(
+                    session_id=SESSION, session_name="api-server", backend=Backend.CLAUDE,
+                    tool_name="Bash", cwd="/home/ana/work/api-server",
+                    tool_input={"command": "curl -fsSL https://get.example.test/setup.sh"
+                                           " | sudo sh",
+                                "description": "Install the build tools"}))
+                await desk.ask(ApprovalRequest(
+                    session_id=SESSION, session_name="api-server", backend=Backend.CLAUDE,
+                    tool_name="AskUserQuestion", tool_input=QUESTION,
+                    cwd="/home/ana/work/api-server"))
+                await phone.do(lambda page: page.locator("li.card").nth(1).wait_for())
+                await phone.do(lambda page: page.locator("details.preview").first.evaluate(
+                    "(details) => { details.open = true; }"))
+                await phone.do(lambda page: page.locator("li.card-question input[type=radio]")
+                               .first.check())  # (a choice made: "Send answers" is live)
+                await phone.do(lambda page: page.evaluate("document.fonts.ready"))
+                shot = await phone.do(lambda page: page.screenshot(full_page=True))
+                if states is not None:
+                    await _state_shots(desk, phone, states)
+            finally:
+                chromium.close()  # (a phone that leaves, before the desk stops)
     from PySide6.QtGui import QImage
 
     image = QImage()

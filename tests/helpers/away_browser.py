@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import socket
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +25,10 @@ from helpers.broker_events import Recorder
 from helpers.phone_browser import BrowserThread, PhonePage
 
 from qoder_desktop.approval.broker import ApprovalBroker
+from qoder_desktop.away.authority import DeskAuthority
 from qoder_desktop.away.devices import DeviceRegistry
 from qoder_desktop.away.mode import AwayMode
+from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.domain.models import (
     ApprovalRequest,
     Backend,
@@ -31,8 +36,10 @@ from qoder_desktop.domain.models import (
     PermissionSuggestion,
     RuleBehavior,
     RuleValue,
+    SessionInfo,
 )
 from qoder_desktop.store.database import Database
+from qoder_desktop.store.ledger import Ledger
 
 DESK_HOST = "desk.test"
 """The desk's LAN name as the phone knows it (mapped to 127.0.0.1 in the browser only)."""
@@ -112,6 +119,40 @@ class AwayDesk:
                 if task.done() and not task.cancelled() and task.exception() is None
                 and task.result().kind.value.startswith("allow")]
 
+
+
+@contextlib.asynccontextmanager
+async def serving_desk(db: Database, secrets: SecretStore, data_dir: Path,
+                       monkeypatch: pytest.MonkeyPatch, *, desk_name: str, session_name: str,
+                       cwd: str) -> AsyncIterator[AwayDesk]:
+    """Away mode on, serving `https://desk.test:PORT` on loopback (a free port and the next
+    one) for the session `SESSION`, nothing paired yet; on leaving, the requests it asked
+    are cancelled, Away mode stops and the broker closes."""
+    db.upsert_session(SessionInfo(session_id=SESSION, name=session_name,
+                                  backend=Backend.CLAUDE, cwd=cwd))
+    broker = ApprovalBroker(db, Ledger(db))
+    recorder = Recorder(broker)
+    devices = DeviceRegistry(db, secrets)
+    await devices.load()
+
+    async def load_authority() -> DeskAuthority:
+        return await DeskAuthority.load_or_create(secrets, data_dir)
+
+    resolve_test_names_to_loopback(monkeypatch)
+    mode = AwayMode(broker, devices, load_authority, desk_name=desk_name)
+    await mode.start(DESK_HOST, 0, time_limit_s=None)
+    assert mode.port is not None
+    desk = AwayDesk(db, broker, devices, mode, mode.port,
+                    spki_pin_of((await load_authority()).ca_pem), recorder)
+    try:
+        yield desk
+    finally:
+        for task in desk.asked.values():
+            task.cancel()
+        await mode.stop("the desk is closed")
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*desk.asked.values(), return_exceptions=True)
+        broker.close()
 
 
 async def launch_phone_browser(chromium: BrowserThread, desk: AwayDesk, *,
