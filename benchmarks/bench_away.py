@@ -23,11 +23,23 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Figure, emit, judge, log, now, parse_args, setup_env, summarize
-from benchmarks.memory_keyring import memory_keyring_type
+from benchmarks.common import (
+    REPO_ROOT,
+    Figure,
+    emit,
+    judge,
+    log,
+    now,
+    parse_args,
+    setup_env,
+    summarize,
+)
+
+sys.path.insert(0, str(REPO_ROOT / "tests"))  # the tests' in-memory keyring
 
 WAITING = 100
 ON_PHONE_MS = 1000.0
@@ -101,6 +113,7 @@ async def _bare_server(identity_ssl: ssl.SSLContext) -> tuple[Any, asyncio.Task[
 async def measure(samples: int, root: Path) -> list[Figure]:
     """Run the samples; the figures."""
     import keyring
+    from helpers.memory_keyring import MemoryKeyring as backend_type
     from websockets.asyncio.client import connect
 
     from qoder_desktop.approval.broker import ApprovalBroker
@@ -112,8 +125,6 @@ async def measure(samples: int, root: Path) -> list[Figure]:
     from qoder_desktop.domain.models import ApprovalRequest, Backend, SessionInfo
     from qoder_desktop.store.database import Database
     from qoder_desktop.store.ledger import Ledger
-
-    backend_type = memory_keyring_type()
     keyring.set_keyring(backend_type())
     secrets = SecretStore(keyring.get_keyring(), extra_allowed=(backend_type,))
     db = Database.open(root / "away.sqlite3")

@@ -33,8 +33,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks.common import Figure, emit, judge, log, parse_args, setup_env, summarize
-from benchmarks.memory_keyring import memory_keyring_type
+from benchmarks.common import (
+    REPO_ROOT,
+    Figure,
+    emit,
+    judge,
+    log,
+    parse_args,
+    setup_env,
+    summarize,
+)
+
+sys.path.insert(0, str(REPO_ROOT / "tests"))  # the tests' in-memory keyring
 
 T = TypeVar("T")
 CHROMIUM = "/usr/bin/chromium"
@@ -199,7 +209,9 @@ async def measure(samples: int, root: Path) -> list[Figure]:
     db = Database.open(root / "bench.sqlite3")
     db.upsert_session(SessionInfo(session_id="bench", name="bench", backend=Backend.CLAUDE,
                                   cwd="/tmp"))
-    backend = memory_keyring_type()()
+    from helpers.memory_keyring import MemoryKeyring
+
+    backend = MemoryKeyring()
     secrets = SecretStore(backend, extra_allowed=(type(backend),))
     broker = ApprovalBroker(db, Ledger(db))
     devices = DeviceRegistry(db, secrets)
