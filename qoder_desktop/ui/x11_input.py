@@ -4,8 +4,8 @@ Any program of the person's user can inject keys and clicks into another X clien
 the XTEST extension (`xdotool key ctrl+Return`). The X server attributes that input to
 its "XTEST" slave devices ("Virtual core XTEST keyboard" / "… XTEST pointer"), and
 XInput2's raw events say for each key and button which slave device it came from
-(`sourceid`). `RawInputWatch` is a second X connection (xcffib, not Qt's) that records
-those raw events on the root window; `origin()` finds the one with a Qt event's server
+(`sourceid`). `RawInputWatch` is a second X connection (`ui/xcb.py`, not Qt's) that
+records those raw events on the root window; `origin()` finds the one with a Qt event's server
 time and keycode and says whether its device is an XTEST device.
 
 No Qt here: the Qt side (`ui/dialogs/input_origin.py`) asks this module. Raw events are
@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import enum
 import logging
+import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from qoder_desktop.ui.xcb import GET_INPUT_FOCUS, Connection, XcbError
 
 if TYPE_CHECKING:
     from qoder_desktop.ui.x11_record import XTestRecorder
@@ -32,6 +35,9 @@ XTEST_PROPERTY = "XTEST Device"
 _ALL_MASTER_DEVICES = 1
 _ALL_DEVICES = 0
 _SLAVE_TYPES = (3, 4, 5)  # SlavePointer, SlaveKeyboard, FloatingSlave
+_XI_SELECT_EVENTS, _XI_QUERY_VERSION, _XI_QUERY_DEVICE, _XI_GET_PROPERTY = 46, 47, 48, 59
+_RAW_MASK = sum(1 << kind for kind in (13, 14, 15, 16))
+"""XI2's event mask bits of RawKeyPress, RawKeyRelease, RawButtonPress, RawButtonRelease."""
 
 
 class InputKind(enum.IntEnum):
@@ -91,6 +97,33 @@ class X11InputUnavailable(Exception):
 def is_xtest_name(name: str) -> bool:
     """True for the name the X server gives an XTEST device ("<master> XTEST keyboard")."""
     return name.endswith((" XTEST keyboard", " XTEST pointer"))
+
+
+def parse_raw_event(event: bytes, xi_opcode: int) -> RawInput | None:
+    """The raw key or button event in `event` (as libxcb hands an XGE event over), or
+    None for any other event: its device is the slave it came from (`sourceid`), or the
+    one it is reported on where the server gave no source."""
+    if len(event) < 32 or event[0] & 0x7F != 35 or event[1] != xi_opcode:
+        return None
+    event_type, device, time, detail, source = struct.unpack_from("=8xHHIIH", event)
+    if event_type not in InputKind._value2member_map_:
+        return None
+    return RawInput(InputKind(event_type), time, detail, source or device)
+
+
+def parse_devices(reply: bytes) -> list[tuple[int, int, str]]:
+    """The devices in an XIQueryDevice reply: (id, type, name) each."""
+    (count,) = struct.unpack_from("=8xH", reply)
+    devices, offset = [], 32
+    for _ in range(count):
+        device, kind, _attached, classes, name_len = struct.unpack_from("=HHHHH", reply,
+                                                                         offset)
+        name = reply[offset + 12:offset + 12 + name_len].decode("utf-8", "replace")
+        offset += 12 + (name_len + 3) // 4 * 4
+        for _ in range(classes):  # (each class says its own length, in 4-byte words)
+            offset += 4 * struct.unpack_from("=H", reply, offset + 2)[0]
+        devices.append((device, kind, name))
+    return devices
 
 
 def classify(events: Iterable[RawInput], devices: Mapping[int, Device], kind: InputKind,
@@ -163,11 +196,9 @@ class RawInputWatch:
     `X11InputUnavailable` from `origin()`: the caller refuses (fail closed).
     """
 
-    def __init__(self, conn: Any, xinput: Any, root: int, xi_opcode: int,
+    def __init__(self, conn: Connection, xi_opcode: int,
                  recorder: XTestRecorder | None = None) -> None:
         self._conn = conn
-        self._xi = xinput
-        self._root = root
         self.xi_opcode = xi_opcode
         """The XInputExtension's major opcode (Qt's connection sees the same)."""
         self._events: RecentByTime[RawInput] = RecentByTime()
@@ -182,32 +213,20 @@ class RawInputWatch:
     @classmethod
     def open(cls, display: str | None = None) -> RawInputWatch:
         """Connect to `display` (default: $DISPLAY) and check for XInput 2.1+."""
+        conn = connect(display)
         try:
-            import xcffib
-            import xcffib.xinput
-        except (ImportError, OSError) as exc:  # (xcffib loads libxcb.so.1 on import)
-            raise X11InputUnavailable(f"the XCB library could not be loaded ({exc})",
-                                      missing=True) from exc
-        try:
-            conn: Any = xcffib.connect(display=display)
-        except Exception as exc:
-            raise X11InputUnavailable(f"could not connect to the X display ({exc})") from exc
-        try:
-            name = XI_EXTENSION.encode()
-            ext = conn.core.QueryExtension(len(name), name).reply()
+            ext = conn.query_extension(XI_EXTENSION.encode())
             if not ext.present:
                 raise X11InputUnavailable("the X server has no XInput extension",
                                           missing=True)
-            xinput = conn(xcffib.xinput.key)
-            version = xinput.XIQueryVersion(2, 2).reply()
-            if (version.major_version, version.minor_version) < (2, 1):
+            version = struct.unpack_from("=8xHH", conn.call(
+                ext.major_opcode, _XI_QUERY_VERSION, struct.pack("=HH", 2, 2)))
+            if version < (2, 1):
                 raise X11InputUnavailable(
-                    f"the X server has XInput {version.major_version}."
-                    f"{version.minor_version}, not 2.1 or later", missing=True)
-            root = conn.get_setup().roots[conn.pref_screen].root
-            watch = cls(conn, xinput, root, ext.major_opcode, _open_recorder(display))
-            prop = XTEST_PROPERTY.encode()
-            watch._xtest_atom = conn.core.InternAtom(True, len(prop), prop).reply().atom
+                    f"the X server has XInput {version[0]}.{version[1]}, not 2.1 or later",
+                    missing=True)
+            watch = cls(conn, ext.major_opcode, _open_recorder(display))
+            watch._xtest_atom = conn.intern_atom(XTEST_PROPERTY.encode(), only_if_exists=True)
             watch._load_devices()
         except X11InputUnavailable:
             conn.disconnect()
@@ -219,7 +238,7 @@ class RawInputWatch:
 
     def filenos(self) -> list[int]:
         """The sockets to watch: call `read()` when one is readable."""
-        sockets = [int(self._conn.get_file_descriptor())]
+        sockets = [self._conn.fileno()]
         if self.recorder is not None:
             sockets.append(self.recorder.fileno())
         return sockets
@@ -248,28 +267,16 @@ class RawInputWatch:
 
     def read(self) -> None:
         """Take the events (and XTEST requests) that arrived; never blocks."""
-        import xcffib.xinput
-
-        raw_types = {
-            xcffib.xinput.RawKeyPressEvent: InputKind.KEY_PRESS,
-            xcffib.xinput.RawKeyReleaseEvent: InputKind.KEY_RELEASE,
-            xcffib.xinput.RawButtonPressEvent: InputKind.BUTTON_PRESS,
-            xcffib.xinput.RawButtonReleaseEvent: InputKind.BUTTON_RELEASE,
-        }
-        while True:
-            try:
-                event = self._conn.poll_for_event()
-            except Exception as exc:
-                if self._conn.has_error():
-                    raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
-                log.debug("an X error on the input-check connection: %s", exc)
-                continue
-            if event is None:
-                break
-            kind = raw_types.get(type(event))
-            if kind is not None and self._selected:
-                self._events.add(event.time, RawInput(kind, event.time, event.detail,
-                                                      event.sourceid or event.deviceid))
+        try:
+            while (event := self._conn.poll_event()) is not None:
+                if event[0] == 0:  # (an error of an unchecked request)
+                    log.debug("an X error on the input-check connection: %d", event[1])
+                    continue
+                raw = parse_raw_event(event, self.xi_opcode)
+                if raw is not None and self._selected:
+                    self._events.add(raw.time, raw)
+        except XcbError as exc:  # (closed)
+            raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
         if self._conn.has_error():
             raise X11InputUnavailable("the X connection was lost")
         if self.recorder is not None:
@@ -282,8 +289,8 @@ class RawInputWatch:
         key Qt holds now has its raw event here after the reply.
         """
         try:
-            self._conn.core.GetInputFocus().reply()
-        except Exception as exc:
+            self._conn.call(GET_INPUT_FOCUS)
+        except XcbError as exc:
             raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
         self.read()
         events = self._events.near(time)
@@ -302,37 +309,50 @@ class RawInputWatch:
         """Close the connection (and the recorder's)."""
         if self.recorder is not None:
             self.recorder.close()
-        try:
-            self._conn.disconnect()
-        except Exception:  # (already gone)
-            log.debug("closing the input-check connection failed", exc_info=True)
+        self._conn.disconnect()
 
     # -- internals -------------------------------------------------------------------
     def _select(self, on: bool) -> None:
-        import xcffib.xinput
-
-        mask = xcffib.xinput.XIEventMask
-        bits = (mask.RawKeyPress | mask.RawKeyRelease | mask.RawButtonPress
-                | mask.RawButtonRelease) if on else 0
+        mask = struct.pack("=IH2xHHI", self._conn.root, 1, _ALL_MASTER_DEVICES, 1,
+                           _RAW_MASK if on else 0)
         try:  # (no round trip: a selection that failed leaves no raw event, so refuses)
-            self._xi.XISelectEvents(self._root, 1, [xcffib.xinput.EventMask.synthetic(
-                deviceid=_ALL_MASTER_DEVICES, mask_len=1, mask=[bits])])
+            self._conn.send(self.xi_opcode, _XI_SELECT_EVENTS, mask)
             self._conn.flush()
-        except Exception as exc:
+        except XcbError as exc:
             raise X11InputUnavailable(f"could not select raw input events ({exc})") from exc
         self._selected = on
 
     def _load_devices(self) -> None:
         """The devices and which are XTEST's: by name, or by the property the server
         sets on them (asked of every slave at once: one round trip, not one each)."""
-        infos = self._xi.XIQueryDevice(_ALL_DEVICES).reply().infos
-        names = {info.deviceid: info.name.to_string() for info in infos}
-        asked = {info.deviceid: self._xi.XIGetProperty(info.deviceid, False, self._xtest_atom,
-                                                       0, 0, 1)
-                 for info in infos if info.type in _SLAVE_TYPES and self._xtest_atom}
-        marked = {device for device, cookie in asked.items() if cookie.reply().num_items}
+        conn, xi = self._conn, self.xi_opcode
+        infos = parse_devices(conn.call(xi, _XI_QUERY_DEVICE,
+                                        struct.pack("=H2x", _ALL_DEVICES)))
+        names = {device: name for device, _, name in infos}
+        asked = {device: conn.send(xi, _XI_GET_PROPERTY,  # (any type, offset 0, 1 item)
+                                   struct.pack("=HBxIIII", device, 0, self._xtest_atom,
+                                               0, 0, 1), reply=True)
+                 for device, kind, _ in infos if kind in _SLAVE_TYPES and self._xtest_atom}
+        marked = {device for device, sequence in asked.items()
+                  if struct.unpack_from("=16xI", conn.reply(sequence))[0]}
         self._devices = {device: Device(device, name, is_xtest_name(name) or device in marked)
                          for device, name in names.items()}
+
+
+def connect(display: str | None) -> Connection:
+    """A connection of the check's own to `display`.
+
+    Raises:
+        X11InputUnavailable: `missing` when libxcb cannot be loaded.
+    """
+    try:
+        return Connection.connect(display)
+    except OSError as exc:  # (libxcb.so.1 not found)
+        raise X11InputUnavailable(f"the XCB library could not be loaded ({exc})",
+                                  missing=True) from exc
+    except XcbError as exc:
+        raise X11InputUnavailable(str(exc)) from exc
+
 
 def _open_recorder(display: str | None) -> XTestRecorder | None:
     """The XTEST recorder, or None (logged) where the server has no RECORD extension."""

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import logging
 import select
+import struct
 import time as clock
-from typing import Any
+from collections.abc import Callable
 
-from qoder_desktop.ui.x11_input import InputKind, RecentByTime, X11InputUnavailable
+from qoder_desktop.ui.x11_input import InputKind, RecentByTime, X11InputUnavailable, connect
+from qoder_desktop.ui.xcb import GET_INPUT_FOCUS, NO_OPERATION, Connection, XcbError
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +32,8 @@ MATCH_MS = 3
 """How far apart (ms) a FakeInput request's arrival and its event's time may be."""
 SYNC_TIMEOUT_S = 0.5
 _FAKE_INPUT = 2  # XTEST's FakeInput minor opcode
-_NO_OPERATION = 127
+_QUERY_VERSION, _CREATE_CONTEXT, _ENABLE_CONTEXT, _DISABLE_CONTEXT = 0, 1, 5, 6
+_FROM_CLIENT_TIME, _ALL_CLIENTS = 2, 3  # (RECORD's element header and client spec)
 _FROM_CLIENT, _END_OF_DATA = 1, 5
 _CORE_KINDS = {2: InputKind.KEY_PRESS, 3: InputKind.KEY_RELEASE,
                4: InputKind.BUTTON_PRESS, 5: InputKind.BUTTON_RELEASE}
@@ -56,7 +59,7 @@ def parse_elements(elements: bytes, xtest_opcode: int,
         length = int.from_bytes(request[2:4], "little") * 4
         if length == 0:  # (a big request: not one recorded here)
             break
-        if request[0] == _NO_OPERATION:
+        if request[0] == NO_OPERATION:
             no_ops += 1
         elif request[0] == xtest_opcode and request[1] == _FAKE_INPUT and length >= 12:
             event_type, detail = request[4] & 0x7F, request[5]
@@ -69,6 +72,24 @@ def parse_elements(elements: bytes, xtest_opcode: int,
     return fakes, no_ops
 
 
+def parse_enable_context_reply(reply: bytes) -> tuple[int, int, bytes]:
+    """One reply of RECORD's EnableContext: its category (`_FROM_CLIENT`, `_END_OF_DATA`
+    …), the resource id base of the client whose requests it carries, and its data."""
+    category, xid_base = struct.unpack_from("=xB10xI", reply)
+    return category, xid_base, reply[32:]
+
+
+def record_range(xtest_opcode: int) -> bytes:
+    """RECORD's range of what is recorded: XTEST's FakeInput and core NoOperation
+    requests, nothing else."""
+    return struct.pack("=BBBB" "BBHH" "BBHH" "BBBBBB" "BB",
+                       NO_OPERATION, NO_OPERATION, 0, 0,  # core requests, core replies
+                       xtest_opcode, xtest_opcode, _FAKE_INPUT, _FAKE_INPUT,  # ext requests
+                       0, 0, 0, 0,  # ext replies
+                       0, 0, 0, 0, 0, 0,  # delivered events, device events, errors
+                       0, 0)  # client started, client died
+
+
 def made_by(fakes: list[Fake], kind: InputKind, time: int, detail: int | None) -> bool:
     """Whether one of `fakes` made the event of `kind` at `time` (with `detail`)."""
     return any(fake_kind is kind and abs(fake_time - time) <= MATCH_MS
@@ -79,12 +100,13 @@ def made_by(fakes: list[Fake], kind: InputKind, time: int, detail: int | None) -
 class XTestRecorder:
     """Records XTEST FakeInput requests from every client while started."""
 
-    def __init__(self, ctl: Any, data: Any, context: int, xtest_opcode: int,
-                 xi_first_event: int) -> None:
+    def __init__(self, ctl: Connection, data: Connection, record_opcode: int, context: int,
+                 xtest_opcode: int, xi_first_event: int) -> None:
         self._ctl = ctl
         """The connection that asks: enables, disables, and sends our markers."""
         self._data = data
         """The connection RECORD streams the intercepted requests on (while enabled)."""
+        self._record = record_opcode
         self._context = context
         self._xtest = xtest_opcode
         self._xi_first_event = xi_first_event
@@ -94,38 +116,27 @@ class XTestRecorder:
         """Kept by time, not count: no flood of requests pushes out the one looked for."""
         self._markers_sent = 0
         self._markers_seen = 0
-        self._marker_base = ctl.get_setup().resource_id_base
+        self._marker_base = ctl.setup.resource_id_base
 
     @classmethod
     def open(cls, display: str | None = None) -> XTestRecorder:
         """Two connections and a RECORD context for XTEST's FakeInput requests (not yet
         enabled); `X11InputUnavailable` (`missing`) when the server has no RECORD."""
-        import xcffib
-        import xcffib.record
-        import xcffib.xproto  # (the core protocol, which connect needs)
-
-        record = xcffib.record
-        opened: list[Any] = []
+        opened: list[Connection] = []
         try:
-            ctl: Any = xcffib.connect(display=display)
+            ctl = connect(display)
             opened.append(ctl)
-            found = {n: ctl.core.QueryExtension(len(n), n).reply()
-                     for n in (b"RECORD", b"XTEST", b"XInputExtension")}
+            found = {n: ctl.query_extension(n) for n in (b"RECORD", b"XTEST", b"XInputExtension")}
             if not found[b"RECORD"].present or not found[b"XTEST"].present:
                 raise X11InputUnavailable("the X server has no RECORD extension",
                                           missing=True)
-            ctl(record.key).QueryVersion(1, 13).reply()
-            xtest = found[b"XTEST"].major_opcode
-            ranges = [record.Range.synthetic(
-                core_requests=(_NO_OPERATION, _NO_OPERATION), core_replies=(0, 0),
-                ext_requests=((xtest, xtest), (_FAKE_INPUT, _FAKE_INPUT)),
-                ext_replies=((0, 0), (0, 0)), delivered_events=(0, 0),
-                device_events=(0, 0), errors=(0, 0), client_started=0, client_died=0)]
+            record, xtest = found[b"RECORD"].major_opcode, found[b"XTEST"].major_opcode
+            ctl.call(record, _QUERY_VERSION, struct.pack("=HH", 1, 13))
             context = ctl.generate_id()
-            ctl(record.key).CreateContext(context, record.HType.FromClientTime, 1, 1,
-                                          [record.CS.AllClients], ranges,
-                                          is_checked=True).check()
-            data: Any = xcffib.connect(display=display)
+            ctl.check(ctl.send(record, _CREATE_CONTEXT, struct.pack(
+                "=IB3xIII", context, _FROM_CLIENT_TIME, 1, 1, _ALL_CLIENTS)
+                + record_range(xtest), checked=True))
+            data = connect(display)
             opened.append(data)
         except Exception as exc:
             for conn in opened:
@@ -134,33 +145,32 @@ class XTestRecorder:
                 raise
             raise X11InputUnavailable(f"could not set up recording XTEST ({exc})") from exc
         xinput = found[b"XInputExtension"]
-        return cls(ctl, data, context, xtest, xinput.first_event if xinput.present else 0)
+        return cls(ctl, data, record, context, xtest,
+                   xinput.first_event if xinput.present else 0)
 
     def fileno(self) -> int:
         """The socket the intercepted requests arrive on (call `read` when readable)."""
-        return int(self._data.get_file_descriptor())
+        return self._data.fileno()
 
     def start(self) -> None:
         """Record FakeInput requests from now on (the context enabled)."""
-        import xcffib.record
-
         if self._sequence is not None:
             return
         try:
-            cookie = self._data(xcffib.record.key).EnableContext(self._context)
+            sequence = self._data.send(self._record, _ENABLE_CONTEXT,
+                                       struct.pack("=I", self._context), reply=True)
             self._data.flush()
-        except Exception as exc:
+        except XcbError as exc:
             raise X11InputUnavailable(f"could not start recording XTEST ({exc})") from exc
-        self._sequence = cookie.sequence
+        self._sequence = sequence
 
     def stop(self) -> None:
         """Stop recording and forget what was recorded."""
         if self._sequence is not None:
             try:
-                import xcffib.record
-
-                self._ctl(xcffib.record.key).DisableContext(
-                    self._context, is_checked=True).check()
+                self._ctl.check(self._ctl.send(self._record, _DISABLE_CONTEXT,
+                                               struct.pack("=I", self._context),
+                                               checked=True))
                 self._wait(lambda: self._sequence is None)  # (until its end of data)
             except Exception:
                 log.debug("stopping the XTEST recording failed", exc_info=True)
@@ -172,38 +182,24 @@ class XTestRecorder:
         """Stop, and close both connections."""
         self.stop()
         for conn in (self._ctl, self._data):
-            try:
-                conn.disconnect()
-            except Exception:  # (already gone)
-                log.debug("closing a RECORD connection failed", exc_info=True)
+            conn.disconnect()
 
     def read(self) -> None:
         """Take the intercepted requests that arrived (never blocks)."""
-        import xcffib
-        import xcffib.record
-
-        ffi, lib = xcffib.ffi, xcffib.lib
         while self._sequence is not None:
-            reply_p = ffi.new("void **")
-            error_p = ffi.new("xcb_generic_error_t **")
-            if not lib.xcb_poll_for_reply(self._data._conn, self._sequence, reply_p,
-                                          error_p):
+            try:
+                reply = self._data.poll_reply(self._sequence)
+            except XcbError as exc:
+                raise X11InputUnavailable("the X server stopped recording XTEST") from exc
+            if reply is None:
                 if self._data.has_error():
                     raise X11InputUnavailable("the XTEST recording's connection was lost")
                 return
-            if error_p[0] != ffi.NULL:
-                xcffib.c_free(error_p[0])
-                raise X11InputUnavailable("the X server stopped recording XTEST")
-            if reply_p[0] == ffi.NULL:
-                return
-            data = ffi.gc(reply_p[0], xcffib.c_free)
-            length = 32 + ffi.cast("xcb_generic_reply_t *", data).length * 4
-            reply = xcffib.record.EnableContextReply(
-                xcffib.CffiUnpacker(data, known_max=length))
-            if reply.category == _END_OF_DATA:
+            category, xid_base, data = parse_enable_context_reply(reply)
+            if category == _END_OF_DATA:
                 self._sequence = None
-            elif reply.category == _FROM_CLIENT:
-                self._take(bytes(reply.data), reply.xid_base == self._marker_base)
+            elif category == _FROM_CLIENT:
+                self._take(data, xid_base == self._marker_base)
 
     def injected(self, kind: InputKind, time: int, detail: int | None) -> bool:
         """Whether an XTEST request made the event of `kind` at `time` (keys: `detail`
@@ -217,14 +213,14 @@ class XTestRecorder:
         self._markers_sent += 1
         wanted = self._markers_sent
         try:  # (the round trip after it makes the server flush what RECORD holds)
-            self._ctl.core.NoOperation()
-            self._ctl.core.GetInputFocus().reply()
-        except Exception as exc:
+            self._ctl.send(NO_OPERATION)
+            self._ctl.call(GET_INPUT_FOCUS)
+        except XcbError as exc:
             raise X11InputUnavailable(f"the X connection was lost ({exc})") from exc
         self._wait(lambda: self._markers_seen >= wanted)
         return made_by(self._fakes.near(time, MATCH_MS), kind, time, detail)
 
-    def _wait(self, done: Any) -> None:
+    def _wait(self, done: Callable[[], bool]) -> None:
         """Read until `done()`, waiting on the socket; `X11InputUnavailable` after
         `SYNC_TIMEOUT_S`."""
         deadline = clock.monotonic() + SYNC_TIMEOUT_S

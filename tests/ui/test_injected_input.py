@@ -9,22 +9,26 @@ without RECORD it stands in for a keyboard's key.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import struct
 import subprocess
-import sys
+from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from qoder_desktop.domain.models import DecisionKind
-from qoder_desktop.ui import x11_input
+from qoder_desktop.ui import x11_input, xcb
 from qoder_desktop.ui.dialogs import ApprovalDialog, PlanDialog, QuestionDialog
 from qoder_desktop.ui.dialogs.input_origin import REFUSED_CLICK, REFUSED_KEY, InputOrigin
+from qoder_desktop.ui.xcb import GET_INPUT_FOCUS, Connection
 
 pytestmark = pytest.mark.skipif(os.environ.get("QT_QPA_PLATFORM") != "xcb",
                                 reason="needs Qt's xcb platform (test_keys_on_xcb runs it)")
 RETURN, CONTROL_L = 0xFF0D, 0xFFE3
+SLAVE_KEYBOARD = 4  # (XInput2's device type)
 
 
 def _xdotool(*args: str) -> None:
@@ -58,63 +62,49 @@ def _device_key(*keysyms: int) -> None:
 
 def _keyboard_device() -> int:
     """The X server's own keyboard device (not an XTEST one)."""
-    import xcffib
-    import xcffib.xinput
-
-    conn = xcffib.connect()
-    try:
-        xinput = conn(xcffib.xinput.key)
-        xinput.XIQueryVersion(2, 2).reply()
-        return int(next(info.deviceid for info in xinput.XIQueryDevice(0).reply().infos
-                        if info.type == xcffib.xinput.DeviceType.SlaveKeyboard
-                        and "XTEST" not in info.name.to_string()))
-    finally:
-        conn.disconnect()
+    with _connection() as conn:
+        xi = conn.query_extension(b"XInputExtension").major_opcode
+        conn.call(xi, 47, struct.pack("=HH", 2, 2))  # XIQueryVersion
+        devices = x11_input.parse_devices(conn.call(xi, 48, struct.pack("=H2x", 0)))
+        return next(device for device, kind, name in devices
+                    if kind == SLAVE_KEYBOARD and "XTEST" not in name)
 
 
 def _keycodes(*keysyms: int) -> list[int]:
     """The keycodes of `keysyms` in the server's keyboard mapping."""
-    import xcffib
-    import xcffib.xproto
-
-    conn = xcffib.connect()
-    try:
-        setup = conn.get_setup()
-        count = setup.max_keycode - setup.min_keycode + 1
-        mapping = conn.core.GetKeyboardMapping(setup.min_keycode, count).reply()
-        syms = list(mapping.keysyms)
-        return [setup.min_keycode + syms.index(sym) // mapping.keysyms_per_keycode
-                for sym in keysyms]
-    finally:
-        conn.disconnect()
+    with _connection() as conn:
+        first = conn.setup.min_keycode
+        count = conn.setup.max_keycode - first + 1
+        mapping = conn.call(101, 0, struct.pack("=BB2x", first, count))  # GetKeyboardMapping
+        per_keycode = mapping[1]
+        syms = list(struct.unpack_from(f"={(len(mapping) - 32) // 4}I", mapping, 32))
+        return [first + syms.index(sym) // per_keycode for sym in keysyms]
 
 
 def _flood_after(first: list[tuple[int, int, int]], flood: tuple[int, int, int],
                  count: int = 300) -> None:
     """Send the FakeInput requests `first` (type, detail, device; a type below 64 is a
     core event), then `count` times `flood`, all in one flush."""
-    import xcffib
-    import xcffib.xtest
-
-    conn = xcffib.connect()
-    try:
-        xtest = conn(xcffib.xtest.key)
+    with _connection() as conn:
+        xtest = conn.query_extension(b"XTEST").major_opcode
         for event_type, detail, device in [*first, *[flood] * count]:
-            xtest.FakeInput(event_type, detail, 0, 0, 0, 0, device)
+            conn.send(xtest, 2, struct.pack("=BB2xII8xhh7xB", event_type, detail, 0, 0,
+                                            0, 0, device))  # FakeInput
         conn.flush()
-        conn.core.GetInputFocus().reply()
-    finally:
-        conn.disconnect()
+        conn.call(GET_INPUT_FOCUS)
 
 
 def _xi1_first_event() -> int:
-    import xcffib
-    import xcffib.xproto
+    with _connection() as conn:
+        return conn.query_extension(b"XInputExtension").first_event
 
-    conn = xcffib.connect()
+
+@contextlib.contextmanager
+def _connection() -> Iterator[Connection]:
+    """A connection to $DISPLAY of the test's own."""
+    conn = Connection.connect()
     try:
-        name = b"XInputExtension"
-        return int(conn.core.QueryExtension(len(name), name).reply().first_event)
+        yield conn
     finally:
         conn.disconnect()
 
@@ -300,17 +290,15 @@ def test_a_lost_check_connection_refuses_then_is_set_up_again(approval, qtbot):
     """Another client kills the check's X connection: a key made meanwhile is refused
     (fail closed, and the dialog says why); the check is set up again and refuses
     injected keys as before."""
-    import xcffib
-
     dialog, decisions = approval
     watch = dialog.origin._watch
     assert watch is not None
     conn = watch._conn  # (a resource of the check's connection, for KillClient to name)
     victim = conn.generate_id()
-    conn.core.CreateGC(victim, conn.get_setup().roots[0].root, 0, [], is_checked=True).check()
-    killer = xcffib.connect()
-    killer.core.KillClient(victim, is_checked=True).check()
-    killer.disconnect()
+    conn.check(conn.send(55, 0, struct.pack("=III", victim, conn.root, 0),  # CreateGC
+                         checked=True))
+    with _connection() as killer:
+        killer.check(killer.send(113, 0, struct.pack("=I", victim), checked=True))  # KillClient
     _device_key(CONTROL_L, RETURN)  # (before this process has seen the loss)
     qtbot.waitUntil(lambda: "could not confirm" in dialog.input_note.text(), timeout=5000)
     assert decisions == [] and not dialog.is_finished()
@@ -323,11 +311,11 @@ def test_a_lost_check_connection_refuses_then_is_set_up_again(approval, qtbot):
 
 def test_without_the_check_keys_still_approve_and_every_dialog_warns(
         open_dialog, make_request, qtbot, monkeypatch):
-    """Where the check cannot be set up (here: the XCB binding cannot be imported),
+    """Where the check cannot be set up (here: the XCB library cannot be loaded),
     approving keys still work, and the dialog says plainly that injected input cannot be
     told apart on this display."""
-    monkeypatch.setitem(sys.modules, "xcffib", None)
-    monkeypatch.setitem(sys.modules, "xcffib.xinput", None)
+    monkeypatch.setattr(xcb, "LIBRARY", "libxcb-absent.so.1")
+    monkeypatch.setattr(xcb, "_loaded", None)
     monkeypatch.setattr(InputOrigin, "_instance", None)
     dialog, decisions = open_dialog(ApprovalDialog(make_request(
         "Bash", {"command": "ls"}, cwd="/work/proj")))

@@ -22,7 +22,7 @@ action, where it came from:
 Platforms: only Qt's `xcb` platform is checked. On Wayland a client cannot inject input
 into another client; on macOS and Windows the check does not apply (see the README).
 
-When the X server lacks XInput 2.1 or the XCB binding cannot be loaded (`missing`),
+When the X server lacks XInput 2.1 or libxcb cannot be loaded (`missing`),
 approving keys still work — locking the person out of every approval would be worse —
 and every dialog says plainly that injected input cannot be told apart there (a server
 without RECORD is only logged: `sourceid` still catches `xdotool` and its like). When the
