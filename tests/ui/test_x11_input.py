@@ -25,6 +25,7 @@ from qoder_desktop.ui.x11_input import (
     is_xtest_name,
 )
 from qoder_desktop.ui.x11_record import MATCH_MS, made_by, parse_elements
+from qoder_desktop.ui.xcb import GET_INPUT_FOCUS, Connection, XcbError
 
 KEY, BUTTON_UP = InputKind.KEY_PRESS, InputKind.BUTTON_RELEASE
 DEVICES = {2: Device(2, "Virtual core pointer", False),
@@ -162,3 +163,25 @@ def test_the_watch_on_a_real_x_server():
             assert watch.origin(KEY, press.time, press.detail) is Origin.UNKNOWN
         finally:
             watch.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (see .ci/run)")
+def test_the_connection_reports_refused_requests_and_a_closed_connection():
+    """What the check's fail-closed paths rest on: a request the server refuses raises
+    (with its error code) and leaves the connection usable; a closed one raises."""
+    with xvfb_display("800x600x24") as env:
+        conn = Connection.connect(env["DISPLAY"])
+        try:
+            assert conn.root and conn.setup.min_keycode == 8
+            with pytest.raises(XcbError) as refused:  # KillClient of no client's resource
+                conn.check(conn.send(113, 0, (0x1234567).to_bytes(4, "little"),
+                                     checked=True))
+            assert refused.value.code == 2  # BadValue
+            assert not conn.has_error()
+            assert conn.query_extension(b"XInputExtension").present
+        finally:
+            conn.disconnect()
+        assert conn.has_error()
+        with pytest.raises(XcbError):
+            conn.call(GET_INPUT_FOCUS)
