@@ -23,12 +23,14 @@ import re
 import secrets
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
-
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from qoder_desktop.gateway.contract import TokenSource, reveal_token
 from qoder_desktop.gateway.instances import InstanceRegistry
+
+if TYPE_CHECKING:  # the route serves with the HTTP stack (`http_stack`)
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 IDENTITY_PATH = "/qoder-desktop/identity"
 _NONCE = re.compile(r"[0-9a-f]{32,64}")
