@@ -221,11 +221,15 @@ class ApprovalGateway(ApprovalSource):
         self._serving = ServeOnFirstConnection(sock, self._load_server, "the approval gateway",
                                                on_failure=lambda error: self._failed(
                                                    error, on_failure))
-        self._serving.start()
+        serving = self._serving
+        serving.start()
         if (self._registry is not None and self._data_folder is not None
                 and await asyncio.to_thread(self._registry.register, self.port,
                                             self._data_folder, self._instance_key)):
             self._registered = self.port
+            if self._serving is not serving:  # stopped while the record was written
+                self._unregister()
+                return
         log.info("approval gateway listening on %s", self.url)
 
     async def stop(self) -> None:
