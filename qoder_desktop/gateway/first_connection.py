@@ -98,8 +98,12 @@ class ServeOnFirstConnection:
         """Wait (on the running loop) for the first connection."""
         loop = asyncio.get_running_loop()
         self._loop = loop
-        self._watched = self._sock.fileno()
-        loop.add_reader(self._watched, self._connection_waiting)
+        try:
+            loop.add_reader(self._sock.fileno(), self._connection_waiting)
+        except NotImplementedError:  # a proactor loop (Windows) watches no socket: serve now
+            self._asked.set()
+        else:
+            self._watched = self._sock.fileno()
         self._task = loop.create_task(self._serve_when_asked(), name=f"serving {self._what}")
 
     async def stop(self) -> None:
