@@ -1,7 +1,7 @@
 """The gateway's HTTP stack, loaded when the first agent connects (`first_connection`).
 
 Everything here imports the web stack: uvicorn with h11, Starlette, sse-starlette and
-multipart, and the ``mcp`` SDK's streamable-HTTP transport (~60 modules and a few MB a
+multipart, and the ``mcp`` SDK's streamable-HTTP transport (~80 modules and ~4 MB a
 session that never meets an agent does not need). `gateway_server` builds the uvicorn
 server of an `server.ApprovalGateway` on its listening socket: the MCP server with its
 ``approve`` tool, the bearer check (`BearerAuth`), the identity answer
