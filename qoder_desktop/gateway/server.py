@@ -13,12 +13,13 @@ agent run with its next allow.
 A streamable-HTTP MCP server (``mcp`` SDK, stateful sessions) in a Starlette app under
 uvicorn, inside the app's asyncio loop, bound to 127.0.0.1 only. The socket listens from
 `start()` on; that HTTP stack (`http_stack`) is loaded and started on it only when the
-first agent connects (`first_connection`), since most sessions never meet one. Every request needs
-``Authorization: Bearer <token>``; others get a 401 and a log line with the client
-address (never the presented token). Malformed arguments, an unknown tool or any error
-give a deny, never an allow. An agent that hangs up, sends ``notifications/cancelled``
-or ends its MCP session withdraws its pending request. A person's answer is never
-timed out here; while it is awaited, progress notifications keep idle clients waiting.
+first agent connects (`first_connection`), since most sessions never meet one. Every
+request needs ``Authorization: Bearer <token>``; others get a 401 and a log line with
+the client address (never the presented token). Malformed arguments, an unknown tool
+or any error give a deny, never an allow. An agent that hangs up, sends
+``notifications/cancelled`` or ends its MCP session withdraws its pending request. A
+person's answer is never timed out here; while it is awaited, progress notifications
+keep idle clients waiting.
 
 Idle sessions. An MCP session with no request in flight for `SESSION_IDLE_TIMEOUT` (a
 day) is closed by the ``mcp`` SDK's session manager. Without any timeout, the session of
@@ -217,12 +218,15 @@ class ApprovalGateway(ApprovalSource):
             raise
         self._port = sock.getsockname()[1]
         self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
+        serving = ServeOnFirstConnection(sock, self._load_server, "the approval gateway",
+                                         on_failure=lambda error: self._failed(error, on_failure))
+        try:
+            serving.start()
+        except BaseException:
+            sock.close()
+            raise
+        self._serving = serving
         self._log_limit.install()
-        self._serving = ServeOnFirstConnection(sock, self._load_server, "the approval gateway",
-                                               on_failure=lambda error: self._failed(
-                                                   error, on_failure))
-        serving = self._serving
-        serving.start()
         if (self._registry is not None and self._data_folder is not None
                 and await asyncio.to_thread(self._registry.register, self.port,
                                             self._data_folder, self._instance_key)):
