@@ -344,7 +344,8 @@ def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: P
     finally:
         stop_group(app, timeout=30)
     assert tools == ["approve"]
-    assert app.returncode == 0  # quit cleanly on SIGTERM
+    assert app.returncode == 0  # quit cleanly on SIGTERM, its gateway serving
+    assert [line for line in log_file.read_text().splitlines() if " ERROR " in line] == []
     report = json.loads(report_file.read_text(encoding="utf-8"))
     # the gateway listens without its HTTP stack (uvicorn, Starlette, h11, multipart, the
     # SDK's HTTP transport); it loaded when the agent connected, not before
