@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import resource
+import select
 import socket
 import subprocess
 import sys
@@ -212,7 +213,8 @@ async def test_a_flood_queued_before_the_server_starts_locks_no_agent_out_and_lo
         assert opener.stdout is not None
         # The loop is held here (as by a busy start-up) while the first burst connects:
         # nothing accepts it, the kernel queues it, the server has not started.
-        assert int(opener.stdout.readline()) == QUEUED_BEFORE_START
+        ready, _, _ = select.select([opener.stdout], [], [], WAIT)
+        assert ready and int(opener.stdout.readline()) == QUEUED_BEFORE_START
         assert gateway.state is ServingState.WAITING
         result = await ask_through_mcp(gateway.url, added, broker)  # queued behind them
         assert result == {"behavior": "allow", "updatedInput": {"command": "make"}}
