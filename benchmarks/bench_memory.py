@@ -31,7 +31,8 @@ IMPORT_STEPS = (
     ("pydantic + our models", "import qoder_desktop.domain.models"),
     ("claude_agent_sdk", "import claude_agent_sdk"),
     ("qoder_agent_sdk", "import qoder_agent_sdk"),
-    ("mcp server (gateway)", "import qoder_desktop.gateway.server"),
+    ("approval gateway (its HTTP stack loads at the first agent connection)",
+     "import qoder_desktop.gateway.server"),
     ("rest of qoder_desktop.ui.app", "import qoder_desktop.ui.app"),
 )
 STEP_SCRIPT = """

@@ -33,6 +33,7 @@ from benchmarks.common import (
     judge,
     log,
     parse_args,
+    private_gateway_port,
     stop_process,
 )
 from benchmarks.xvfb import private_display
@@ -134,6 +135,7 @@ def app_rss(display: str, settle: float) -> tuple[float, dict[str, float], str, 
     home = Path(tempfile.mkdtemp(prefix="qoder-bench-live-"))
     with desktop_session(display) as env:
         env.update(HOME=str(home / "home"), QODER_DESKTOP_HOME=str(home / "qoder-home"))
+        private_gateway_port(home / "qoder-home")  # never another benchmark's gateway
         for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
                          ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache")):
             env[var] = str(home / "home" / sub)

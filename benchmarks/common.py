@@ -33,6 +33,23 @@ def child_env(**extra: str) -> dict[str, str]:
         part for part in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if part)
     return env
 
+def private_gateway_port(qoder_home: Path) -> int:
+    """Write `qoder_home`'s settings with the approval gateway on a free loopback port;
+    returns it. An app a benchmark starts then never meets another app of this machine
+    on the default port: its port-squat probe would be the other gateway's first agent
+    connection (loading that one's HTTP stack), or it would find the port taken and run
+    no gateway at all."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    config = qoder_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({"gateway_port": port}), encoding="utf-8")
+    return port
+
+
 now = time.perf_counter
 """The clock of every in-process measurement (CLOCK_MONOTONIC on Linux)."""
 

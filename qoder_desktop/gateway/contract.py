@@ -12,7 +12,8 @@ only and kept in memory (`GatewayToken.message` says which).
 ``{"behavior": "deny", "message": "...", "interrupt": true}``); `parse_arguments`
 checks what the tool receives (``{tool_name, input, tool_use_id}``).
 
-`BearerAuth` is the ASGI middleware that lets only requests with the token through.
+`http_stack.BearerAuth` is the ASGI middleware that lets only requests with the token
+through (loaded with the HTTP stack, at the first agent connection).
 `client_snippets` gives the exact flags and MCP config for Claude Code and qodercli,
 with a placeholder instead of the token unless the caller passes the token (the copy
 button does; a dialog that merely shows the snippets does not). Qt-free, no asyncio
@@ -21,7 +22,6 @@ server here (see `gateway`).
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import logging
@@ -30,10 +30,6 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from qoder_desktop.approval.source import ToolCall
 from qoder_desktop.approval.source import deny_result as deny_result  # re-exported
@@ -59,7 +55,8 @@ LOOPBACK = "127.0.0.1"
 CONFIG_FILE_NAME = "qoder-desktop.json"
 
 HTTP_CLOSED = "qoder_desktop.http_closed"
-"""Scope key of the `asyncio.Event` that `BearerAuth` sets when an HTTP request is over."""
+"""Scope key of the `asyncio.Event` that `http_stack.BearerAuth` sets when an HTTP request
+is over."""
 GATEWAY_TOKEN_KEY = "gateway-token"
 """The keyring user name of the token (service ``qoder-desktop``)."""
 GATEWAY_TOKEN_LABEL = "qoder-desktop gateway token"
@@ -249,62 +246,6 @@ def client_label(name: str | None, version: str | None = None) -> str:
     text = f"{name or ''} {version or ''}".strip()
     text = "".join(ch for ch in text if ch.isprintable())[:80].strip()
     return text or "unknown MCP client"
-
-
-class BearerAuth:
-    """ASGI middleware: only requests with the right bearer token pass (401 otherwise).
-
-    It also gives each HTTP request an `asyncio.Event` (scope key
-    ``qoder_desktop.http_closed``) that is set once the request is over, so a tool
-    call can notice that its agent hung up.
-    """
-
-    def __init__(self, app: ASGIApp, token: TokenSource,
-                 on_refused: Callable[[], None] | None = None) -> None:
-        self.app = app
-        self._token = token
-        self._on_refused = on_refused
-
-    def _refusal(self, scope: Scope) -> str | None:
-        header = Headers(scope=scope).get("authorization")
-        if header is None:
-            return "no Authorization header"
-        scheme, _, presented = header.strip().partition(" ")
-        if scheme.lower() != "bearer" or not presented.strip():
-            return "not a bearer token"
-        try:
-            expected = reveal_token(self._token)
-        except Exception:
-            log.exception("the gateway token could not be read")
-            return "the gateway token is unavailable"
-        if not expected or not hmac.compare_digest(presented.strip().encode(), expected.encode()):
-            return "wrong token"
-        return None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self.app(scope, receive, send)
-            return
-        reason = self._refusal(scope)
-        if reason is not None:
-            host, port = scope.get("client") or ("?", 0)
-            log.warning("approval gateway refused %s %s from %s:%s: %s", scope.get("method", "?"),
-                        scope.get("path", "?"), host, port, reason)
-            if self._on_refused is not None:
-                self._on_refused()
-            if scope["type"] == "http":
-                response = JSONResponse(
-                    {"error": "unauthorized",
-                     "message": "Qoder Desktop's approval gateway needs the right bearer token."},
-                    status_code=401, headers={"WWW-Authenticate": f'Bearer realm="{SERVER_NAME}"'})
-                await response(scope, receive, send)
-            return
-        closed = asyncio.Event()
-        scope[HTTP_CLOSED] = closed
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            closed.set()
 
 
 def _bearer(token: SecretValue | GatewayToken | str | None) -> str:

@@ -23,18 +23,24 @@ import re
 import secrets
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
-
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from qoder_desktop.gateway.contract import TokenSource, reveal_token
 from qoder_desktop.gateway.instances import InstanceRegistry
+
+if TYPE_CHECKING:  # the route serves with the HTTP stack (`http_stack`)
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 IDENTITY_PATH = "/qoder-desktop/identity"
 _NONCE = re.compile(r"[0-9a-f]{32,64}")
 _LABEL = b"qoder-desktop gateway identity:"
 _INSTANCE_LABEL = b"qoder-desktop gateway instance:"
 PROBE_TIMEOUT = 2.0
+"""Seconds to connect to the port's holder."""
+ANSWER_TIMEOUT = 10.0
+"""Seconds for its answer: a gateway that has served no agent yet loads its HTTP stack
+for this first connection (`first_connection`), which on a busy machine takes a while."""
 
 
 class PortHolder(StrEnum):
@@ -131,10 +137,12 @@ async def port_holder(host: str, port: int, token: str,
 
 
 async def identify(host: str, port: int, token: str, registry: InstanceRegistry | None = None,
-                   timeout: float = PROBE_TIMEOUT) -> PortOwner:
+                   timeout: float = PROBE_TIMEOUT,
+                   answer_timeout: float = ANSWER_TIMEOUT) -> PortOwner:
     """Who listens on `host:port`, and which of this user's copies when it can prove it.
 
-    Sends only a fresh nonce. The listener is ANOTHER copy (with its data folder) only
+    Sends only a fresh nonce; waits `timeout` to connect and `answer_timeout` for the
+    answer. The listener is ANOTHER copy (with its data folder) only
     when `registry` has a record for `port` and the answer carries the HMAC of our nonce
     under that record's key; a listener that proves `token` is US.
     """
@@ -149,7 +157,7 @@ async def identify(host: str, port: int, token: str, registry: InstanceRegistry 
         writer.write(f"GET {IDENTITY_PATH}?nonce={nonce} HTTP/1.1\r\nHost: {host}:{port}\r\n"
                      "Connection: close\r\n\r\n".encode())
         await writer.drain()
-        raw = await asyncio.wait_for(_read_all(reader), timeout)
+        raw = await asyncio.wait_for(_read_all(reader), answer_timeout)
         _head, _, body = raw.partition(b"\r\n\r\n")
         answer = json.loads(body or b"null")
     except (OSError, TimeoutError, ValueError):

@@ -11,12 +11,15 @@ session" and stays the authority; a grant revoked in the app is removed from tha
 agent run with its next allow.
 
 A streamable-HTTP MCP server (``mcp`` SDK, stateful sessions) in a Starlette app under
-uvicorn, inside the app's asyncio loop, bound to 127.0.0.1 only. Every request needs
-``Authorization: Bearer <token>``; others get a 401 and a log line with the client
-address (never the presented token). Malformed arguments, an unknown tool or any error
-give a deny, never an allow. An agent that hangs up, sends ``notifications/cancelled``
-or ends its MCP session withdraws its pending request. A person's answer is never
-timed out here; while it is awaited, progress notifications keep idle clients waiting.
+uvicorn, inside the app's asyncio loop, bound to 127.0.0.1 only. The socket listens from
+`start()` on; that HTTP stack (`http_stack`) is loaded and started on it only when the
+first agent connects (`first_connection`), since most sessions never meet one. Every
+request needs ``Authorization: Bearer <token>``; others get a 401 and a log line with
+the client address (never the presented token). Malformed arguments, an unknown tool
+or any error give a deny, never an allow. An agent that hangs up, sends
+``notifications/cancelled`` or ends its MCP session withdraws its pending request. A
+person's answer is never timed out here; while it is awaited, progress notifications
+keep idle clients waiting.
 
 Idle sessions. An MCP session with no request in flight for `SESSION_IDLE_TIMEOUT` (a
 day) is closed by the ``mcp`` SDK's session manager. Without any timeout, the session of
@@ -32,38 +35,23 @@ to schedule an infinite timer).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
+import importlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
-from starlette.routing import Route
-from starlette.types import ASGIApp
-from uvicorn.config import Config
 
-from qoder_desktop import __version__
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.source import ApprovalSource, SessionRef, is_withdrawn
 from qoder_desktop.domain.models import ApprovalRequest, Backend, Decision, RuleValue
-from qoder_desktop.gateway.callers import Callers
 from qoder_desktop.gateway.contract import (
     HTTP_CLOSED,
-    INPUT_SCHEMA,
     LOOPBACK,
-    MCP_PATH,
-    SERVER_NAME,
     TOOL_NAME,
-    BearerAuth,
     TokenSource,
     deny_result,
     gateway_url,
@@ -71,13 +59,11 @@ from qoder_desktop.gateway.contract import (
     reveal_token,
     tool_call,
 )
-from qoder_desktop.gateway.identity import IdentityRoute, PortHolder, identify
+from qoder_desktop.gateway.first_connection import ServeOnFirstConnection, ServingState
+from qoder_desktop.gateway.identity import PortHolder, identify
 from qoder_desktop.gateway.instances import InstanceRegistry
 from qoder_desktop.gateway.limits import (
-    ACCEPT_BATCH,
     HEADER_TIMEOUT,
-    KEEP_ALIVE_TIMEOUT,
-    LISTEN_BACKLOG,
     MAX_CONNECTIONS,
     ConnectionGuard,
     gateway_log_limit,
@@ -89,11 +75,14 @@ from qoder_desktop.gateway.serving import (
     GatewayPortHeldByCopy,
     GatewayPortInUse,
     GatewayPortSquatted,
-    QuietServer,
     bind_loopback,
-    mcp_endpoint,
-    wait_until_served,
 )
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server as McpServer
+    from uvicorn.server import Server
+
+    from qoder_desktop.gateway.callers import Callers
 
 log = logging.getLogger(__name__)
 
@@ -161,12 +150,12 @@ class ApprovalGateway(ApprovalSource):
         self._registered: int | None = None
         self.guard = ConnectionGuard(max_connections, header_timeout)
         """The connection cap and header deadline (renewed at each start)."""
-        self._server: QuietServer | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._callers = Callers(hub)
+        self._serving: ServeOnFirstConnection | None = None
+        self._callers: Callers | None = None
+        self._mcp: McpServer[Any, Any] | None = None
+        """The MCP server, made with the HTTP stack at the first connection."""
         self.refused = 0
         """How many HTTP requests were refused for want of the right token."""
-        self._mcp = self._build_mcp_server()
 
     # -- the way in (ApprovalSource) -------------------------------------------------------
 
@@ -188,19 +177,27 @@ class ApprovalGateway(ApprovalSource):
 
     @property
     def running(self) -> bool:
-        """True between `start()` and `stop()`."""
-        return self._task is not None and not self._task.done()
+        """True between `start()` and `stop()`, unless the server failed to start."""
+        return self._serving is not None and self._serving.running
+
+    @property
+    def state(self) -> ServingState:
+        """Stopped; listening and waiting for the first agent; starting its HTTP server;
+        serving; or failed (`first_connection`)."""
+        return ServingState.STOPPED if self._serving is None else self._serving.state
 
     # -- life cycle ----------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Listen on 127.0.0.1 and serve until `stop()`; returns once listening.
+    async def start(self, on_failure: Callable[[GatewayError], None] | None = None) -> None:
+        """Listen on 127.0.0.1 until `stop()`; returns once listening. The HTTP server
+        starts when the first agent connects (`first_connection`); if it cannot, the
+        socket is closed and `on_failure` is told why.
 
         Raises:
             GatewayPortInUse: the port is taken.
             GatewayError: the gateway could not start for another reason.
         """
-        if self._task is not None:
+        if self._serving is not None:
             raise GatewayError("the approval gateway is already running")
         if not reveal_token(self._token):
             raise GatewayError("the approval gateway has no token, so it will not start")
@@ -221,47 +218,60 @@ class ApprovalGateway(ApprovalSource):
             raise
         self._port = sock.getsockname()[1]
         self.guard = ConnectionGuard(self._max_connections, self._header_timeout)
-        config = Config(self._build_app(), host=self._host, port=self._port,
-                        lifespan="on", log_config=None, access_log=False,
-                        log_level="warning", timeout_graceful_shutdown=2,
-                        server_header=False, http=self.guard.protocol(),
-                        timeout_keep_alive=KEEP_ALIVE_TIMEOUT, backlog=ACCEPT_BATCH,
-                        ws="none")  # MCP needs no WebSocket: uvicorn's "auto" imports a library
-        self._log_limit.install()
-        self._server = QuietServer(config)
-        self._task = asyncio.create_task(self._server.serve(sockets=[sock]),
-                                         name="qoder-desktop-gateway")
+        serving = ServeOnFirstConnection(sock, self._load_server, "the approval gateway",
+                                         on_failure=lambda error: self._failed(error, on_failure))
         try:
-            while not self._server.started:
-                if self._task.done():
-                    self._task.result()
-                    raise GatewayError("the approval gateway stopped while starting")
-                await asyncio.sleep(0.01)
-            # asyncio listens with the accept batch as backlog; the kernel may queue more.
-            sock.listen(LISTEN_BACKLOG)
+            serving.start()
         except BaseException:
-            await self.stop()
             sock.close()
             raise
+        self._serving = serving
+        self._log_limit.install()
         if (self._registry is not None and self._data_folder is not None
                 and await asyncio.to_thread(self._registry.register, self.port,
                                             self._data_folder, self._instance_key)):
             self._registered = self.port
+            if self._serving is not serving:  # stopped while the record was written
+                self._unregister()
+                return
         log.info("approval gateway listening on %s", self.url)
 
     async def stop(self) -> None:
-        """Stop serving; pending external requests are withdrawn."""
-        server, task = self._server, self._task
-        self._server, self._task = None, None
+        """Stop listening or serving, in any state; pending external requests are
+        withdrawn."""
+        serving, self._serving = self._serving, None
+        self._unregister()
+        if serving is None:
+            return
+        self._log_limit.remove()
+        await serving.stop()
+        log.info("approval gateway stopped")
+
+    def _unregister(self) -> None:
         if self._registry is not None and self._registered is not None:
             self._registry.unregister(self._registered, self._instance_key)
             self._registered = None
-        if server is None or task is None:
-            return
-        self._log_limit.remove()
-        server.should_exit = True
-        await wait_until_served(server, task, "the approval gateway")
-        log.info("approval gateway stopped")
+
+    def _failed(self, error: GatewayError,
+                on_failure: Callable[[GatewayError], None] | None) -> None:
+        """The HTTP server could not start: the socket is closed; say so."""
+        self._unregister()
+        if on_failure is not None:
+            on_failure(error)
+
+    async def _load_server(self) -> Server:
+        """The HTTP stack (imported off the loop) and the gateway's server on it."""
+        stack = await asyncio.to_thread(importlib.import_module,
+                                        "qoder_desktop.gateway.http_stack")
+        from qoder_desktop.gateway.callers import Callers  # (imported with the stack)
+
+        self._callers = Callers(self._hub)
+        self._mcp = stack.mcp_server(self._approve, self._callers)
+        server: Server = stack.gateway_server(
+            self._mcp, self._token, port=self.port, guard=self.guard,
+            idle_timeout=self._idle_timeout, instance_key=self._instance_key,
+            on_refused=self._count_refusal)
+        return server
 
     async def __aenter__(self) -> ApprovalGateway:
         await self.start()
@@ -270,44 +280,7 @@ class ApprovalGateway(ApprovalSource):
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    # -- the MCP server ------------------------------------------------------------------
-
-    def _build_mcp_server(self) -> Server[Any, Any]:
-        server: Server[Any, Any] = Server(
-            SERVER_NAME, version=__version__,
-            instructions="Answers permission prompts through Qoder Desktop: pass this tool "
-                         "to --permission-prompt-tool.", lifespan=self._callers.lifespan)
-
-        @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
-        async def list_tools() -> list[types.Tool]:
-            return [types.Tool(
-                name=TOOL_NAME, title="Ask Qoder Desktop",
-                description="Asks the person at Qoder Desktop whether a tool call may run; "
-                            "returns the permission result as JSON text.",
-                inputSchema=INPUT_SCHEMA)]
-
-        @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-        async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
-            result = await self._approve(name, arguments)
-            return [types.TextContent(type="text", text=json.dumps(result))]
-
-        return server
-
-    def _build_app(self) -> ASGIApp:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"{LOOPBACK}:*", "localhost:*"], allowed_origins=[])
-        manager = StreamableHTTPSessionManager(
-            self._mcp, security_settings=security, session_idle_timeout=self._idle_timeout)
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            async with manager.run():
-                yield
-
-        app = Starlette(routes=[Route(MCP_PATH, endpoint=mcp_endpoint(manager))], lifespan=lifespan)
-        return IdentityRoute(BearerAuth(app, self._token, on_refused=self._count_refusal),
-                             self._token, instance_key=self._instance_key)
+    # -- the MCP tool ------------------------------------------------------------------
 
     def _count_refusal(self) -> None:
         self.refused += 1
@@ -323,6 +296,7 @@ class ApprovalGateway(ApprovalSource):
                 log.warning("approval gateway: malformed permission prompt: %s", exc)
                 return deny_result(f"Qoder Desktop refused a malformed permission prompt: {exc}. "
                                    "Expected {tool_name, input, tool_use_id}.")
+            assert self._mcp is not None and self._callers is not None  # serving
             context = self._mcp.request_context
             caller = await self._callers.of(context)
             request = self.request_for(

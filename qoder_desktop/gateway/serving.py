@@ -1,5 +1,7 @@
-"""Serving the gateway: its errors, the loopback socket, uvicorn without signal handlers
-and without the ``mcp`` SDK's traceback for a normal session end."""
+"""Serving the gateway: its errors, the loopback socket and stopping a uvicorn server.
+
+Light on purpose: the gateway listens at start with only this, and its HTTP stack
+(`http_stack`) loads when the first agent connects."""
 
 from __future__ import annotations
 
@@ -9,20 +11,15 @@ import errno
 import logging
 import os
 import socket
-from typing import Any
-
-import anyio
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.server import Server
+from typing import TYPE_CHECKING
 
 from qoder_desktop.gateway.contract import LOOPBACK
 from qoder_desktop.gateway.limits import LISTEN_BACKLOG
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from uvicorn.server import Server
 
-TRANSPORT_LOGGER = "mcp.server.streamable_http"
-STANDALONE_WRITER_ERROR = "Error in standalone SSE writer"
+log = logging.getLogger(__name__)
 
 
 class GatewayError(RuntimeError):
@@ -61,61 +58,6 @@ class GatewayPortSquatted(GatewayPortInUse):
             "The gateway is not running. Choose another gateway port in Settings and find "
             "out what holds the port.")
         self.port = port
-
-
-class _Endpoint:
-    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
-
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
-        self._manager = manager
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._manager.handle_request(scope, receive, send)
-
-
-class SessionEndNoise(logging.Filter):
-    """Drops the ``mcp`` SDK's (1.30) error record for the normal end of an MCP session.
-
-    When a session ends (the client's DELETE, the idle timeout, the gateway stopping),
-    the SDK's ``StreamableHTTPServerTransport.terminate()`` closes the receiving end of
-    the session's GET event stream while that stream's writer task waits on it; the
-    writer then meets ``anyio.ClosedResourceError`` and logs it with a traceback as
-    "Error in standalone SSE writer". Nothing failed (later SDK versions treat it as an
-    expected disconnect). Only that message with that exception is dropped (a debug
-    line instead); any other error of the transport is logged as before.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """False for the standalone writer's closed-stream record, else True."""
-        error = record.exc_info[1] if record.exc_info else None
-        if record.msg == STANDALONE_WRITER_ERROR and isinstance(error, anyio.ClosedResourceError):
-            log.debug("an MCP session's event stream closed with its session")
-            return False
-        return True
-
-
-class QuietServer(Server):
-    """uvicorn without signal handling (the host application owns SIGINT/SIGTERM) and,
-    while it serves, without the SDK's traceback for a normal session end."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Any:
-        yield
-
-    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-        """Serve (uvicorn's own), with `SessionEndNoise` on the SDK's transport logger."""
-        noise = SessionEndNoise()
-        logger = logging.getLogger(TRANSPORT_LOGGER)
-        logger.addFilter(noise)
-        try:
-            await super().serve(sockets)
-        finally:
-            logger.removeFilter(noise)
-
-
-def mcp_endpoint(manager: StreamableHTTPSessionManager) -> ASGIApp:
-    """The MCP endpoint as a plain ASGI app (so Starlette routes every method to it)."""
-    return _Endpoint(manager)
 
 
 def bind_loopback(host: str, port: int) -> socket.socket:

@@ -158,7 +158,8 @@ VIEW_MODULES: tuple[str, ...] = ("qoder_desktop.ui.windows.new_session_form",)
 
 PRELOAD_MODULES: tuple[str, ...] = ("qoder_desktop.terminal.server",
                                     "qoder_desktop.gateway.server")
-"""Loaded on a worker thread after the first paint (the gateway pulls in the mcp SDK)."""
+"""Loaded on a worker thread after the first paint (the gateway's HTTP stack loads only
+when the first agent connects: `gateway.first_connection`)."""
 
 ADAPTER_MODULES = {"claude": "qoder_desktop.agents.claude", "qoder": "qoder_desktop.agents.qoder"}
 """The adapter (and so the SDK) a first session needs, by backend."""

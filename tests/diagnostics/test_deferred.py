@@ -4,6 +4,7 @@ alone changes no other library."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -16,8 +17,10 @@ from pathlib import Path
 import pytest
 from helpers.app_home import app_home
 from helpers.desktop import stop_group, wait_for
+from helpers.gateway_client import mcp_client
 
 from qoder_desktop.diagnostics.deferred import DeferredModule, DeferredName, defer, defer_submodule
+from qoder_desktop.gateway.contract import gateway_url
 from qoder_desktop.ui.lean_imports import apply_lean_imports
 
 apply_lean_imports()  # as in the app: PySide6's import check reads each file once
@@ -276,18 +279,35 @@ def test_importing_the_views_alone_changes_no_other_library(tmp_path: Path) -> N
 
 
 ENTRY_PROBE = """
-import atexit, json, runpy, sys
+import atexit, json, logging, runpy, sys
 report_file, sys.argv = sys.argv[1], ["qoder-desktop"]
 NOT_AT_START = ("qoder_desktop.away", "cryptography", "segno", "websockets")
+HTTP_STACK = ("uvicorn", "starlette", "h11", "sse_starlette", "python_multipart", "multipart",
+              "mcp.server.streamable_http", "mcp.server.transport_security",
+              "qoder_desktop.gateway.http_stack", "qoder_desktop.gateway.guarded_http")
+loaded = {}
+
+def http_stack():
+    return sorted(name for name in list(sys.modules) if name.startswith(HTTP_STACK))
+
+class Moments(logging.Handler):  # what was loaded when the gateway said what it does
+    def emit(self, record):
+        message = record.getMessage()
+        if message.startswith("approval gateway listening"):
+            loaded["listening"] = http_stack()
+        elif message.startswith("the approval gateway: an agent connected"):
+            loaded["first connection"] = http_stack()
+
+logging.getLogger().addHandler(Moments())
 
 def report():  # what the app's imports were like when it quit
     feature = sys.modules.get("shibokensupport.feature")
     with open(report_file, "w", encoding="utf-8") as out:
         json.dump({"first": [name for name in sys.modules  # in the order imports began
                              if name in ("qoder_desktop.store.database", "shiboken6")],
-                   "gateway": "mcp.server.lowlevel.server" in sys.modules,
                    "not at start": sorted(name for name in sys.modules
                                           if name.startswith(NOT_AT_START)),
+                   "http stack": {**loaded, "at quit": len(http_stack())},
                    "jsonschema": type(sys.modules.get("jsonschema")).__name__,
                    "httpx._main skipped": sys.modules.get("httpx._main", 0) is None,
                    "pyside check replaced": getattr(getattr(feature, "_mod_uses_pyside", None),
@@ -296,27 +316,43 @@ def report():  # what the app's imports were like when it quit
 atexit.register(report)
 runpy.run_module("qoder_desktop", run_name="__main__", alter_sys=True)  # python -m qoder_desktop
 """
+ENTRY_TOKEN = "entry-point-gateway-token-0123456789abcdef"
+
+
+async def _tools_of_gateway(port: int) -> list[str]:
+    async with mcp_client(gateway_url(port), ENTRY_TOKEN, name="entry-probe") as session:
+        return [tool.name for tool in (await session.list_tools()).tools]
 
 
 def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: Path) -> None:
     home = tmp_path / "app-home"
-    app_home(home)
+    port = app_home(home)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QODER_DESKTOP_HOME=str(home),
                HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path),
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+               QODER_DESKTOP_GATEWAY_TOKEN=ENTRY_TOKEN)
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     log_file, report_file = home / "state" / "qoder-desktop.log", tmp_path / "report.json"
     app = subprocess.Popen([sys.executable, "-c", ENTRY_PROBE, str(report_file)], env=env,
                            cwd=str(tmp_path), stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:  # the gateway (mcp, which imports jsonschema) is among the last to start
+    try:  # the gateway is among the last to start
         wait_for(lambda: log_file.exists() and "approval gateway listening" in log_file.read_text(),
                  90, "the app's start-up to reach the gateway")
+        # the first agent that connects is served (its HTTP stack loads then)
+        tools = asyncio.run(_tools_of_gateway(port))
     finally:
         stop_group(app, timeout=30)
-    assert app.returncode == 0  # quit cleanly on SIGTERM
+    assert tools == ["approve"]
+    assert app.returncode == 0  # quit cleanly on SIGTERM, its gateway serving
+    assert [line for line in log_file.read_text().splitlines() if " ERROR " in line] == []
     report = json.loads(report_file.read_text(encoding="utf-8"))
-    assert report["gateway"] is True and report["jsonschema"] == "DeferredModule"
+    # the gateway listens without its HTTP stack (uvicorn, Starlette, h11, multipart, the
+    # SDK's HTTP transport); it loaded when the agent connected, not before
+    assert report["http stack"]["listening"] == []
+    assert report["http stack"]["first connection"] == []
+    assert report["http stack"]["at quit"] > 40
+    assert report["jsonschema"] in ("DeferredModule", "NoneType")  # not run, if imported
     # Away mode (the phone page, its ciphers, QR codes and WebSocket) loads only when turned
     # on, and the gateway's server asks uvicorn for no WebSocket library
     assert report["not at start"] == []

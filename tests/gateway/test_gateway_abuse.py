@@ -12,7 +12,9 @@ import json
 import logging
 import os
 import resource
+import select
 import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
@@ -28,6 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Decision
+from qoder_desktop.gateway.first_connection import ServingState
 from qoder_desktop.gateway.limits import RateLimitedLog
 from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.store.database import Database
@@ -163,6 +166,66 @@ async def test_a_flood_of_idle_sockets_neither_locks_out_an_agent_nor_floods_the
         loop.set_exception_handler(previous_handler)
         opener.kill()
         await opener.wait()
+        await gateway.stop()
+    assert [context.get("message") for context in loop_errors] == []
+    lines = [r for r in caplog.records
+             if r.name.startswith(("qoder_desktop.gateway", "uvicorn", "asyncio", "qasync"))]
+    assert len(lines) < 60
+    assert sum(len(r.getMessage()) + len(r.exc_text or "") for r in lines) < 20_000
+
+
+BURSTS = f"""
+import resource, socket, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+held = []
+for count in map(int, sys.argv[2].split(",")):  # say how many are open after each burst
+    while len(held) < count:
+        sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+        sock.sendall({HALF_A_REQUEST!r})
+        held.append(sock)
+    print(len(held), flush=True)
+sys.stdin.read()
+"""
+QUEUED_BEFORE_START = 100
+"""Connections the kernel queues before the gateway's server starts (its backlog is 128)."""
+
+
+@pytest.mark.asyncio
+async def test_a_flood_queued_before_the_server_starts_locks_no_agent_out_and_logs_little(
+        db: Database, few_descriptors: int, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    ledger = Ledger(db)
+    broker = ApprovalBroker(db, ledger)
+    gateway = ApprovalGateway(broker, SessionHub(db, ledger, broker, _no_sessions), TOKEN,
+                              port=0)
+    added: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
+    route_broker_events(broker, added, asyncio.Queue())
+    await gateway.start()
+    loop = asyncio.get_running_loop()
+    loop_errors: list[dict[str, object]] = []
+    previous_handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: loop_errors.append(context))
+    total = few_descriptors + 100  # in the end more than this process has descriptors
+    opener = subprocess.Popen([sys.executable, "-c", BURSTS, str(gateway.port),
+                               f"{QUEUED_BEFORE_START},{total}"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert opener.stdout is not None
+        # The loop is held here (as by a busy start-up) while the first burst connects:
+        # nothing accepts it, the kernel queues it, the server has not started.
+        ready, _, _ = select.select([opener.stdout], [], [], WAIT)
+        assert ready and int(opener.stdout.readline()) == QUEUED_BEFORE_START
+        assert gateway.state is ServingState.WAITING
+        result = await ask_through_mcp(gateway.url, added, broker)  # queued behind them
+        assert result == {"behavior": "allow", "updatedInput": {"command": "make"}}
+        assert gateway.guard.open_connections <= gateway.guard.max_connections
+        rest = await asyncio.wait_for(asyncio.to_thread(opener.stdout.readline), WAIT)
+        assert int(rest) == total  # the server went on accepting (and closing) the rest
+        assert gateway.guard.open_connections <= gateway.guard.max_connections
+    finally:
+        loop.set_exception_handler(previous_handler)
+        opener.kill()
+        opener.wait()
         await gateway.stop()
     assert [context.get("message") for context in loop_errors] == []
     lines = [r for r in caplog.records

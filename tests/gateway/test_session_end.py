@@ -15,7 +15,7 @@ from helpers.gateway_rig import WAIT, Fixture, ask, mcp_client
 
 from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.domain.models import Decision, SessionState
-from qoder_desktop.gateway.serving import (
+from qoder_desktop.gateway.http_stack import (
     STANDALONE_WRITER_ERROR,
     TRANSPORT_LOGGER,
     SessionEndNoise,

@@ -51,7 +51,7 @@ class AgentServers:
             from qoder_desktop.gateway.server import GatewayError, GatewayPortSquatted
 
             try:
-                await gateway.start()
+                await gateway.start(on_failure=self._gateway_failed)
             except GatewayPortSquatted as exc:
                 await self._after_squatting(str(exc))
                 return
@@ -63,6 +63,11 @@ class AgentServers:
             log.info("approval gateway listening on %s", gateway.url)
 
         self._tasks.spawn(start(), "starting the approval gateway")
+
+    def _gateway_failed(self, error: Exception) -> None:
+        """The gateway's server could not start when an agent connected: it is closed."""
+        self.gateway_status = str(error)
+        self._window.show_status(self.gateway_status)
 
     async def _after_squatting(self, warning: str) -> None:
         """Someone else holds the gateway's port: replace the token where it can be,
@@ -107,7 +112,7 @@ class AgentServers:
 
     async def stop(self) -> None:
         """Stop both servers (their pending requests are withdrawn); idempotent."""
-        if self.gateway is not None and self.gateway.running:
+        if self.gateway is not None:
             await self.gateway.stop()
         if self.terminal_hooks is not None:
             hooks, self.terminal_hooks = self.terminal_hooks, None
