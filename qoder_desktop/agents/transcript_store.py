@@ -104,6 +104,14 @@ class Transcripts:
             del self._ended[session_id]
             self._ended_lines -= len(self._lines.get(session_id, ()))
 
+    def forget(self, session_id: str) -> None:
+        """The hub no longer lists the session: nothing of its transcript is kept."""
+        lines = self._lines.pop(session_id, None)
+        self._not_kept.pop(session_id, None)
+        if session_id in self._ended:
+            del self._ended[session_id]
+            self._ended_lines -= len(lines) if lines is not None else 0
+
     def _trim(self, session_id: str, limit: int) -> None:
         lines = self._lines.get(session_id)
         if lines is None or len(lines) <= limit:
