@@ -5,7 +5,8 @@ a tail of `ENDED_TAIL` lines, and all ended sessions together keep at most `ENDE
 (the sessions that ended longest ago give theirs up first), so a week of sessions does
 not grow the app without bound. What is no longer kept is said in one line at the top
 of the session's transcript; every decision stays in the ledger (SQLite), which the
-history window reads, and a terminal agent's own transcript file stays on disk.
+history window reads, and a terminal agent's own transcript file stays on disk. A
+session the hub forgets (see `ended_sessions`) keeps nothing here.
 The window shows what it is given here and keeps no copy.
 """
 
