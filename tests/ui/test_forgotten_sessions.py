@@ -3,6 +3,7 @@ list says how many are no longer listed, with a link to the history that has the
 
 from __future__ import annotations
 
+from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
 
 from qoder_desktop.agents.ended_sessions import ENDED_SESSIONS_KEPT
@@ -25,6 +26,7 @@ def test_the_list_shows_the_sessions_the_hub_keeps_and_says_where_the_rest_are(
     ended = [_ended_agent(desktop, f"agent {n}") for n in range(ENDED_SESSIONS_KEPT)]
     model, note = window.session_pane.model, window.session_pane.forgotten_note
     assert not note.isVisible()  # nothing forgotten yet: nothing to say
+    qobjects = len(window.findChildren(QObject))
 
     window.select_session(ended[0])
     _ended_agent(desktop, "one more")
@@ -37,6 +39,8 @@ def test_the_list_shows_the_sessions_the_hub_keeps_and_says_where_the_rest_are(
     assert model.rowCount() == 1 + ENDED_SESSIONS_KEPT
     assert model.row_of(ended[0]) is None and model.row_of(ended[1]) is None
     assert note.isVisible()
+    # Saying so makes no new objects: a long run's count of live Qt objects stays flat.
+    assert len(window.findChildren(QObject)) == qobjects
     assert note.accessibleName() == ("2 older ended sessions are no longer listed here; "
                                      "every request and decision is in View → History.")
     with qtbot.waitSignal(window.history_requested, timeout=2000):

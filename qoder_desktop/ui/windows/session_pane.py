@@ -97,6 +97,7 @@ class SessionPane(QObject):
             | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
         self.forgotten_note.linkActivated.connect(lambda _link: intents.history.emit())
         self.forgotten_note.hide()
+        self._say_forgotten(0)  # its rich text's objects now, not in the middle of a long run
         ui.sessionsLayout.addWidget(self.forgotten_note)
         QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self.send_prompt,
                   context=Qt.ShortcutContext.WidgetShortcut)
@@ -148,11 +149,14 @@ class SessionPane(QObject):
             self._ui.sessionsView.selectionModel().clear()  # its current row too
         self.model.remove_session(session_id)
         if forgotten:
-            text = forgotten_text(forgotten)
-            self.forgotten_note.setText(text.replace(
-                HISTORY_PLACE, f'<a href="history">{HISTORY_PLACE}</a>'))
-            self.forgotten_note.setAccessibleName(text)
+            self._say_forgotten(forgotten)
             self.forgotten_note.show()
+
+    def _say_forgotten(self, count: int) -> None:
+        text = forgotten_text(count)
+        self.forgotten_note.setText(text.replace(
+            HISTORY_PLACE, f'<a href="history">{HISTORY_PLACE}</a>'))
+        self.forgotten_note.setAccessibleName(text)
 
     def set_pending_counts(self, counts: dict[str, int]) -> None:
         """Each session's waiting requests; the header follows when the selected
