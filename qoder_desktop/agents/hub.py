@@ -23,6 +23,7 @@ from typing import Any
 
 from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.cli_grants import record_run_under_grant
+from qoder_desktop.agents.ended_sessions import EndedSessions
 from qoder_desktop.agents.sink import SessionSink
 from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.workspace_trust import decide_sources
@@ -57,6 +58,7 @@ class HubEventKind(StrEnum):
     """What changed in the hub."""
 
     SESSION = "session"
+    FORGOTTEN = "forgotten"
     TRANSCRIPT = "transcript"
     RULES = "rules"
     NOTICE = "notice"
@@ -64,8 +66,9 @@ class HubEventKind(StrEnum):
 
 @dataclass(frozen=True)
 class HubEvent:
-    """One change: a session's info, a transcript line, a session's rules (all of them,
-    revoked ones included), or a notice for the person (`text`, e.g. a failure)."""
+    """One change: a session's info, an ended session no longer listed (FORGOTTEN; see
+    `ended_sessions`), a transcript line, a session's rules (all of them, revoked ones
+    included), or a notice for the person (`text`, e.g. a failure)."""
 
     kind: HubEventKind
     session_id: str
@@ -102,6 +105,7 @@ class SessionHub(SessionSink):
         self._unsaved: set[str] = set()
         """Terminal sessions whose row the database refused (written with their next request)."""
         self._transcripts = Transcripts()
+        self._ended = EndedSessions()
         self._subscribers: list[Callable[[HubEvent], None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsubscribe_broker: Callable[[], None] | None = broker.subscribe(
@@ -128,7 +132,10 @@ class SessionHub(SessionSink):
     def _on_broker_event(self, event: BrokerEvent, request: ApprovalRequest,
                          decision: Decision | None) -> None:
         """A grant publishes the session's rules; an approved plan switches the mode of
-        an in-app session (a gateway or terminal agent's CLI switches its own)."""
+        an in-app session (a gateway or terminal agent's CLI switches its own); an
+        ended session kept for its waiting request may be forgotten once it is answered."""
+        if event in (BrokerEvent.ANSWERED, BrokerEvent.WITHDRAWN) and self._ended.over_limit():
+            self._forget_ended()
         if event is not BrokerEvent.ANSWERED or decision is None:
             return
         if decision.kind is DecisionKind.ALLOW_SESSION:
@@ -177,8 +184,13 @@ class SessionHub(SessionSink):
     # -- queries -----------------------------------------------------------------------
 
     def sessions(self) -> list[SessionInfo]:
-        """Every session of this run, oldest first."""
+        """The sessions of this run the hub lists, oldest first: every running one and
+        the ended ones that ended last (see `ended_sessions`)."""
         return sorted(self._infos.values(), key=lambda info: info.created_at)
+
+    def forgotten(self) -> int:
+        """How many ended sessions of this run are no longer listed (in History)."""
+        return self._ended.forgotten
 
     def session(self, session_id: str) -> SessionInfo:
         """One session's info.
@@ -228,19 +240,37 @@ class SessionHub(SessionSink):
             # keeps the session's info and transcript tail, not the adapter, so a week of
             # sessions started and stopped does not keep a week of adapters.
             self._sessions.pop(session_id, None)
-        self._transcript_follows(info)
+        self._follow_state(info)
         try:
             self._db.upsert_session(info)
         except Exception:
             log.exception("could not save the state of session %s", session_id)
         self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
+        if state in ENDED:
+            self._forget_ended()
 
-    def _transcript_follows(self, info: SessionInfo) -> None:
-        """An ended session keeps only its transcript's tail; a resumed one all again."""
+    def _follow_state(self, info: SessionInfo) -> None:
+        """An ended session keeps only its transcript's tail and joins the ended ones
+        listed; a resumed one keeps all again."""
         if info.state in ENDED:
             self._transcripts.ended(info.session_id)
+            self._ended.ended(info.session_id)
         else:
             self._transcripts.resumed(info.session_id)
+            self._ended.resumed(info.session_id)
+
+    def _forget_ended(self) -> None:
+        """Forget the ended sessions past `ENDED_SESSIONS_KEPT` (never one whose request
+        waits for a person): their info and transcript tail; the ledger keeps their
+        requests and decisions, and their row in the database stays."""
+        if not self._ended.over_limit():
+            return
+        waiting = {request.session_id for request in self._broker.pending()}
+        for session_id in self._ended.to_forget(waiting):
+            self._infos.pop(session_id, None)
+            self._unsaved.discard(session_id)
+            self._transcripts.forget(session_id)
+            self._publish(HubEvent(HubEventKind.FORGOTTEN, session_id))
 
     def tool_seen(self, session_id: str, tool_use_id: str | None, tool_name: str,
                   tool_input: dict[str, Any], phase: str) -> None:
@@ -317,7 +347,7 @@ class SessionHub(SessionSink):
                     "permission_mode": mode if new_mode else info.permission_mode,
                     "state": SessionState.RUNNING if resumed else info.state})
                 self._infos[session_id] = info
-                self._transcript_follows(info)
+                self._follow_state(info)
                 self._save_terminal(info)
                 self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
             elif session_id in self._unsaved:

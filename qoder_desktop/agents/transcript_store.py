@@ -5,7 +5,8 @@ a tail of `ENDED_TAIL` lines, and all ended sessions together keep at most `ENDE
 (the sessions that ended longest ago give theirs up first), so a week of sessions does
 not grow the app without bound. What is no longer kept is said in one line at the top
 of the session's transcript; every decision stays in the ledger (SQLite), which the
-history window reads, and a terminal agent's own transcript file stays on disk.
+history window reads, and a terminal agent's own transcript file stays on disk. A
+session the hub forgets (see `ended_sessions`) keeps nothing here.
 The window shows what it is given here and keeps no copy.
 """
 
@@ -103,6 +104,14 @@ class Transcripts:
         if session_id in self._ended:
             del self._ended[session_id]
             self._ended_lines -= len(self._lines.get(session_id, ()))
+
+    def forget(self, session_id: str) -> None:
+        """The hub no longer lists the session: nothing of its transcript is kept."""
+        lines = self._lines.pop(session_id, None)
+        self._not_kept.pop(session_id, None)
+        if session_id in self._ended:
+            del self._ended[session_id]
+            self._ended_lines -= len(lines) if lines is not None else 0
 
     def _trim(self, session_id: str, limit: int) -> None:
         lines = self._lines.get(session_id)

@@ -295,3 +295,16 @@ class SessionBindings:
         entries.append((binding, app_id))
         self._used.add(app_id)
         return app_id
+
+    def forget(self, app_id: str) -> None:
+        """The app no longer lists the ended session `app_id`: drop its binding. The id
+        stays given (never given twice): a later request naming the same CLI session
+        gets a session of its own."""
+        for session_id, entries in list(self._bound.items()):
+            kept = [(bound, given) for bound, given in entries if given != app_id]
+            if len(kept) != len(entries):
+                if kept:
+                    self._bound[session_id] = kept
+                else:
+                    del self._bound[session_id]
+                return

@@ -57,6 +57,10 @@ class RemoteTranscripts:
         shown = self._sessions.get(session_id)
         return shown.end if shown is not None else 0
 
+    def forget(self, session_id: str) -> None:
+        """The hub forgot the session: nothing of its transcript is kept here."""
+        self._sessions.pop(session_id, None)
+
     def take(self, session_id: str, lines: Any) -> int:
         """Show the `lines` of one ``transcript`` message under `session_id`; returns
         how many were new (lines already shown, or not in the protocol's form, are

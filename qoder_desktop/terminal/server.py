@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qoder_desktop.agents.hub import SessionHub
+from qoder_desktop.agents.hub import HubEvent, HubEventKind, SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker
 from qoder_desktop.approval.source import (
     ApprovalSource,
@@ -138,6 +138,7 @@ class TerminalHookServer(ApprovalSource):
         self._token = ""
         self._handlers: set[asyncio.Task[Any]] = set()
         self._followers: dict[str, TranscriptFollower] = {}
+        self._unsubscribe_hub: Callable[[], None] | None = None
         self.origin = origin
         self.remote_transcripts = RemoteTranscripts(hub.add_transcript_line)
         """What a remote host's hooks stream of their sessions' transcripts."""
@@ -203,6 +204,7 @@ class TerminalHookServer(ApprovalSource):
         except OSError as exc:
             raise TerminalServerError(f"Terminal prompts are not taken: {exc}") from exc
         self.listener = listener
+        self._unsubscribe_hub = self._hub.subscribe(self._hub_changed)
         self._log_limit.install()
         log.info("terminal hooks: listening on %s", path)
         del folder
@@ -213,6 +215,9 @@ class TerminalHookServer(ApprovalSource):
         if listener is None:
             return
         listener.close()
+        if self._unsubscribe_hub is not None:
+            unsubscribe, self._unsubscribe_hub = self._unsubscribe_hub, None
+            unsubscribe()
         self.withdraw_where(APP_QUIT)
         if self._handlers:
             await asyncio.wait(set(self._handlers), timeout=2)
@@ -315,6 +320,18 @@ class TerminalHookServer(ApprovalSource):
                        host=host),
             ToolCall(event["tool_name"], event["tool_input"],
                      suggestions=event.get("permission_suggestions")))
+
+    def _hub_changed(self, event: HubEvent) -> None:
+        """A session the hub forgot (it ended long ago, see `agents.ended_sessions`):
+        let go of its resting transcript follower, its streamed transcript and its
+        binding, so a week of terminal sessions does not keep one of each."""
+        if event.kind is not HubEventKind.FORGOTTEN:
+            return
+        follower = self._followers.get(event.session_id)
+        if follower is not None and not follower.following:
+            del self._followers[event.session_id]
+        self.remote_transcripts.forget(event.session_id)
+        self.bindings.forget(event.session_id)
 
     def transcript_follower(self, session_id: str) -> TranscriptFollower | None:
         """The follower of the app's session `session_id`'s transcript, if one is followed."""

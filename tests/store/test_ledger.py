@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import ctypes
+import ctypes.util
 import io
 import json
 import os
@@ -25,8 +27,9 @@ from qoder_desktop.domain.models import (
     RequestKind,
     RuleBehavior,
     RuleValue,
+    SessionInfo,
 )
-from qoder_desktop.store.database import Database
+from qoder_desktop.store.database import PAGE_CACHE_KIB, Database
 from qoder_desktop.store.ledger import (
     Ledger,
     LedgerEntry,
@@ -333,3 +336,28 @@ def test_ledger_command_dispatch(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown ledger command 'import'" in capsys.readouterr().err
     assert ledger_main(["--help"]) == 0
     assert "ledger export" in capsys.readouterr().out
+
+
+def _sqlite_memory_used() -> int:
+    """Bytes SQLite holds in this process (its own allocator's count)."""
+    library = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+    library.sqlite3_memory_used.restype = ctypes.c_int64
+    return int(library.sqlite3_memory_used())
+
+
+def test_a_long_run_of_ledger_writes_keeps_sqlites_page_cache_small(db: Database) -> None:
+    """Pages a ledger write touched once stayed cached up to SQLite's default 2 MB (the
+    soak's ~2,000 requests); the store's connection keeps `PAGE_CACHE_KIB`."""
+    ledger = Ledger(db)
+    db.execute("PRAGMA synchronous = OFF")  # the cache fills the same without the syncs
+    before = _sqlite_memory_used()
+    for number in range(2_500):
+        if number % 25 == 0:
+            session = SessionInfo(name=f"agent {number}", backend=Backend.EXTERNAL, cwd="/w")
+            db.upsert_session(session)
+        request = ApprovalRequest(session_id=session.session_id, session_name=session.name,
+                                  backend=Backend.EXTERNAL, tool_name="Bash",
+                                  tool_input={"command": f"make target-{number}"})
+        ledger.record_request(request)
+        ledger.record_decision(request, Decision.deny("no"), 12.0)
+    assert _sqlite_memory_used() - before < (PAGE_CACHE_KIB + 400) * 1024

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from helpers.terminal_rig import TIMEOUT, TerminalRig
 
+from qoder_desktop.agents.ended_sessions import ENDED_SESSIONS_KEPT
 from qoder_desktop.domain.models import Decision, SessionState
 from qoder_desktop.domain.session_options import TranscriptEvent
 from qoder_desktop.terminal.transcript import TranscriptFollower
@@ -125,3 +126,40 @@ async def test_a_quiet_follower_rests_and_reads_on_from_the_same_place(tmp_path:
     await _until(lambda: not follower.following)
     assert [line.text for line in lines] == ["You: one", "You: two"]
     await follower.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_session_the_hub_forgets_leaves_no_follower_or_binding_behind(
+        rig: TerminalRig, isolated_home: Path) -> None:
+    """A week of terminal sessions must not keep a transcript follower and a binding
+    each: once the hub no longer lists an ended session, the server lets go of both."""
+    session_id = "s-forgotten"
+    folder = isolated_home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-",
+                                                              str(rig.workspace))
+    folder.mkdir(parents=True)
+    path = folder / f"{session_id}.jsonl"
+    path.write_text(_prompt("You: first"))
+    cli = await _run_cli(_claim(session_id, rig.workspace, path), path, _prompt("You: bye"))
+    request = await rig.next_request()
+    follower = rig.server.transcript_follower(session_id)
+    assert follower is not None
+    rig.broker.answer(request.request_id, Decision.deny("Not now."))
+    await asyncio.wait_for(cli.wait(), TIMEOUT)
+    await _until(lambda: rig.hub.session(session_id).state is SessionState.STOPPED)
+    assert rig.server.transcript_follower(session_id) is follower  # ended, still listed
+
+    for number in range(ENDED_SESSIONS_KEPT):  # later sessions end after it
+        later = rig.hub.external_session(f"agent {number}").session_id
+        rig.hub.state_changed(later, SessionState.STOPPED, None)
+    assert session_id not in {info.session_id for info in rig.hub.sessions()}
+    assert rig.server.transcript_follower(session_id) is None
+
+    # Resumed after all that: a session of its own (the forgotten one's id is never
+    # given again, so its History rows stay its own).
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(_prompt("You: resumed"))
+    again = await _run_cli(_claim(session_id, rig.workspace, path), path, _prompt("You: end"))
+    resumed = await rig.next_request()
+    assert resumed.session_id == f"{session_id}~2"
+    rig.broker.answer(resumed.request_id, Decision.deny("Still not."))
+    await asyncio.wait_for(again.wait(), TIMEOUT)

@@ -31,6 +31,8 @@ class SessionController:
         """Show one hub event in the window."""
         if event.kind is HubEventKind.SESSION and event.session is not None:
             self._window.update_session(event.session)
+        elif event.kind is HubEventKind.FORGOTTEN:
+            self._window.forget_session(event.session_id, self._hub.forgotten())
         elif event.kind is HubEventKind.TRANSCRIPT and event.line is not None:
             self._window.append_transcript(event.line)
         elif event.kind is HubEventKind.RULES:

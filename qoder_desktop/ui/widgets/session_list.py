@@ -188,6 +188,17 @@ class SessionTableModel(QAbstractTableModel):
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
         return row
 
+    def remove_session(self, session_id: str) -> None:
+        """Take the row of `session_id` out (no row: nothing changes)."""
+        row = self.row_of(session_id)
+        if row is None:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._sessions[row]
+        self._pending.pop(session_id, None)
+        self._index_rows()
+        self.endRemoveRows()
+
     def set_pending_counts(self, counts: dict[str, int]) -> None:
         """Set how many requests wait in each session (sessions not named have none).
 

@@ -83,7 +83,8 @@ class MainWindow(QMainWindow):
         self._setup_views()
         self.session_pane = SessionPane(self, self.ui, SessionIntents(
             selected=self.session_selected, prompt=self.prompt_requested,
-            interrupt=self.interrupt_requested, stop=self.stop_requested))
+            interrupt=self.interrupt_requested, stop=self.stop_requested,
+            history=self.history_requested))
         """The sessions list and the selected session (header, prompt, transcript, rules)."""
         self.modes = self.session_pane.modes
         self.mode_combo = self.modes.combo
@@ -144,6 +145,11 @@ class MainWindow(QMainWindow):
         itself (an external or terminal agent) only when nothing is selected.
         """
         self.session_pane.update_session(info)
+
+    def forget_session(self, session_id: str, forgotten: int) -> None:
+        """Take an ended session's row out (the hub no longer lists it); the list then
+        says that `forgotten` older ended sessions are in View → History."""
+        self.session_pane.forget_session(session_id, forgotten)
 
     def select_session(self, session_id: str) -> None:
         """Select the session's row (and show its transcript and rules)."""

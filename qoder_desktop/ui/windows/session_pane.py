@@ -46,12 +46,26 @@ did not start: it has no adapter here, its own CLI takes those."""
 
 
 class SessionIntents:
-    """The window's signals the session pane emits (session id first)."""
+    """The window's signals the session pane emits (session id first; `history` opens
+    View → History)."""
 
     def __init__(self, *, selected: SignalInstance, prompt: SignalInstance,
-                 interrupt: SignalInstance, stop: SignalInstance) -> None:
+                 interrupt: SignalInstance, stop: SignalInstance,
+                 history: SignalInstance) -> None:
         self.selected, self.prompt = selected, prompt
         self.interrupt, self.stop = interrupt, stop
+        self.history = history
+
+
+HISTORY_PLACE = "View → History"
+
+
+def forgotten_text(count: int) -> str:
+    """What the sessions list says under its rows once `count` older ended sessions
+    are no longer listed (the note links `HISTORY_PLACE` to the history)."""
+    sessions = "session is" if count == 1 else "sessions are"
+    return (f"{count:,} older ended {sessions} no longer listed here; every request "
+            f"and decision is in {HISTORY_PLACE}.")
 
 
 class SessionPane(QObject):
@@ -71,6 +85,20 @@ class SessionPane(QObject):
         """The sessions' rows: what the hub published, with their pending counts."""
         self._current: str | None = None
         setup_sessions_view(ui.sessionsView, self.model)
+        self.forgotten_note = QLabel(ui.sessionsPane)
+        """Under the rows: how many older ended sessions are no longer listed (hidden
+        until one is), with a link to the history, which has them all."""
+        self.forgotten_note.setObjectName("forgottenSessionsNote")
+        self.forgotten_note.setProperty("role", "hint")
+        self.forgotten_note.setWordWrap(True)
+        self.forgotten_note.setTextFormat(Qt.TextFormat.RichText)
+        self.forgotten_note.setTextInteractionFlags(
+            Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+        self.forgotten_note.linkActivated.connect(lambda _link: intents.history.emit())
+        self.forgotten_note.hide()
+        self._say_forgotten(0)  # its rich text's objects now, not in the middle of a long run
+        ui.sessionsLayout.addWidget(self.forgotten_note)
         QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self.send_prompt,
                   context=Qt.ShortcutContext.WidgetShortcut)
         self.modes = ModeSwitcher(window, ui.sessionMenu)
@@ -112,6 +140,23 @@ class SessionPane(QObject):
             self.select(info.session_id)
         elif info.session_id == self._current:
             self._update_header()
+
+    def forget_session(self, session_id: str, forgotten: int) -> None:
+        """Take an ended session's row out; the note under the rows says that
+        `forgotten` older ended sessions are in the history (nothing is selected
+        if it was the selected one)."""
+        if session_id == self._current:
+            self._ui.sessionsView.selectionModel().clear()  # its current row too
+        self.model.remove_session(session_id)
+        if forgotten:
+            self._say_forgotten(forgotten)
+            self.forgotten_note.show()
+
+    def _say_forgotten(self, count: int) -> None:
+        text = forgotten_text(count)
+        self.forgotten_note.setText(text.replace(
+            HISTORY_PLACE, f'<a href="history">{HISTORY_PLACE}</a>'))
+        self.forgotten_note.setAccessibleName(text)
 
     def set_pending_counts(self, counts: dict[str, int]) -> None:
         """Each session's waiting requests; the header follows when the selected
