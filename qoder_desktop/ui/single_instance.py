@@ -1,9 +1,10 @@
 """One running app per user and data folder: a second launch hands its work over.
 
-A second `qoder-desktop --prompt …` connects to the running instance's `QLocalServer`,
-sends one JSON line (the session to start, or just "show the window") and exits. The
-check runs before the first paint, so on Unix it uses a plain Unix socket (the server's
-socket file) and QtNetwork loads only with the server, after the first paint.
+A second `qoder-desktop --prompt …` connects to the running instance's local server,
+sends one JSON line (the session to start, or just "show the window") and exits. On Unix
+both ends are plain Unix sockets (the server's socket file, its connections watched by
+`QSocketNotifier`s), so QtNetwork — ~3 MB of libraries and bindings a running app would
+hold for this alone — is never loaded; elsewhere the server is a `QLocalServer`.
 
 The server starts after the first paint, so a launch also claims the data folder's
 instance lock (`claim_instance`) before it paints: a second launch that finds the lock
@@ -21,10 +22,11 @@ import os
 import socket as stdlib_socket
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
 if TYPE_CHECKING:
     from PySide6.QtNetwork import QLocalSocket
@@ -58,7 +60,7 @@ def server_name(data_dir: str) -> str:
 
 
 def _socket_path(name: str) -> str:
-    """Where `QLocalServer.listen(name)` puts its socket file on Unix."""
+    """The socket file of `name` on Unix (where `QLocalServer.listen(name)` put it)."""
     if os.path.isabs(name):
         return name
     return os.path.join(os.path.normpath(os.environ.get("TMPDIR") or "/tmp"), name)
@@ -173,64 +175,27 @@ class InstanceServer(QObject):
     message_received = Signal(dict)
 
     def __init__(self, name: str, parent: QObject | None = None) -> None:
-        from PySide6.QtNetwork import QLocalServer
-
         super().__init__(parent)
-        self._server = QLocalServer(self)
-        self._buffers: dict[QLocalSocket, bytearray] = {}
-        self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
-        self._server.newConnection.connect(self._accept)
-        # Asked first: with socket options Qt's listen() replaces a live instance's
-        # socket file (a launch whose hand-over was too slow would make itself the one).
+        self._listener: _UnixListener | _QtListener | None = None
+        # Asked first: listening replaces the socket file, so a launch whose hand-over
+        # was too slow would otherwise make itself the one and leave the first deaf.
         if _answers(name):
             log.warning("another instance holds %s; this one takes no hand-overs", name)
             return
-        if not self._server.listen(name):
-            # A stale socket file from a crashed instance: nobody answers on it.
-            QLocalServer.removeServer(name)
-            if not self._server.listen(name):
-                log.warning("single-instance server could not listen: %s",
-                            self._server.errorString())
+        listener_type = _UnixListener if os.name == "posix" else _QtListener
+        self._listener = listener_type(name, self._deliver, self)
+        if not self._listener.listening:
+            log.warning("single-instance server could not listen: %s", self._listener.error)
 
     @property
     def listening(self) -> bool:
         """True when this instance owns the name; False means another one may run."""
-        return self._server.isListening()
+        return self._listener is not None and self._listener.listening
 
     def close(self) -> None:
         """Stop listening."""
-        self._server.close()
-
-    def _accept(self) -> None:
-        while self._server.hasPendingConnections():
-            socket = self._server.nextPendingConnection()
-            self._buffers[socket] = bytearray()
-            socket.readyRead.connect(self._read_ready)
-            socket.disconnected.connect(self._dropped)
-
-    def _read_ready(self) -> None:
-        from PySide6.QtNetwork import QLocalSocket
-
-        socket = self.sender()
-        if not isinstance(socket, QLocalSocket) or socket not in self._buffers:
-            return
-        buffer = self._buffers[socket]
-        buffer.extend(bytes(socket.readAll().data()))
-        if len(buffer) > MAX_MESSAGE_BYTES:
-            self._buffers.pop(socket, None)
-            socket.abort()
-        elif b"\n" in buffer:
-            line = bytes(buffer).split(b"\n", 1)[0]
-            self._buffers.pop(socket, None)
-            self._deliver(line)
-
-    def _dropped(self) -> None:
-        from PySide6.QtNetwork import QLocalSocket
-
-        socket = self.sender()
-        if isinstance(socket, QLocalSocket):
-            self._buffers.pop(socket, None)
-            socket.deleteLater()
+        if self._listener is not None:
+            self._listener.close()
 
     def _deliver(self, line: bytes) -> None:
         try:
@@ -240,3 +205,180 @@ class InstanceServer(QObject):
             return
         if isinstance(message, dict):
             self.message_received.emit(message)
+
+
+class _LineReader:
+    """Collects one connection's bytes up to the first newline (at most MAX_MESSAGE_BYTES)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.overflowed = False
+
+    def feed(self, data: bytes) -> bytes | None:
+        """Add `data`; returns the first line once it is complete, else None."""
+        self._buffer.extend(data)
+        if len(self._buffer) > MAX_MESSAGE_BYTES:
+            self.overflowed = True
+        elif b"\n" in self._buffer:
+            return bytes(self._buffer).split(b"\n", 1)[0]
+        return None
+
+
+class _UnixListener(QObject):
+    """The server on Unix: a listening Unix socket, each connection read when Qt's event
+    loop sees it readable (`QSocketNotifier`), one line per connection.
+
+    The socket file is made private as `QLocalServer`'s UserAccessOption made it: bound
+    in a fresh private folder beside it, set to user-only, then renamed into place
+    (which also replaces a crashed instance's stale file).
+    """
+
+    def __init__(self, name: str, deliver: Callable[[bytes], None], parent: QObject) -> None:
+        super().__init__(parent)
+        self._deliver = deliver
+        self._path = _socket_path(name)
+        self._connections: dict[int, tuple[stdlib_socket.socket, QSocketNotifier,
+                                           _LineReader]] = {}
+        self.error = ""
+        self._server: stdlib_socket.socket | None = None
+        self._file_id: tuple[int, int] | None = None
+        try:
+            self._server = self._listen()
+        except OSError as exc:
+            self.error = str(exc)
+            return
+        self._accepting = QSocketNotifier(self._server.fileno(),
+                                          QSocketNotifier.Type.Read, self)
+        self._accepting.activated.connect(lambda *_: self._accept())
+
+    @property
+    def listening(self) -> bool:
+        """True while the socket listens."""
+        return self._server is not None
+
+    def _listen(self) -> stdlib_socket.socket:
+        folder = tempfile.mkdtemp(prefix=".qoder-desktop-", dir=os.path.dirname(self._path))
+        private_path = os.path.join(folder, "s")
+        server = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+        try:
+            server.bind(private_path)
+            os.chmod(private_path, 0o700)
+            server.listen(16)
+            os.rename(private_path, self._path)
+        except OSError:
+            server.close()
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(private_path)
+            os.rmdir(folder)
+        server.setblocking(False)
+        status = os.stat(self._path)
+        self._file_id = (status.st_dev, status.st_ino)
+        return server
+
+    def close(self) -> None:
+        """Stop listening, drop open connections and remove the socket file (if still ours)."""
+        for fd in list(self._connections):
+            self._drop(fd)
+        if self._server is None:
+            return
+        self._accepting.setEnabled(False)
+        self._server.close()
+        self._server = None
+        with contextlib.suppress(OSError):
+            status = os.stat(self._path)
+            if (status.st_dev, status.st_ino) == self._file_id:
+                os.unlink(self._path)
+
+    def _accept(self) -> None:
+        while self._server is not None:
+            try:
+                connection, _ = self._server.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.warning("single-instance server could not accept: %s", exc)
+                return
+            connection.setblocking(False)
+            notifier = QSocketNotifier(connection.fileno(), QSocketNotifier.Type.Read, self)
+            fd = connection.fileno()
+            self._connections[fd] = (connection, notifier, _LineReader())
+            notifier.activated.connect(lambda *_, fd=fd: self._read(fd))
+
+    def _read(self, fd: int) -> None:
+        entry = self._connections.get(fd)
+        if entry is None:
+            return
+        connection, _, reader = entry
+        try:
+            data = connection.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        line = reader.feed(data) if data else None
+        if not data or line is not None or reader.overflowed:
+            self._drop(fd)
+        if line is not None:
+            self._deliver(line)
+
+    def _drop(self, fd: int) -> None:
+        connection, notifier, _ = self._connections.pop(fd)
+        notifier.setEnabled(False)
+        notifier.deleteLater()
+        connection.close()
+
+
+class _QtListener(QObject):
+    """The server where Unix sockets are not the local transport: a `QLocalServer`."""
+
+    def __init__(self, name: str, deliver: Callable[[bytes], None], parent: QObject) -> None:
+        from PySide6.QtNetwork import QLocalServer
+
+        super().__init__(parent)
+        self._deliver = deliver
+        self._server = QLocalServer(self)
+        self._readers: dict[QLocalSocket, _LineReader] = {}
+        self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        self._server.newConnection.connect(self._accept)
+        if not self._server.listen(name):
+            # A stale name left by a crashed instance: nobody answers on it.
+            QLocalServer.removeServer(name)
+            self._server.listen(name)
+
+    @property
+    def listening(self) -> bool:
+        """True while the server listens."""
+        return self._server.isListening()
+
+    @property
+    def error(self) -> str:
+        """Why listening failed."""
+        return self._server.errorString()
+
+    def close(self) -> None:
+        """Stop listening."""
+        self._server.close()
+
+    def _accept(self) -> None:
+        while self._server.hasPendingConnections():
+            socket = self._server.nextPendingConnection()
+            self._readers[socket] = _LineReader()
+            socket.readyRead.connect(lambda socket=socket: self._read(socket))
+            socket.disconnected.connect(lambda socket=socket: self._dropped(socket))
+
+    def _read(self, socket: QLocalSocket) -> None:
+        reader = self._readers.get(socket)
+        if reader is None:
+            return
+        line = reader.feed(bytes(socket.readAll().data()))
+        if line is not None or reader.overflowed:
+            self._readers.pop(socket, None)
+            socket.abort()
+        if line is not None:
+            self._deliver(line)
+
+    def _dropped(self, socket: QLocalSocket) -> None:
+        self._readers.pop(socket, None)
+        socket.deleteLater()

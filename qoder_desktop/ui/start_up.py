@@ -208,11 +208,9 @@ class StartUp:
             self.window.show_status(f"Qoder Desktop could not finish starting: {error}")
 
     async def _load(self) -> None:
-        from qoder_desktop.ui import icons
-
         app = QApplication.instance()
-        if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
-            app.setWindowIcon(icons.app_icon())
+        if isinstance(app, QApplication):  # for dialogs and message boxes: the window's own
+            app.setWindowIcon(self.window.windowIcon())  # (shared, not its 8 sizes drawn again)
         self.start_demo_model()
         await asyncio.to_thread(preload, CORE_MODULES)
         if self.loaded is None:

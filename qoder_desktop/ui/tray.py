@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtDBus import QDBusConnection, QDBusInterface
 from PySide6.QtGui import QAction, QIcon, QImage
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
@@ -27,6 +27,9 @@ from qoder_desktop.ui.summaries import (
     request_summary,
     session_label,
 )
+
+if TYPE_CHECKING:
+    from PySide6.QtDBus import QDBusConnection
 
 APP_NAME = "Qoder Desktop"
 TITLE_LIMIT = 80
@@ -73,9 +76,12 @@ def status_notifier_host_registered(connection: QDBusConnection | None = None) -
     This is Qt's own test (`QDBusMenuConnection`): a registered StatusNotifierWatcher
     with a host. Then a balloon goes to the freedesktop notification server, which reads
     markup in its body; otherwise Qt draws its own balloon, which shows plain text.
+    Asked when the first balloon shows: QtDBus's bindings (~0.4 MB) load only then.
     """
     if not sys.platform.startswith("linux"):
         return False
+    from PySide6.QtDBus import QDBusConnection, QDBusInterface
+
     bus = QDBusConnection.sessionBus() if connection is None else connection
     interface = bus.interface() if bus.isConnected() else None
     if interface is None or not interface.isServiceRegistered(_WATCHER).value():

@@ -366,3 +366,21 @@ def test_the_pool_lays_a_spare_out_over_several_loop_turns(qtbot: QtBot) -> None
     tool_parts = [turn for turn in turns if turn.startswith(f"{RequestKind.TOOL.value}:")]
     assert len(tool_parts) == len(spare.lay_out_parts()) > 1
     pool.stop()
+
+
+def test_the_heap_is_trimmed_once_the_spares_are_built_in_a_turn_of_its_own(
+        qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building (and the warm-up's dialogs) frees heap pages glibc would otherwise keep:
+    they go back once every spare is there, not between the building steps."""
+    from qoder_desktop.ui.dialogs import spares as spares_module
+
+    pool = DialogSpares(None)
+    trims: list[set[RequestKind]] = []
+    monkeypatch.setattr(spares_module, "return_free_memory",
+                        lambda: trims.append({kind for kind in RequestKind
+                                              if pool.spare(kind) is not None}) or True)
+    pool.start()
+    qtbot.waitUntil(pool.is_idle, timeout=5000)
+    assert trims == [{kind for kind in RequestKind if pool.spare(kind) is not None}]
+    assert len(trims[0]) == 3  # after the last spare, once
+    pool.stop()

@@ -87,6 +87,98 @@ def test_a_long_temporary_folder_still_gives_one_instance(
         server.close()
 
 
+def test_a_socket_file_a_crashed_instance_left_is_taken_over(qtbot: QtBot, tmp_path: Path) -> None:
+    import socket
+
+    name = str(tmp_path / "left-behind")
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(name)  # the file exists, nobody listens on it
+    stale.close()
+    server = InstanceServer(name)
+    try:
+        assert server.listening
+        with qtbot.waitSignal(server.message_received, timeout=3000) as received:
+            assert hand_over(name, {"action": "front"})
+        assert received.args == [{"action": "front"}]
+    finally:
+        server.close()
+
+
+def test_only_the_user_can_reach_the_server_and_its_file_goes_with_it(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    name = str(tmp_path / "instance")
+    server = InstanceServer(name)
+    try:
+        assert os.stat(name).st_mode & 0o077 == 0
+        assert [entry.name for entry in tmp_path.iterdir()] == ["instance"]  # no folder left
+    finally:
+        server.close()
+    assert not os.path.exists(name)
+    assert hand_over(name, {"action": "front"}) is False
+
+
+def test_an_oversized_or_malformed_hand_over_is_dropped_and_the_next_one_arrives(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    import socket
+
+    from qoder_desktop.ui.single_instance import MAX_MESSAGE_BYTES
+
+    name = str(tmp_path / "instance")
+    server = InstanceServer(name)
+    received: list[dict[str, object]] = []
+    server.message_received.connect(received.append)
+    cut_off: list[bool] = []
+
+    def send_too_much() -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as flood:
+            flood.connect(name)
+            try:
+                flood.sendall(b"x" * (4 * MAX_MESSAGE_BYTES))  # no newline, ever
+                flood.shutdown(socket.SHUT_WR)
+                cut_off.append(flood.recv(1) == b"")
+            except OSError:  # the server closed it while it was sending
+                cut_off.append(True)
+
+    try:
+        flood = threading.Thread(target=send_too_much)
+        flood.start()
+        qtbot.waitUntil(lambda: cut_off == [True], timeout=10_000)
+        flood.join(timeout=10)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as garbled:
+            garbled.connect(name)
+            garbled.sendall(b"{not json\n")
+        assert hand_over(name, {"action": "front"})
+        qtbot.waitUntil(lambda: received == [{"action": "front"}])
+        assert received == [{"action": "front"}]
+    finally:
+        server.close()
+
+
+def test_serving_hand_overs_loads_no_qtnetwork(tmp_path: Path) -> None:
+    """On Unix the server is a plain socket: QtNetwork (~3 MB) is never loaded for it."""
+    import subprocess
+    import sys
+
+    code = """if True:
+        import json, sys
+        from PySide6.QtCore import QCoreApplication, QTimer
+        from qoder_desktop.ui.single_instance import InstanceServer, hand_over
+        app = QCoreApplication([])
+        server = InstanceServer(sys.argv[1])
+        got = []
+        server.message_received.connect(lambda m: (got.append(m), app.quit()))
+        QTimer.singleShot(0, lambda: hand_over(sys.argv[1], {"action": "front"}))
+        QTimer.singleShot(20000, app.quit)
+        app.exec()
+        server.close()
+        print(json.dumps([got, sorted(m for m in sys.modules if "QtNetwork" in m)]))
+    """
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "instance")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '[[{"action": "front"}], []]'
+
+
 def test_without_a_running_instance_the_launch_goes_ahead() -> None:
     assert hand_over(f"qoder-desktop-nobody-{uuid.uuid4().hex[:8]}", {"action": "show"}) is False
 

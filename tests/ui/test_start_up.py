@@ -184,6 +184,8 @@ def test_the_application_icon_is_set_after_the_first_paint(
     run(loop, start_up.load())
     assert not app.windowIcon().isNull()  # dialogs and message boxes get it from here on
     assert not start_up.window.windowIcon().isNull()
+    # one icon: its pixmaps (eight sizes, up to 256 px) are drawn and held once
+    assert app.windowIcon().cacheKey() == start_up.window.windowIcon().cacheKey()
 
 
 PAUSE_PROBE = """

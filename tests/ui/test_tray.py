@@ -198,3 +198,26 @@ def test_without_a_status_notifier_watcher_qt_draws_its_own_balloon(tmp_path: Pa
             assert status_notifier_host_registered(connection) is False
         finally:
             QDBusConnection.disconnectFromBus("tray-test")
+
+
+def test_a_tray_shown_without_balloons_loads_no_qtdbus() -> None:
+    """QtDBus's bindings (~0.4 MB) load with the first balloon's markup check, not before."""
+    import subprocess
+    import sys
+
+    code = """if True:
+        import sys
+        from PySide6.QtWidgets import QApplication
+        from qoder_desktop.ui.tray import Tray
+        app = QApplication([])
+        tray = Tray()
+        tray.show()
+        tray.set_pending([])
+        tray.dispose()
+        print("PySide6.QtDBus" in sys.modules)
+    """
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
