@@ -39,7 +39,6 @@ from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.scheduling import next_turn
 from qoder_desktop.ui.tray import Tray
 from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
-from qoder_desktop.ui.windows.history_window import HistoryWindow
 from qoder_desktop.ui.windows.main_window import MainWindow
 from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
@@ -48,6 +47,7 @@ if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is sho
     from qoder_desktop.remote.serving import RemoteHooks
     from qoder_desktop.terminal.server import TerminalHookServer
     from qoder_desktop.ui.windows.devices_page import DevicesPage
+    from qoder_desktop.ui.windows.history_window import HistoryWindow
     from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 
 log = logging.getLogger(__name__)

@@ -278,7 +278,11 @@ def test_importing_the_views_alone_changes_no_other_library(tmp_path: Path) -> N
 ENTRY_PROBE = """
 import atexit, json, runpy, sys
 report_file, sys.argv = sys.argv[1], ["qoder-desktop"]
-NOT_AT_START = ("qoder_desktop.away", "cryptography", "segno", "websockets")
+NOT_AT_START = ("qoder_desktop.away", "cryptography", "segno", "websockets",
+                # the history window, its model and queries: when a person opens it
+                "qoder_desktop.ui.control.history_model", "qoder_desktop.ui.windows.history_",
+                "qoder_desktop.store.history", "qoder_desktop.store.ledger_export",
+                "qoder_desktop.domain.history")
 
 def report():  # what the app's imports were like when it quit
     feature = sys.modules.get("shibokensupport.feature")
@@ -318,7 +322,8 @@ def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: P
     report = json.loads(report_file.read_text(encoding="utf-8"))
     assert report["gateway"] is True and report["jsonschema"] == "DeferredModule"
     # Away mode (the phone page, its ciphers, QR codes and WebSocket) loads only when turned
-    # on, and the gateway's server asks uvicorn for no WebSocket library
+    # on, the gateway's server asks uvicorn for no WebSocket library, and the windows a
+    # person opens from the menus load when first opened
     assert report["not at start"] == []
     assert report["httpx._main skipped"] is True and report["pyside check replaced"] is True
     # the Qt-free modules the window needs came before PySide6 (`pyside_scan.prepare_imports`)
