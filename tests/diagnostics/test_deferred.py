@@ -282,7 +282,10 @@ NOT_AT_START = ("qoder_desktop.away", "cryptography", "segno", "websockets",
                 # the history window, its model and queries: when a person opens it
                 "qoder_desktop.ui.control.history_model", "qoder_desktop.ui.windows.history_",
                 "qoder_desktop.store.history", "qoder_desktop.store.ledger_export",
-                "qoder_desktop.domain.history")
+                "qoder_desktop.domain.history",
+                # Settings with its pages, "Connect an Agent": when opened
+                "qoder_desktop.ui.windows.settings_dialog", "qoder_desktop.ui.forms.ui_settings",
+                "qoder_desktop.ui.windows.remote_host", "qoder_desktop.ui.windows.connect_dialog")
 
 def report():  # what the app's imports were like when it quit
     feature = sys.modules.get("shibokensupport.feature")
