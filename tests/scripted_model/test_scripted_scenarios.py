@@ -20,6 +20,7 @@ from qoder_desktop.scripted_model.scenario import (
     parse_scenario,
     substitute,
 )
+from qoder_desktop.scripted_model.scenario_names import builtin_scenario_names as names_alone
 
 REQUIRED = {
     "bash",
@@ -52,7 +53,8 @@ def test_the_scenario_names_are_listed_without_the_scenario_models(tmp_path: Pat
     done = subprocess.run([sys.executable, "-c", NAMES_PROBE], cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=60, check=True)
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["names"] == builtin_scenario_names() and "demo" in report["names"]
+    assert report["names"] == builtin_scenario_names() == names_alone()
+    assert "demo" in report["names"]
     assert report["loaded"] == []
 
 
