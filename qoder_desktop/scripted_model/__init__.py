@@ -20,11 +20,11 @@ if TYPE_CHECKING:
         ScenarioStep,
         SubagentScript,
         ToolCall,
-        builtin_scenario_names,
         load_builtin_scenario,
         load_scenario_file,
         parse_scenario,
     )
+    from .scenario_names import builtin_scenario_names
     from .server import RequestRecord, ScriptedModelServer, ThreadedScriptedModel, run_in_thread
 
 _HOMES = {
@@ -34,7 +34,7 @@ _HOMES = {
     "Scenario": "scenario", "ScenarioError": "scenario", "ScenarioLibrary": "scenario",
     "ScenarioResolver": "scenario", "ScenarioStep": "scenario", "SubagentScript": "scenario",
     "ToolCall": "scenario",
-    "builtin_scenario_names": "scenario", "load_builtin_scenario": "scenario",
+    "builtin_scenario_names": "scenario_names", "load_builtin_scenario": "scenario",
     "load_scenario_file": "scenario", "parse_scenario": "scenario",
     "RequestRecord": "server", "ScriptedModelServer": "server",
     "ThreadedScriptedModel": "server", "run_in_thread": "server",

@@ -68,6 +68,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .scenario_names import SCENARIO_FOLDER, builtin_scenario_names
+
 CWD_PLACEHOLDER = "{cwd}"
 SUBAGENT_TOOLS = ("Agent", "Task")
 """Names of the CLI's sub-agent tool: ``Agent`` (what Claude Code 2.1.332 offers the model)
@@ -302,21 +304,13 @@ def load_scenario_file(path: str | Path) -> Scenario:
     return scenario
 
 
-def builtin_scenario_names() -> list[str]:
-    """Names of the scenarios shipped in ``qoder_desktop/scripted_model/scenarios``."""
-    folder = resources.files(__package__).joinpath("scenarios")
-    return sorted(
-        entry.name[: -len(".json")] for entry in folder.iterdir() if entry.name.endswith(".json")
-    )
-
-
 def load_builtin_scenario(name: str) -> Scenario:
     """Load one shipped scenario by name; raise :class:`ScenarioError` if unknown or invalid."""
     if name not in builtin_scenario_names():
         raise ScenarioError(
             f"unknown scenario {name!r}; known: {', '.join(builtin_scenario_names())}"
         )
-    entry = resources.files(__package__).joinpath("scenarios", f"{name}.json")
+    entry = resources.files(__package__).joinpath(SCENARIO_FOLDER, f"{name}.json")
     scenario = parse_scenario(entry.read_text(encoding="utf-8"), source=f"{name}.json")
     if scenario.name != name:
         raise ScenarioError(f"invalid scenario {name}.json: name {scenario.name!r} != {name!r}")

@@ -132,7 +132,7 @@ def _run_gui(args: argparse.Namespace) -> int:
         return 1
     scenarios = None
     if args.demo:
-        from qoder_desktop.scripted_model.scenario import builtin_scenario_names
+        from qoder_desktop.scripted_model.scenario_names import builtin_scenario_names
 
         scenarios = builtin_scenario_names()
     window = MainWindow(scenarios=scenarios)

@@ -6,6 +6,7 @@ works the same from a source checkout, an installed wheel or a zip bundle.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
@@ -58,8 +59,11 @@ def _icon_from_svg(name: str) -> QIcon:
     return icon
 
 
+@functools.cache
 def app_icon() -> QIcon:
-    """The application icon (window, task bar, about box)."""
+    """The application icon (window, task bar, about box), rendered once: its eight
+    sizes, ~0.37 MB of pixmaps, are shared by the application and every window that
+    shows it (a QIcon copy shares its pixmaps)."""
     return _icon_from_svg(APP_ICON)
 
 

@@ -38,17 +38,17 @@ from qoder_desktop.ui.idle_trim import IdleTrim
 from qoder_desktop.ui.notifications import RequestNotifier
 from qoder_desktop.ui.scheduling import next_turn
 from qoder_desktop.ui.tray import Tray
-from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
-from qoder_desktop.ui.windows.history_window import HistoryWindow
 from qoder_desktop.ui.windows.main_window import MainWindow
-from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
     from qoder_desktop.gateway.server import ApprovalGateway
     from qoder_desktop.remote.serving import RemoteHooks
     from qoder_desktop.terminal.server import TerminalHookServer
+    from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
     from qoder_desktop.ui.windows.devices_page import DevicesPage
+    from qoder_desktop.ui.windows.history_window import HistoryWindow
     from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
+    from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 

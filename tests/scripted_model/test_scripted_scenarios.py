@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from qoder_desktop.scripted_model.scenario import (
     parse_scenario,
     substitute,
 )
+from qoder_desktop.scripted_model.scenario_names import builtin_scenario_names as names_alone
 
 REQUIRED = {
     "bash",
@@ -34,6 +37,25 @@ REQUIRED = {
 
 def test_every_required_scenario_ships() -> None:
     assert set(builtin_scenario_names()) >= REQUIRED
+
+
+NAMES_PROBE = """
+import json, sys
+from qoder_desktop.scripted_model.scenario_names import builtin_scenario_names
+names = builtin_scenario_names()
+heavy = ("pydantic", "qoder_desktop.scripted_model.scenario")
+print(json.dumps({"names": names, "loaded": [name for name in heavy if name in sys.modules]}))
+"""
+
+
+def test_the_scenario_names_are_listed_without_the_scenario_models(tmp_path: Path) -> None:
+    # the --demo window lists them while its scripted model runs in a process of its own
+    done = subprocess.run([sys.executable, "-c", NAMES_PROBE], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["names"] == builtin_scenario_names() == names_alone()
+    assert "demo" in report["names"]
+    assert report["loaded"] == []
 
 
 @pytest.mark.parametrize("name", sorted(builtin_scenario_names()))

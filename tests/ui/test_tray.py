@@ -166,6 +166,8 @@ def test_runtime_resources_load_from_the_package_and_match_the_artwork() -> None
     assert "QLabel#pendingBadge" in icons.stylesheet()
     assert not icons.app_icon().isNull()
     assert icons.app_icon().availableSizes()
+    # rendered once: the application and every window share the same pixmaps
+    assert icons.app_icon().cacheKey() == icons.app_icon().cacheKey()
     desktop = (root / "resources" / "qoder-desktop.desktop").read_text()
     assert "Icon=io.qoder.Desktop" in desktop and "Exec=qoder-desktop" in desktop
 

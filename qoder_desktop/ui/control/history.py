@@ -1,179 +1,26 @@
-"""The decision history: a Qt model over the ledger that fetches what is shown, and the
-controller that opens the history window and answers its intents.
+"""The decision history's controller: opens the history window and answers its intents.
 
-`HistoryModel` asks the store's `HistoryReader` (its own thread and read-only SQLite
-connection) for one page at a time, newest first: the first page when the filter
-changes, the next when the view scrolls near the end (`canFetchMore`/`fetchMore`).
-Nothing here waits on a query: each answer comes back as a queued signal, an answer to an
-older filter is dropped, and while one query runs only the newest filter asked for
-meanwhile is kept (typing five letters runs at most two queries).
+The window, its model (`history_model.HistoryModel`) and the store's reader load when a
+person first opens the history, not with the app.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-)
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from qoder_desktop.domain.history import HistoryFilter, HistoryRow, HistoryTotals
-from qoder_desktop.store.history import PAGE_SIZE, HistoryReader
-from qoder_desktop.store.ledger_export import ExportFormat
-from qoder_desktop.ui.plain_text import tooltip
-from qoder_desktop.ui.windows.history_window import COLUMNS, HistoryWindow, row_cells
+from qoder_desktop.ui.control.relay import Relay, deliver
 
-log = logging.getLogger(__name__)
-
-_Index = QModelIndex | QPersistentModelIndex
-
-
-class _Relay(QObject):
-    """Carries a worker thread's answer to the GUI thread (connected queued: an answer
-    always comes in a later loop turn, even one ready before its callback was added)."""
-
-    arrived = Signal(object, object)
-
-
-def _deliver(relay: _Relay, future: Future[Any], handler: Callable[[Any], None]) -> None:
-    """Call `handler(result_or_exception)` on the GUI thread once `future` is done."""
-    def done(fut: Future[Any]) -> None:
-        try:
-            value: Any = fut.result()
-        except BaseException as exc:
-            value = exc
-        # RuntimeError: the window (and its model) closed meanwhile; nobody waits.
-        with contextlib.suppress(RuntimeError):
-            relay.arrived.emit(handler, value)
-
-    future.add_done_callback(done)
-
-
-class HistoryModel(QAbstractTableModel):
-    """The ledger's requests matching a filter, newest first, fetched a page at a time.
-
-    Signals:
-        first_page_shown(): the first page of the current filter is in the model.
-        failed(str): a query failed (the message says why).
-    """
-
-    first_page_shown = Signal()
-    failed = Signal(str)
-
-    def __init__(self, reader: HistoryReader, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._reader = reader
-        self._relay = _Relay(self)
-        self._relay.arrived.connect(lambda handler, value: handler(value),
-                                    Qt.ConnectionType.QueuedConnection)
-        self._rows: list[HistoryRow] = []
-        self._filter = HistoryFilter()
-        self._generation = 0
-        self._busy = False
-        self._wanted: HistoryFilter | None = None
-        self._at_end = True
-
-    # -- what the view asks ------------------------------------------------------------
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's API
-        """Rows fetched so far."""
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's API
-        """The history's columns."""
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """Column titles."""
-        if orientation is Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """A cell's text (and tooltip); UserRole gives the row's `HistoryRow`."""
-        if not index.isValid() or index.row() >= len(self._rows):
-            return None
-        row = self._rows[index.row()]
-        if role == Qt.ItemDataRole.UserRole:
-            return row
-        if role == Qt.ItemDataRole.DisplayRole:
-            return row_cells(row)[index.column()]
-        if role == Qt.ItemDataRole.ToolTipRole:  # agent data: never read as rich text
-            return tooltip(row_cells(row)[index.column()])
-        return None
-
-    def canFetchMore(self, parent: _Index = QModelIndex()) -> bool:  # noqa: B008
-        """True while older rows of the filter may remain."""
-        return not parent.isValid() and not self._at_end and not self._busy
-
-    def fetchMore(self, parent: _Index = QModelIndex()) -> None:  # noqa: B008
-        """Ask for the next page (it arrives later; nothing waits here)."""
-        if parent.isValid() or self._at_end or self._busy or not self._rows:
-            return
-        self._busy = True
-        generation = self._generation
-        _deliver(self._relay, self._reader.page(self._filter, self._rows[-1].seq),
-                 lambda value: self._page_arrived(generation, value, first=False))
-
-    # -- what the controller asks ------------------------------------------------------
-
-    @property
-    def filter(self) -> HistoryFilter:
-        """The filter the rows shown match."""
-        return self._filter
-
-    def row_at(self, row: int) -> HistoryRow | None:
-        """The `HistoryRow` shown at `row`, or None."""
-        return self._rows[row] if 0 <= row < len(self._rows) else None
-
-    def set_filter(self, flt: HistoryFilter) -> None:
-        """Show the rows matching `flt` (the first page is asked for at once, or as soon
-        as the query running now ends)."""
-        if self._busy:
-            self._wanted = flt
-            return
-        self._busy = True
-        self._generation += 1
-        self._filter, generation = flt, self._generation
-        _deliver(self._relay, self._reader.page(flt),
-                 lambda value: self._page_arrived(generation, value, first=True))
-
-    def _page_arrived(self, generation: int, value: Any, *, first: bool) -> None:
-        self._busy = False
-        wanted, self._wanted = self._wanted, None
-        if generation == self._generation:
-            if isinstance(value, BaseException):
-                log.warning("history query failed: %s", value)
-                self.failed.emit(f"Reading the history failed: {value}")
-            elif first:
-                self.beginResetModel()
-                self._rows = list(value)
-                self._at_end = len(value) < PAGE_SIZE
-                self.endResetModel()
-                if wanted is None:
-                    self.first_page_shown.emit()
-            elif value:
-                start = len(self._rows)
-                self.beginInsertRows(QModelIndex(), start, start + len(value) - 1)
-                self._rows.extend(value)
-                self._at_end = len(value) < PAGE_SIZE
-                self.endInsertRows()
-            else:
-                self._at_end = True
-        if wanted is not None:
-            self.set_filter(wanted)
+if TYPE_CHECKING:  # (loaded when the history is first opened)
+    from qoder_desktop.domain.history import HistoryFilter
+    from qoder_desktop.store.history import HistoryReader
+    from qoder_desktop.store.ledger_export import ExportFormat
+    from qoder_desktop.ui.control.history_model import HistoryModel
+    from qoder_desktop.ui.windows.history_window import HistoryWindow
 
 
 class HistoryControl:
@@ -185,7 +32,7 @@ class HistoryControl:
         self.window: HistoryWindow | None = None
         self.model: HistoryModel | None = None
         self._reader: HistoryReader | None = None
-        self._relay = _Relay()
+        self._relay = Relay()
         self._relay.arrived.connect(lambda handler, value: handler(value),
                                     Qt.ConnectionType.QueuedConnection)
         self._open_request: str | None = None
@@ -199,6 +46,10 @@ class HistoryControl:
         if self._path is None:
             return None
         if self.window is None:
+            from qoder_desktop.store.history import HistoryReader
+            from qoder_desktop.ui.control.history_model import HistoryModel
+            from qoder_desktop.ui.windows.history_window import HistoryWindow
+
             self._reader = HistoryReader(self._path)
             self.model = HistoryModel(self._reader)
             window = HistoryWindow(self.model)
@@ -225,11 +76,11 @@ class HistoryControl:
             return
         window = self.window
         self.set_filter(window.current_filter())  # the rows first: they are what is seen
-        _deliver(self._relay, self._reader.sessions(),
+        deliver(self._relay, self._reader.sessions(),
                  lambda value: None if isinstance(value, BaseException)
                  or self.window is not window  # closed meanwhile: nothing to show it in
                  else window.set_sessions(value))
-        _deliver(self._relay, self._reader.hosts(),
+        deliver(self._relay, self._reader.hosts(),
                  lambda value: None if isinstance(value, BaseException)
                  or self.window is not window
                  else window.set_hosts(value))
@@ -254,6 +105,7 @@ class HistoryControl:
             self._count_wanted = flt
             return
         self._counting = True
+        from qoder_desktop.domain.history import HistoryTotals
 
         def shown(value: Any) -> None:
             self._counting = False
@@ -267,7 +119,7 @@ class HistoryControl:
             elif isinstance(value, HistoryTotals):
                 self.window.set_totals(value)
 
-        _deliver(self._relay, self._reader.totals(flt), shown)
+        deliver(self._relay, self._reader.totals(flt), shown)
 
     def open_row(self, request_id: str) -> None:
         """Show one request whole, with the rules it ran under or granted."""
@@ -288,7 +140,7 @@ class HistoryControl:
             self.window.show_entry(None if entry is None else entry.model_dump(mode="json"),
                                    rules, reach)
 
-        _deliver(self._relay, rules_future, shown)
+        deliver(self._relay, rules_future, shown)
 
     def rule_revoked(self, _rule_id: str) -> None:
         """Show the open row's rules again (the revoke went through the sessions' path)."""
@@ -318,7 +170,7 @@ class HistoryControl:
                 window.export_finished(f"Wrote {value:,} requests to {path}.", ok=True)
 
         fmt_checked: ExportFormat = "jsonl" if fmt == "jsonl" else "csv"
-        _deliver(self._relay, self._reader.export(self.model.filter, path, fmt_checked,
+        deliver(self._relay, self._reader.export(self.model.filter, path, fmt_checked,
                                                   progress), finished)
 
     def _closed(self) -> None:

@@ -13,10 +13,10 @@ import shiboken6
 
 from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.ui.control.tasks import Tasks
-from qoder_desktop.ui.windows.remote_hosts_page import CHECKING_TEXT, HostRow, RemoteHostsPage
 
-if TYPE_CHECKING:  # the remote package loads when the page is first shown
+if TYPE_CHECKING:  # the remote package and the page load when the page is first shown
     from qoder_desktop.remote.hosts import HostRegistry, RemoteHost
+    from qoder_desktop.ui.windows.remote_hosts_page import RemoteHostsPage
 
 FORGET_HINT = "choose Forget to forget it here anyway"
 """How a person forgets a host that cannot be reached, on the page."""
@@ -122,6 +122,7 @@ class RemoteHostsSettings:
         """List the hosts this desk knows, then check them all at once."""
         from qoder_desktop.remote.hosts import RemoteError
         from qoder_desktop.remote.overview import forward_in_use, forward_line, remembered_hook
+        from qoder_desktop.ui.windows.remote_hosts_page import HostRow
 
         try:
             hosts = await asyncio.to_thread(lambda: self._registry().hosts())
@@ -140,6 +141,7 @@ class RemoteHostsSettings:
 
     async def _check(self, host: RemoteHost) -> None:
         from qoder_desktop.remote.overview import check_host
+        from qoder_desktop.ui.windows.remote_hosts_page import CHECKING_TEXT
 
         if page := self._live_page():
             page.set_host_busy(host.name, CHECKING_TEXT)

@@ -14,13 +14,13 @@ from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
 from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.control.tasks import Tasks
-from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
 from qoder_desktop.ui.windows.main_window import MainWindow
-from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
-if TYPE_CHECKING:  # the gateway (and the mcp SDK) loads after the window is shown
+if TYPE_CHECKING:  # the gateway (with mcp) after the window shows, the dialogs when opened
     from qoder_desktop.gateway.server import ApprovalGateway
     from qoder_desktop.terminal.server import TerminalHookServer
+    from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
+    from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,8 @@ class AgentServers:
         gateway, token = self.gateway, self.gateway_token
         url = gateway.url if gateway is not None and gateway.running else gateway_url(
             self._current.value.gateway_port)
+        from qoder_desktop.ui.windows.connect_dialog import ConnectAgentDialog
+
         dialog = ConnectAgentDialog(self.gateway_status, client_snippets(url),
                                     lambda: client_snippets(url, token), self._window)
         dialog.finished.connect(lambda _code: setattr(self, "connect_dialog", None))

@@ -1,18 +1,21 @@
 """The app's settings while it runs: the current values, saving them, the keyring checks
-of the settings dialog."""
+of the settings dialog (which loads when a person first opens it)."""
 
 from __future__ import annotations
 
 import functools
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
 from qoder_desktop.config.secrets import SecretName, SecretStore
 from qoder_desktop.config.settings import Settings, save_settings
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.windows.main_window import MainWindow
-from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
+
+if TYPE_CHECKING:  # (with its pages and pickers, loaded when first opened)
+    from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
 
 
 class CurrentSettings:
@@ -51,6 +54,8 @@ class SettingsController:
         if self.dialog is not None:
             self.dialog.raise_()
             return None
+        from qoder_desktop.ui.windows.settings_dialog import SettingsDialog
+
         dialog = SettingsDialog(self.current.value, self._window)
         dialog.finished.connect(lambda _code: setattr(self, "dialog", None))
         self.dialog = dialog

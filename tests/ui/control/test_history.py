@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from benchmarks.ledger_rows import fill_ledger
 from qoder_desktop.domain.history import HistoryFilter, HistoryRow
 from qoder_desktop.store.history import PAGE_SIZE, HistoryReader
-from qoder_desktop.ui.control.history import HistoryModel
+from qoder_desktop.ui.control.history_model import HistoryModel
 
 ROWS = PAGE_SIZE + 50
 
