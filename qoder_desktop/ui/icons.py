@@ -10,7 +10,6 @@ from importlib import resources
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
-from PySide6.QtSvg import QSvgRenderer
 
 RESOURCE_PACKAGE = "qoder_desktop.ui.resources"
 APP_ICON = "app-icon.svg"
@@ -41,6 +40,8 @@ def stylesheet() -> str:
 
 def render_svg(name: str, size: int) -> QPixmap:
     """Render a shipped SVG into a transparent square pixmap of `size` pixels."""
+    from PySide6.QtSvg import QSvgRenderer  # (first needed after the window's first frame)
+
     renderer = QSvgRenderer(QByteArray(resource_bytes(name)))
     pixmap = QPixmap(size, size)
     pixmap.fill(Qt.GlobalColor.transparent)

@@ -3,7 +3,7 @@
 The window is on screen first (`scheduling.after_first_paint`): it is built without
 pydantic and the domain's models (`domain.kinds` has the enums it needs). Then, each step
 in its own loop turn (`scheduling.next_turn`) so the window keeps taking input: the
-application icon (for dialogs; the window has its own), pydantic with the models and the
+application icon (the main window's and the dialogs'), pydantic with the models and the
 settings, the core and the wiring (`DesktopApp`), the new-session form, the first
 session, the terminal hook server, the approval gateway and a warmed dialog. Nothing can
 ask for an approval before the core exists: every way in (a session, the terminal hook
@@ -210,7 +210,7 @@ class StartUp:
         from qoder_desktop.ui import icons
 
         app = QApplication.instance()
-        if isinstance(app, QApplication):  # for dialogs and message boxes; the window has its own
+        if isinstance(app, QApplication):  # the main window's, dialogs' and message boxes'
             app.setWindowIcon(icons.app_icon())
         self.start_demo_model()
         await asyncio.to_thread(preload, CORE_MODULES)

@@ -16,7 +16,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QWidget
 
-from qoder_desktop.ui import icons, window_state
+from qoder_desktop.ui import window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.windows.help_dialogs import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
@@ -74,8 +74,7 @@ class MainWindow(QMainWindow):
                  scenarios: list[str] | None = None) -> None:
         super().__init__(parent)
         self.ui = Ui_MainWindow()
-        self.ui.setupUi(self)
-        self.setWindowIcon(icons.app_icon())
+        self.ui.setupUi(self)  # (its icon is the application's, set after the first frame)
         self._quitting = False
         self._quit_box: QMessageBox | None = None
         self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
