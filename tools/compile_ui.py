@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Compile every Qt Designer form in ui/ into qoder_desktop/ui/forms/.
 
-`ui/<name>.ui` becomes `qoder_desktop/ui/forms/ui_<name>.py` (class `Ui_<Form>`).
+`ui/<name>.ui` becomes `qoder_desktop/ui/forms/ui_<name>.py` (class `Ui_<Form>`), with
+the Qt classes uic imports but the form never uses left out (`trim_unused_qt_imports`:
+PySide6 builds a class, with its enums, the first time Python takes it from its module,
+so each unused name cost start-up time).
 The generated modules are committed; tests/ui/test_generated_forms.py regenerates them
 into a temporary folder and fails when they differ, so edit the form and run:
 
@@ -13,9 +16,11 @@ into a temporary folder and fails when they differ, so edit the form and run:
 from __future__ import annotations
 
 import argparse
+import ast
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +49,31 @@ def compile_form(form: Path, out_path: Path, uic: str | None = None) -> None:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([uic or find_uic(), form.name, "-o", str(out_path.resolve())],
                    cwd=form.parent, check=True)
+    out_path.write_text(trim_unused_qt_imports(out_path.read_text(encoding="utf-8")),
+                        encoding="utf-8")
+
+
+def trim_unused_qt_imports(source: str) -> str:
+    """`source` with the names its top-level ``from PySide6… import`` lines bring in but
+    the module never uses taken out (an import left with none is dropped)."""
+    tree = ast.parse(source)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    lines = source.splitlines(keepends=True)
+    parts: list[str] = []
+    done = 0
+    for node in tree.body:
+        if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("PySide6")):
+            continue
+        kept = [alias.name for alias in node.names if (alias.asname or alias.name) in used
+                and alias.asname is None]
+        parts.append("".join(lines[done:node.lineno - 1]))
+        if kept:
+            parts.append(textwrap.fill(f"from {node.module} import ({', '.join(kept)})",
+                                       width=88, subsequent_indent="    ",
+                                       break_on_hyphens=False) + "\n")
+        done = node.end_lineno or node.lineno
+    parts.append("".join(lines[done:]))
+    return "".join(parts)
 
 
 def forms(forms_dir: Path = FORMS_DIR) -> list[Path]:

@@ -8,18 +8,10 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QDate, QDateTime, QLocale,
-    QMetaObject, QObject, QPoint, QRect,
-    QSize, QTime, QUrl, Qt)
-from PySide6.QtGui import (QAction, QBrush, QColor, QConicalGradient,
-    QCursor, QFont, QFontDatabase, QGradient,
-    QIcon, QImage, QKeySequence, QLinearGradient,
-    QPainter, QPalette, QPixmap, QRadialGradient,
-    QTransform)
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHeaderView,
-    QLabel, QMainWindow, QMenu, QMenuBar,
-    QPlainTextEdit, QPushButton, QSizePolicy, QSplitter,
-    QStatusBar, QTableView, QToolBar, QTreeWidgetItem,
+from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize, Qt)
+from PySide6.QtGui import (QAction)
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QMenu, QMenuBar,
+    QPlainTextEdit, QPushButton, QSplitter, QStatusBar, QTableView, QToolBar,
     QVBoxLayout, QWidget)
 
 from qoder_desktop.ui.widgets.queue_view import QueueView
