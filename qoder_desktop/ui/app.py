@@ -179,6 +179,7 @@ def _show_window(args: argparse.Namespace, app: QApplication, paths: AppPaths, n
         demo_server = _start_demo_model() if args.demo else None  # imports while it paints
         window.show()
         run_until_first_frame(window)
+        window.finish_after_first_frame()
         return _run_loop(args, app, paths, name, window, scenarios, demo_server,
                          early_errors)
     finally:

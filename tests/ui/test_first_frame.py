@@ -28,7 +28,7 @@ def _app_env(tmp_path: Path) -> dict[str, str]:
 
 FRAME_PROBE = """
 import json, os, sys
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from qoder_desktop.ui.windows.main_window import MainWindow
 
 LATER = ("asyncio", "qasync", "qoder_desktop.store.database", "qoder_desktop.ui.event_loop",
@@ -51,6 +51,8 @@ class FirstPaint(QObject):
     def check(self):
         if loop_running():
             report["when the loop runs"] = [name for name in LATER if name in sys.modules]
+            report["transcript opaque"] = self.window.ui.transcriptView.viewport(
+                ).testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
             print(json.dumps(report), flush=True)
             os._exit(0)
 
@@ -58,6 +60,7 @@ watch = FirstPaint()
 shown = MainWindow.show
 
 def show(self):
+    watch.window = self
     self.installEventFilter(watch)
     shown(self)
 
@@ -78,6 +81,7 @@ def test_the_first_frame_is_painted_before_asyncio_the_database_and_start_up_loa
                                             "qoder_desktop.ui.event_loop",
                                             "qoder_desktop.ui.error_reporter",
                                             "qoder_desktop.ui.start_up"]
+    assert report["transcript opaque"] is True  # set up after the frame
 
 
 STORAGE_PROBE = """

@@ -128,13 +128,12 @@ class TranscriptView(QTextEdit):
         self.document().setDocumentMargin(12)
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setPlaceholderText("Nothing here yet.")
-        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self._opaque: QWidget | None = None  # the viewport, once `finish_set_up` ran
         self._char_formats: dict[tuple[_Style, bool, bool], QTextCharFormat] = {}
         self._block_formats: dict[tuple[_Style, TranscriptKind, bool, int],
                                   QTextBlockFormat] = {}
         self._pending: list[TranscriptEvent] = []
         self._folds = Folds(self.document())
-        self.viewport().setMouseTracking(True)
         # A caret the keyboard moves, so Return or Space opens the fold it is on.
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
@@ -142,6 +141,21 @@ class TranscriptView(QTextEdit):
         self._batch.setSingleShot(True)
         self._batch.setInterval(BATCH_MS)
         self._batch.timeout.connect(self.flush)
+
+    def finish_set_up(self) -> None:
+        """Make the viewport opaque (`paintEvent` fills it) and track the mouse over it
+        (a pointing hand over a fold's row); once, before the first event is shown.
+
+        Not done in ``__init__``: the first ``viewport()`` of a run makes PySide6 look
+        the returned widget's class up among every QWidget subclass it has, building
+        each one's enums (~10 ms), which the main window leaves until after its first
+        frame (`MainWindow.finish_after_first_frame`).
+        """
+        if self._opaque is None:
+            viewport = self.viewport()
+            viewport.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+            viewport.setMouseTracking(True)
+            self._opaque = viewport
 
     def clear_events(self) -> None:
         """Remove every event (shown or still waiting in the batch)."""
@@ -152,6 +166,7 @@ class TranscriptView(QTextEdit):
 
     def set_events(self, events: list[TranscriptEvent]) -> None:
         """Show exactly `events`, scrolled to the end."""
+        self.finish_set_up()
         self.clear_events()
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
@@ -181,6 +196,7 @@ class TranscriptView(QTextEdit):
         if not self._pending:
             return
         events, self._pending = self._pending, []
+        self.finish_set_up()
         bar = self.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
@@ -232,10 +248,12 @@ class TranscriptView(QTextEdit):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Fill the exposed part of the viewport with the base colour, then draw the text
-        (the viewport is opaque: Qt paints nothing beneath it)."""
-        painter = QPainter(self.viewport())
-        painter.fillRect(event.rect(), self.palette().base())
-        painter.end()
+        (the viewport is opaque: Qt paints nothing beneath it; before `finish_set_up` Qt
+        fills it)."""
+        if self._opaque is not None:
+            painter = QPainter(self._opaque)
+            painter.fillRect(event.rect(), self.palette().base())
+            painter.end()
         super().paintEvent(event)
 
     def _scroll_to_end(self) -> None:

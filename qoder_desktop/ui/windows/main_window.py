@@ -130,6 +130,11 @@ class MainWindow(QMainWindow):
         ui.queueView.open_requested.connect(self.open_request_requested)
         self.modes.mode_requested.connect(self.mode_change_requested)
 
+    def finish_after_first_frame(self) -> None:
+        """What the first frame does not need and would delay (the transcript's viewport
+        set-up, see `TranscriptView.finish_set_up`); the app calls this after it."""
+        self.ui.transcriptView.finish_set_up()
+
     # -- sessions (the session pane shows them) ----------------------------------------
 
     def set_sessions(self, sessions: list[SessionInfo]) -> None:
