@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import socket as stdlib_socket
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:
+    import socket as stdlib_socket
+
     from PySide6.QtNetwork import QLocalSocket
 
 log = logging.getLogger(__name__)
@@ -65,11 +66,20 @@ def _socket_path(name: str) -> str:
 
 
 def _unix_connect(name: str) -> stdlib_socket.socket | None:
-    """A connected Unix socket to the server on `name`, or None when nobody answers."""
+    """A connected Unix socket to the server on `name`, or None when nobody answers.
+
+    Without a socket file nobody listens: the `socket` module (its enums cost start-up
+    time) loads only when there is one.
+    """
+    path = _socket_path(name)
+    if not os.path.exists(path):
+        return None
+    import socket as stdlib_socket
+
     sock = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_MS / 1000)
     try:
-        sock.connect(_socket_path(name))
+        sock.connect(path)
     except OSError:  # no socket file, a stale one (refused), or too slow
         sock.close()
         return None

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QWidget
 
 from qoder_desktop.ui import window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
-from qoder_desktop.ui.windows.help_dialogs import HelpMenu
+from qoder_desktop.ui.windows.help_menu import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
 from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
