@@ -28,6 +28,7 @@ from qoder_desktop.config.paths import AppPaths
 from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
 from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.ui import icons
+from qoder_desktop.ui.lean_imports import lean_imports_after_first_frame
 from qoder_desktop.ui.scheduling import run_until_first_frame
 from qoder_desktop.ui.single_instance import (
     LOCK_FILE,
@@ -202,6 +203,7 @@ def _run_loop(args: argparse.Namespace, app: QApplication, paths: AppPaths, name
     """After the first frame: the log, the error reporter, the app's loop and the
     database (a failure is shown, then the app ends), then `StartUp` loads the rest while
     the loop runs."""
+    lean_imports_after_first_frame()  # before the libraries load: unused parts skipped
     import asyncio
     from functools import partial
 
