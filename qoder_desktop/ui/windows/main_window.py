@@ -13,18 +13,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QWidget
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 from qoder_desktop.ui import window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.windows.help_menu import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
-from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
 from qoder_desktop.ui.windows.session_pane import SessionIntents, SessionPane
 
 if TYPE_CHECKING:  # pydantic, the models and the form load after the first paint
+    from PySide6.QtGui import QCloseEvent, QHideEvent, QShowEvent
+    from PySide6.QtWidgets import QMessageBox
+
     from qoder_desktop.domain.models import ApprovalRequest, SessionInfo, SessionRule
     from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
     from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
@@ -269,6 +271,8 @@ class MainWindow(QMainWindow):
 
         def closed() -> None:
             self._quit_box = None
+
+        from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 
         self._quit_box = confirm_quit(self, waiting, self.quit_requested.emit)
         self._quit_box.finished.connect(closed)
