@@ -105,23 +105,28 @@ def _run_gui(args: argparse.Namespace) -> int:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("io.qoder.Desktop")
     app.setQuitOnLastWindowClosed(False)
-    name = server_name(str(paths.data_dir))
-    what = "the demo" if args.demo else "the request"
-    if hand_over(name, _handover_message(args)):
-        print(f"Qoder Desktop is already running; {what} went to that window.")
-        return 0
     instance_lock = claim_instance(paths.data_dir)
-    if instance_lock is None:  # another launch is starting: its server comes after its paint
-        if hand_over_when_ready(name, _handover_message(args)):
-            print(f"Qoder Desktop was starting; {what} went to that window.")
+    if instance_lock is None or not instance_lock.excludes_others:
+        # Another instance runs or starts on this data (or no lock can tell): hand over.
+        # With the lock, nobody else runs here, and the server's name can wait.
+        name = server_name(str(paths.data_dir))
+        what = "the demo" if args.demo else "the request"
+        if hand_over(name, _handover_message(args)):
+            if instance_lock is not None:
+                instance_lock.release()
+            print(f"Qoder Desktop is already running; {what} went to that window.")
             return 0
-        print(f"qoder-desktop: another Qoder Desktop holds {paths.data_dir / LOCK_FILE} "
-              f"but has not answered for {STARTING_WAIT_S:g} s; quit it (or wait for it) and "
-              "try again.",
-              file=sys.stderr)
-        return 1
+        if instance_lock is None:  # it is starting: its server comes after its first frame
+            if hand_over_when_ready(name, _handover_message(args)):
+                print(f"Qoder Desktop was starting; {what} went to that window.")
+                return 0
+            print(f"qoder-desktop: another Qoder Desktop holds {paths.data_dir / LOCK_FILE} "
+                  f"but has not answered for {STARTING_WAIT_S:g} s; quit it (or wait for it) "
+                  "and try again.",
+                  file=sys.stderr)
+            return 1
     try:
-        return _show_then_run(args, app, paths, name)
+        return _show_then_run(args, app, paths)
     finally:
         instance_lock.release()
 
@@ -156,17 +161,16 @@ class ErrorsBeforeFrame:
             self.hand_to(self._previous)
 
 
-def _show_then_run(args: argparse.Namespace, app: QApplication, paths: AppPaths,
-                   name: str) -> int:
+def _show_then_run(args: argparse.Namespace, app: QApplication, paths: AppPaths) -> int:
     """The main window's first frame on Qt's own loop, then the app on its asyncio loop."""
     early_errors = ErrorsBeforeFrame()
     try:
-        return _show_window(args, app, paths, name, early_errors)
+        return _show_window(args, app, paths, early_errors)
     finally:
         early_errors.close()
 
 
-def _show_window(args: argparse.Namespace, app: QApplication, paths: AppPaths, name: str,
+def _show_window(args: argparse.Namespace, app: QApplication, paths: AppPaths,
                  early_errors: ErrorsBeforeFrame) -> int:
     app.setStyleSheet(icons.stylesheet())  # the application icon follows the first paint
     scenarios = None
@@ -181,8 +185,7 @@ def _show_window(args: argparse.Namespace, app: QApplication, paths: AppPaths, n
         window.show()
         run_until_first_frame(window)
         window.finish_after_first_frame()
-        return _run_loop(args, app, paths, name, window, scenarios, demo_server,
-                         early_errors)
+        return _run_loop(args, app, paths, window, scenarios, demo_server, early_errors)
     finally:
         window.save_state(paths.window_state_file)
 
@@ -197,7 +200,7 @@ def _start_demo_model() -> ScriptedModelProcess:
     return server
 
 
-def _run_loop(args: argparse.Namespace, app: QApplication, paths: AppPaths, name: str,
+def _run_loop(args: argparse.Namespace, app: QApplication, paths: AppPaths,
               window: MainWindow, scenarios: list[str] | None,
               demo_server: ScriptedModelProcess | None, early_errors: ErrorsBeforeFrame) -> int:
     """After the first frame: the log, the error reporter, the app's loop and the
@@ -229,8 +232,8 @@ def _run_loop(args: argparse.Namespace, app: QApplication, paths: AppPaths, name
             loop.run_forever()
         return 1
     window.help.about_source = partial(_about, paths)
-    start_up = StartUp(args, paths, db, None, redactor, window, name, scenarios,
-                       demo_server=demo_server)
+    start_up = StartUp(args, paths, db, None, redactor, window,
+                       server_name(str(paths.data_dir)), scenarios, demo_server=demo_server)
     wake_up = _quit_on_signals(start_up.quit)
     resume_collection()  # (paused since the entry point: see `run_gui`)
     try:

@@ -6,15 +6,15 @@ check runs before the first paint, so on Unix it uses a plain Unix socket (the s
 socket file) and QtNetwork loads only with the server, after the first paint.
 
 The server starts after the first paint, so a launch also claims the data folder's
-instance lock (`claim_instance`) before it paints: a second launch that finds the lock
-held while nobody answers yet waits for the first one's server (`hand_over_when_ready`)
-instead of opening a second app on the same data.
+instance lock (`claim_instance`) before it paints, first: a launch that gets it is the
+only one on that data and asks nobody; one that finds it held hands over to the running
+instance, or waits for a starting one's server (`hand_over_when_ready`) instead of
+opening a second app on the same data.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -50,6 +50,8 @@ def server_name(data_dir: str) -> str:
     would be too long for a socket (a long $TMPDIR made listen() fail, and every launch
     then opened its own window).
     """
+    import hashlib  # (a first launch needs it only after its first frame)
+
     digest = hashlib.sha256(os.path.realpath(data_dir).encode()).hexdigest()[:16]
     name = f"qoder-desktop-{os.getuid() if hasattr(os, 'getuid') else 'user'}-{digest}"
     if os.name != "posix":
@@ -117,6 +119,12 @@ class InstanceLock:
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
+
+    @property
+    def excludes_others(self) -> bool:
+        """True for a real lock: no other launch on this data folder holds it meanwhile
+        (False where advisory locks do not exist, and once released)."""
+        return self._handle is not None
 
     def release(self) -> None:
         """Give the lock up (the process ending does the same)."""
