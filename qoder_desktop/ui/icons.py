@@ -1,12 +1,12 @@
 """Run-time assets (icons, stylesheet) loaded from the installed package.
 
-Everything is read with `importlib.resources` from `qoder_desktop.ui.resources`, so it
+Everything is read with `pkgutil.get_data` from `qoder_desktop.ui.resources`, so it
 works the same from a source checkout, an installed wheel or a zip bundle.
 """
 
 from __future__ import annotations
 
-from importlib import resources
+import pkgutil
 from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtGui  # (classes built when first used: after the first frame)
@@ -33,7 +33,10 @@ def resource_bytes(name: str) -> bytes:
     Raises:
         FileNotFoundError: when the package does not ship `name`.
     """
-    return resources.files(RESOURCE_PACKAGE).joinpath(name).read_bytes()
+    data = pkgutil.get_data(RESOURCE_PACKAGE, name)  # (lighter than importlib.resources)
+    if data is None:  # a loader that cannot read data files
+        raise FileNotFoundError(f"{RESOURCE_PACKAGE} cannot read {name}")
+    return data
 
 
 def stylesheet() -> str:

@@ -46,6 +46,8 @@ class FirstPaint(QObject):
     def eventFilter(self, watched, event):
         if event.type() == QEvent.Type.Paint and "at the first paint" not in report:
             report["at the first paint"] = [name for name in LATER if name in sys.modules]
+            report["resources read with"] = [name for name in ("importlib.resources",)
+                                              if name in sys.modules]
             report["Qt classes built"] = [  # (PySide6 puts a class in its module when built)
                 name for module, names in QT_LATER.items() for name in names
                 if name in vars(sys.modules["PySide6." + module])]
@@ -84,6 +86,7 @@ def test_the_first_frame_is_painted_before_asyncio_the_database_and_start_up_loa
     report = json.loads(done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "{}")
     assert report.get("at the first paint") == [], done.stderr
     assert report["Qt classes built"] == []
+    assert report["resources read with"] == []  # (pkgutil; the scenarios are read for --help)
     # jsonschema: bound unrun by the deferrals `lean_imports_after_first_frame` sets up
     # hashlib (the instance server's name) and socket: a launch holding the data folder's
     # lock is the only one there and asks no other instance before its frame
