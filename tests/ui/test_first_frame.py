@@ -34,7 +34,7 @@ from qoder_desktop.ui.windows.main_window import MainWindow
 LATER = ("jsonschema", "hashlib", "socket", "asyncio", "qasync", "qoder_desktop.store.database",
          "qoder_desktop.ui.event_loop", "qoder_desktop.ui.error_reporter",
          "qoder_desktop.ui.start_up")
-QT_LATER = {"QtGui": ("QTextFormat", "QTextCharFormat", "QIcon", "QPainter"),
+QT_LATER = {"QtGui": ("QTextFormat", "QTextCharFormat", "QIcon", "QPainter", "QBrush"),
             "QtWidgets": ("QMessageBox",)}  # classes the first frame needs not build
 report = {}
 
