@@ -69,9 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         resume_collection()
         print(problem, file=sys.stderr)
         return NO_DISPLAY_EXIT
-    from qoder_desktop.ui.lean_imports import apply_lean_imports
+    from qoder_desktop.ui.lean_imports import lean_imports_before_first_frame
 
-    apply_lean_imports()  # before the GUI's imports: unused library parts skipped or deferred
+    lean_imports_before_first_frame()  # before the GUI's imports (the rest: `ui.app`)
     from qoder_desktop.ui.app import run_gui
 
     return run_gui(args)

@@ -1,27 +1,26 @@
 #!/usr/bin/env python3
 """Compile every Qt Designer form in ui/ into qoder_desktop/ui/forms/.
 
-`ui/<name>.ui` becomes `qoder_desktop/ui/forms/ui_<name>.py` (class `Ui_<Form>`).
+`ui/<name>.ui` becomes `qoder_desktop/ui/forms/ui_<name>.py` (class `Ui_<Form>`), with
+the Qt classes uic imports but the form never uses left out (`trim_unused_qt_imports`:
+PySide6 builds a class, with its enums, the first time Python takes it from its module,
+so each unused name cost start-up time).
 The generated modules are committed; tests/ui/test_generated_forms.py regenerates them
 into a temporary folder and fails when they differ, so edit the form and run:
 
     python tools/compile_ui.py            # regenerate in place
     python tools/compile_ui.py --check    # exit 1 when any module is stale
     python tools/compile_ui.py --out-dir DIR  # write somewhere else (used by the test)
-
-pyside6-uic imports the same ~35 Qt classes into every form whether it uses them or not
-(gradients, QLocale, QDate, QTransform …); PySide6 builds a class's enums when the class is
-first taken from its module, so each unused name costs memory in the running app. The
-generated imports are trimmed to the names the form uses (`trim_qt_imports`).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import ast
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,37 +44,36 @@ def output_name(form: Path) -> str:
     return f"ui_{form.stem}.py"
 
 
-_QT_IMPORT = re.compile(r"^from (PySide6\.\w+) import (\([^)]*\)|[^\n(]+)\n", re.M)
-_NAMES_PER_LINE = 4
-"""As pyside6-uic wraps its import lists."""
-
-
-def trim_qt_imports(source: str) -> str:
-    """`source` with its ``from PySide6.… import …`` lists cut to the names used elsewhere
-    in it (a statement left with none is dropped)."""
-    rest = _QT_IMPORT.sub("", source)
-    used = set(re.findall(r"\b[A-Za-z_]\w*\b", rest))
-
-    def trimmed(match: re.Match[str]) -> str:
-        names = [name.strip() for name in match.group(2).strip("()").split(",")]
-        kept = [name for name in names if name and name in used]
-        if not kept:
-            return ""
-        lines = [", ".join(kept[at:at + _NAMES_PER_LINE])
-                 for at in range(0, len(kept), _NAMES_PER_LINE)]
-        return f"from {match.group(1)} import (" + ",\n    ".join(lines) + ")\n"
-
-    return _QT_IMPORT.sub(trimmed, source)
-
-
 def compile_form(form: Path, out_path: Path, uic: str | None = None) -> None:
-    """Run pyside6-uic on one form (from the forms folder, so headers name only the file),
-    then trim its Qt imports to what the form uses."""
+    """Run pyside6-uic on one form (from the forms folder, so headers name only the file)."""
     out_path.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([uic or find_uic(), form.name, "-o", str(out_path.resolve())],
                    cwd=form.parent, check=True)
-    out_path.write_text(trim_qt_imports(out_path.read_text(encoding="utf-8")),
+    out_path.write_text(trim_unused_qt_imports(out_path.read_text(encoding="utf-8")),
                         encoding="utf-8")
+
+
+def trim_unused_qt_imports(source: str) -> str:
+    """`source` with the names its top-level ``from PySide6… import`` lines bring in but
+    the module never uses taken out (an import left with none is dropped)."""
+    tree = ast.parse(source)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    lines = source.splitlines(keepends=True)
+    parts: list[str] = []
+    done = 0
+    for node in tree.body:
+        if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("PySide6")):
+            continue
+        kept = [alias.name for alias in node.names if (alias.asname or alias.name) in used
+                and alias.asname is None]
+        parts.append("".join(lines[done:node.lineno - 1]))
+        if kept:
+            parts.append(textwrap.fill(f"from {node.module} import ({', '.join(kept)})",
+                                       width=88, subsequent_indent="    ",
+                                       break_on_hyphens=False) + "\n")
+        done = node.end_lineno or node.lineno
+    parts.append("".join(lines[done:]))
+    return "".join(parts)
 
 
 def forms(forms_dir: Path = FORMS_DIR) -> list[Path]:

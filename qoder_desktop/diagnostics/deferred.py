@@ -14,8 +14,8 @@ own code in it, once, so from then on it is the real module. The stdlib's
 access, including the ``__spec__`` that every later ``import jsonschema`` reads, so the
 second library to import it would load it at once.
 
-Importing this module changes nothing: the GUI's entry point calls `defer_modules` (through
-`ui.lean_imports.apply_lean_imports`) before the libraries load.
+Importing this module changes nothing: the GUI calls `defer_modules` (through
+`ui.lean_imports.lean_imports_after_first_frame`) before the libraries load.
 """
 
 from __future__ import annotations

@@ -2,5 +2,5 @@
 
 Nothing below this package is imported by the Qt-free core. Importing it changes nothing
 in other libraries: the GUI process makes its imports lean explicitly, at the entry
-point (`ui.lean_imports.apply_lean_imports`).
+point and after the first frame (`ui.lean_imports`).
 """

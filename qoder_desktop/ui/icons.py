@@ -1,17 +1,19 @@
 """Run-time assets (icons, stylesheet) loaded from the installed package.
 
-Everything is read with `importlib.resources` from `qoder_desktop.ui.resources`, so it
+Everything is read with `pkgutil.get_data` from `qoder_desktop.ui.resources`, so it
 works the same from a source checkout, an installed wheel or a zip bundle.
 """
 
 from __future__ import annotations
 
 import functools
-from importlib import resources
+import pkgutil
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
-from PySide6.QtSvg import QSvgRenderer
+from PySide6 import QtCore, QtGui  # (classes built when first used: after the first frame)
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon, QPixmap
 
 RESOURCE_PACKAGE = "qoder_desktop.ui.resources"
 APP_ICON = "app-icon.svg"
@@ -32,7 +34,10 @@ def resource_bytes(name: str) -> bytes:
     Raises:
         FileNotFoundError: when the package does not ship `name`.
     """
-    return resources.files(RESOURCE_PACKAGE).joinpath(name).read_bytes()
+    data = pkgutil.get_data(RESOURCE_PACKAGE, name)  # (lighter than importlib.resources)
+    if data is None:  # a loader that cannot read data files
+        raise FileNotFoundError(f"{RESOURCE_PACKAGE} cannot read {name}")
+    return data
 
 
 def stylesheet() -> str:
@@ -42,18 +47,20 @@ def stylesheet() -> str:
 
 def render_svg(name: str, size: int) -> QPixmap:
     """Render a shipped SVG into a transparent square pixmap of `size` pixels."""
-    renderer = QSvgRenderer(QByteArray(resource_bytes(name)))
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    renderer.render(painter, QRectF(0, 0, size, size))
+    from PySide6.QtSvg import QSvgRenderer  # (first needed after the window's first frame)
+
+    renderer = QSvgRenderer(QtCore.QByteArray(resource_bytes(name)))
+    pixmap = QtGui.QPixmap(size, size)
+    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
+    painter = QtGui.QPainter(pixmap)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    renderer.render(painter, QtCore.QRectF(0, 0, size, size))
     painter.end()
     return pixmap
 
 
 def _icon_from_svg(name: str) -> QIcon:
-    icon = QIcon()
+    icon = QtGui.QIcon()
     for size in _ICON_SIZES:
         icon.addPixmap(render_svg(name, size))
     return icon
@@ -77,7 +84,7 @@ def draw_badge(pixmap: QPixmap, count: int) -> QPixmap:
 
     A count of zero (or less) returns an unchanged copy.
     """
-    result = QPixmap(pixmap)
+    result = QtGui.QPixmap(pixmap)
     if count <= 0:
         return result
     size = min(result.width(), result.height())
@@ -85,24 +92,24 @@ def draw_badge(pixmap: QPixmap, count: int) -> QPixmap:
     diameter = size * (0.62 if len(text) == 1 else 0.7)
     width = diameter if len(text) == 1 else diameter * (1.0 + 0.28 * (len(text) - 1))
     width = min(width, float(size))
-    rect = QRectF(result.width() - width, 0, width, diameter)
-    painter = QPainter(result)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QColor("#FFFFFF"))
-    painter.setBrush(QColor(BADGE_COLOR))
+    rect = QtCore.QRectF(result.width() - width, 0, width, diameter)
+    painter = QtGui.QPainter(result)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    painter.setPen(QtGui.QColor("#FFFFFF"))
+    painter.setBrush(QtGui.QColor(BADGE_COLOR))
     painter.drawRoundedRect(rect, diameter / 2, diameter / 2)
-    font = QFont()
+    font = QtGui.QFont()
     font.setBold(True)
     font.setPixelSize(max(6, int(diameter * (0.68 if len(text) == 1 else 0.52))))
     painter.setFont(font)
-    painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), text)
+    painter.drawText(rect, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
     painter.end()
     return result
 
 
 def tray_icon(pending: int = 0) -> QIcon:
     """The tray icon, with the pending count drawn as a badge when it is above zero."""
-    icon = QIcon()
+    icon = QtGui.QIcon()
     for size in (16, 22, 24, 32, 48, 64):
         icon.addPixmap(draw_badge(render_svg(TRAY_ICON, size), pending))
     return icon

@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import html
 import sys
+from typing import TYPE_CHECKING
 
 from PySide6 import QtGui
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMessageBox
+from PySide6.QtWidgets import QLabel
 
 from qoder_desktop.text.visible import make_visible
+
+if TYPE_CHECKING:  # (built when a first box is: after the main window's first frame)
+    from PySide6.QtWidgets import QMessageBox
 
 _RICH_OPEN = "<p style='white-space:pre-wrap'>"
 _RICH_CLOSE = "</p>"

@@ -21,11 +21,10 @@ from types import ModuleType
 
 from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
 
-QT_FREE_FIRST: tuple[str, ...] = (
-    "asyncio", "qoder_desktop.cli", "qoder_desktop.store.database",
-    "qoder_desktop.domain.kinds")
-"""Qt-free modules `run_gui` needs before the first paint, imported before PySide6
-(pydantic and our models are not among them: they load after the paint)."""
+QT_FREE_FIRST: tuple[str, ...] = ("qoder_desktop.cli", "qoder_desktop.domain.kinds")
+"""Qt-free modules `run_gui` needs before the first frame, imported before PySide6
+(asyncio, the database, pydantic and our models are not among them: they load after
+the frame)."""
 
 _MARK = "_qoder_reads_once"
 

@@ -7,6 +7,8 @@ The app keeps its loop turns short, so a window takes input while work goes on:
 - `TurnSteps` runs a generator one step per loop turn: each ``yield`` hands the loop back.
 - `FirstPaint` runs what it is given once, in the loop turn after a first paint (so the
   work does not share the frame it follows); `after_first_paint` watches a widget for it.
+- `run_until_first_frame` runs Qt's own event loop (no asyncio) until a window's first
+  frame is on screen: the app paints its main window before asyncio and qasync load.
 
 Qt's zero timers and qasync's ``call_soon`` both end the current turn: what was queued
 before (window-system events, among them a paint) is handled first.
@@ -14,11 +16,10 @@ before (window-system events, among them a paint) is handled first.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 
@@ -32,6 +33,8 @@ def in_next_turn(call: Callable[[], object], receiver: QObject | None = None) ->
 
 async def next_turn() -> None:
     """Hand the loop back for one turn (a coroutine's step boundary)."""
+    import asyncio  # (this module is imported before the first frame; asyncio after it)
+
     await asyncio.sleep(0)
 
 
@@ -157,3 +160,15 @@ def after_first_paint(widget: QWidget, then: Callable[[], object], *,
     watch = _PaintWatch(widget, fallback_ms)
     watch.when_painted(then)
     return watch
+
+
+def run_until_first_frame(window: QWidget, *, fallback_ms: int = 1000) -> None:
+    """Run Qt's own event loop until `window` has painted and the loop has turned once
+    more (the frame is flushed to the display; a probe watching for it reports then),
+    or until `fallback_ms` have passed without a paint (started hidden or minimised).
+
+    For the app's start only, before the app's asyncio loop exists and runs.
+    """
+    frame = QEventLoop()
+    after_first_paint(window, lambda: in_next_turn(frame.quit), fallback_ms=fallback_ms)
+    frame.exec()

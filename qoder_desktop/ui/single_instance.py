@@ -7,19 +7,18 @@ both ends are plain Unix sockets (the server's socket file, its connections watc
 hold for this alone — is never loaded; elsewhere the server is a `QLocalServer`.
 
 The server starts after the first paint, so a launch also claims the data folder's
-instance lock (`claim_instance`) before it paints: a second launch that finds the lock
-held while nobody answers yet waits for the first one's server (`hand_over_when_ready`)
-instead of opening a second app on the same data.
+instance lock (`claim_instance`) before it paints, first: a launch that gets it is the
+only one on that data and asks nobody; one that finds it held hands over to the running
+instance, or waits for a starting one's server (`hand_over_when_ready`) instead of
+opening a second app on the same data.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import socket as stdlib_socket
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
 if TYPE_CHECKING:
+    import socket as stdlib_socket
+
     from PySide6.QtNetwork import QLocalSocket
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ def server_name(data_dir: str) -> str:
     would be too long for a socket (a long $TMPDIR made listen() fail, and every launch
     then opened its own window).
     """
+    import hashlib  # (a first launch needs it only after its first frame)
+
     digest = hashlib.sha256(os.path.realpath(data_dir).encode()).hexdigest()[:16]
     name = f"qoder-desktop-{os.getuid() if hasattr(os, 'getuid') else 'user'}-{digest}"
     if os.name != "posix":
@@ -67,11 +70,20 @@ def _socket_path(name: str) -> str:
 
 
 def _unix_connect(name: str) -> stdlib_socket.socket | None:
-    """A connected Unix socket to the server on `name`, or None when nobody answers."""
+    """A connected Unix socket to the server on `name`, or None when nobody answers.
+
+    Without a socket file nobody listens: the `socket` module (its enums cost start-up
+    time) loads only when there is one.
+    """
+    path = _socket_path(name)
+    if not os.path.exists(path):
+        return None
+    import socket as stdlib_socket
+
     sock = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_MS / 1000)
     try:
-        sock.connect(_socket_path(name))
+        sock.connect(path)
     except OSError:  # no socket file, a stale one (refused), or too slow
         sock.close()
         return None
@@ -109,6 +121,12 @@ class InstanceLock:
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
+
+    @property
+    def excludes_others(self) -> bool:
+        """True for a real lock: no other launch on this data folder holds it meanwhile
+        (False where advisory locks do not exist, and once released)."""
+        return self._handle is not None
 
     def release(self) -> None:
         """Give the lock up (the process ending does the same)."""

@@ -1,9 +1,10 @@
 """What the app loads after the main window's first paint (`StartUp`), step by step.
 
-The window is on screen first (`scheduling.after_first_paint`): it is built without
-pydantic and the domain's models (`domain.kinds` has the enums it needs). Then, each step
+The window is on screen first (`ui.app` runs Qt's own loop until its first frame, then
+the app's asyncio loop, which runs `StartUp.load`): it is built without pydantic and the
+domain's models (`domain.kinds` has the enums it needs). Then, each step
 in its own loop turn (`scheduling.next_turn`) so the window keeps taking input: the
-application icon (for dialogs; the window has its own), pydantic with the models and the
+application icon (the main window's and the dialogs'), pydantic with the models and the
 settings, the core and the wiring (`DesktopApp`), the new-session form, the first
 session, the terminal hook server, the approval gateway and a warmed dialog. Nothing can
 ask for an approval before the core exists: every way in (a session, the terminal hook
@@ -184,14 +185,15 @@ class StartUp:
     def __init__(self, args: argparse.Namespace, paths: AppPaths, db: Database,
                  loaded: SettingsLoad | None, redactor: RedactSecrets, window: MainWindow,
                  instance_name: str, scenarios: list[str] | None = None,
-                 secrets: SecretStore | None = None) -> None:
+                 secrets: SecretStore | None = None,
+                 demo_server: ScriptedModelProcess | None = None) -> None:
         self.args, self.paths, self.db, self.loaded = args, paths, db, loaded
         self.redactor, self.window, self._instance_name = redactor, window, instance_name
         self._scenarios = scenarios
         self._secrets = secrets
         self.desktop: DesktopApp | None = None
         self.instance: InstanceServer | None = None
-        self.demo_server: ScriptedModelProcess | None = None
+        self.demo_server = demo_server
         self.demo: DemoModel | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -208,9 +210,11 @@ class StartUp:
             self.window.show_status(f"Qoder Desktop could not finish starting: {error}")
 
     async def _load(self) -> None:
+        from qoder_desktop.ui import icons
+
         app = QApplication.instance()
-        if isinstance(app, QApplication):  # for dialogs and message boxes: the window's own
-            app.setWindowIcon(self.window.windowIcon())  # (shared, not its 8 sizes drawn again)
+        if isinstance(app, QApplication):  # for dialogs and message boxes (rendered once, shared)
+            app.setWindowIcon(icons.app_icon())
         self.start_demo_model()
         await asyncio.to_thread(preload, CORE_MODULES)
         if self.loaded is None:
@@ -268,10 +272,10 @@ class StartUp:
         settle_memory()
 
     def start_demo_model(self) -> None:
-        """With --demo, start the scripted model's process (once): `run_gui` calls this
-        before the window shows, so the child starts its interpreter and imports while
-        the window paints and the core loads (`_demo_ready` waits for it before the
-        core is built)."""
+        """With --demo, start the scripted model's process (once), unless one was given
+        (`run_gui` starts it before the window shows, so the child starts its interpreter
+        and imports while the window paints; `_demo_ready` waits for it before the core
+        is built)."""
         if self.args.demo and self.demo_server is None:
             from qoder_desktop.scripted_model.process import ScriptedModelProcess
 

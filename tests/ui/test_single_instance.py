@@ -318,3 +318,14 @@ def test_a_launch_during_anothers_start_up_hands_over_once_its_server_listens(
 def test_a_launch_waiting_for_a_server_that_never_comes_gives_up() -> None:
     name = f"qoder-desktop-test-{uuid.uuid4().hex[:8]}"
     assert hand_over_when_ready(name, {"action": "front"}, timeout_s=0.3) is False
+
+
+def test_a_held_lock_excludes_other_launches_until_released(tmp_path: Path) -> None:
+    lock = claim_instance(tmp_path)
+    assert lock is not None and lock.excludes_others
+    assert claim_instance(tmp_path) is None  # a second launch on the same data
+    lock.release()
+    assert not lock.excludes_others
+    again = claim_instance(tmp_path)
+    assert again is not None and again.excludes_others
+    again.release()

@@ -174,18 +174,21 @@ def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
     run(loop, scenario())
 
 
-def test_the_application_icon_is_set_after_the_first_paint(
+def test_the_window_gets_the_application_icon_after_the_first_paint(
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop) -> None:
+    """The icon's SVG renders wait for start-up; the shown window then carries it too
+    (on its native window, which is what a task bar reads)."""
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.setWindowIcon(QIcon())  # as run_gui leaves it before the first paint
-    assert not start_up.window.windowIcon().isNull()  # the window shows its own icon at once
+    window = start_up.window
+    assert window.windowIcon().isNull()  # the window renders no icon of its own
     slow_keyring.release.set()
     run(loop, start_up.load())
     assert not app.windowIcon().isNull()  # dialogs and message boxes get it from here on
-    assert not start_up.window.windowIcon().isNull()
-    # one icon: its pixmaps (eight sizes, up to 256 px) are drawn and held once
-    assert app.windowIcon().cacheKey() == start_up.window.windowIcon().cacheKey()
+    assert window.windowIcon().cacheKey() == app.windowIcon().cacheKey()
+    handle = window.windowHandle()
+    assert handle is not None and not handle.icon().isNull()
 
 
 PAUSE_PROBE = """

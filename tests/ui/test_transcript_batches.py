@@ -230,3 +230,34 @@ def test_an_event_that_cannot_be_shown_does_not_take_its_batch_with_it(
     shown = view.toPlainText()
     assert "before" in shown and "after" in shown
     assert "could not be shown" in caplog.text
+
+
+@pytest.mark.parametrize("first", ["set_events", "append_event"])
+def test_the_viewport_is_made_opaque_and_mouse_tracked_before_the_first_event_shows(
+        qtbot: QtBot, first: str) -> None:
+    """Left out of the constructor (the main window's first frame does without it), the
+    viewport's set-up comes before any event is drawn."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    viewport = view.viewport()
+    assert not viewport.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+    if first == "set_events":
+        view.set_events([line("s1", "echo one")])
+    else:
+        view.append_event(line("s1", "echo one"))
+        view.flush()
+    assert viewport.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+    assert viewport.hasMouseTracking()
+    assert "echo one" in view.toPlainText()
+
+
+def test_the_main_window_sets_its_transcript_up_after_its_first_frame(qtbot: QtBot) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    viewport = window.ui.transcriptView.viewport()
+    assert not viewport.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+    window.finish_after_first_frame()
+    assert viewport.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+    assert viewport.hasMouseTracking()

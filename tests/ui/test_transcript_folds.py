@@ -191,3 +191,11 @@ async def test_a_plan_row_shows_its_title_and_unfolds_the_whole_plan(
     assert "Create greeting.py" not in visible_text(view)
     click(qtbot, view, block_with(view, "the whole plan"))
     assert "1. Create greeting.py." in visible_text(view)
+
+
+async def test_the_folds_property_ids_start_at_qts_first_free_one() -> None:
+    from PySide6.QtGui import QTextFormat
+
+    from qoder_desktop.ui.widgets import transcript_folds
+
+    assert QTextFormat.Property.UserProperty == transcript_folds.USER_PROPERTY

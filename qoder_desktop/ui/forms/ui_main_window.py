@@ -10,10 +10,9 @@
 
 from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize, Qt)
 from PySide6.QtGui import (QAction)
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QMenu,
-    QMenuBar, QPlainTextEdit, QPushButton, QSplitter,
-    QStatusBar, QTableView, QToolBar, QVBoxLayout,
-    QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QMenu, QMenuBar,
+    QPlainTextEdit, QPushButton, QSplitter, QStatusBar, QTableView, QToolBar,
+    QVBoxLayout, QWidget)
 
 from qoder_desktop.ui.widgets.queue_view import QueueView
 from qoder_desktop.ui.widgets.rules_view import RulesView

@@ -10,9 +10,8 @@
 
 from PySide6.QtCore import (QCoreApplication, QMetaObject, Qt)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialogButtonBox, QFormLayout,
-    QHBoxLayout, QLabel, QLineEdit, QListWidget,
-    QPlainTextEdit, QPushButton, QSizePolicy, QSpacerItem,
-    QTabWidget, QVBoxLayout, QWidget)
+    QHBoxLayout, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton,
+    QSizePolicy, QSpacerItem, QTabWidget, QVBoxLayout, QWidget)
 
 class Ui_NewSessionDialog(object):
     def setupUi(self, NewSessionDialog):

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QComboBox, QMenu, QWidget
 
-from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.kinds import PermissionMode
-from qoder_desktop.ui.windows import confirm
+
+if TYPE_CHECKING:  # the confirmation loads when first needed, after the first frame
+    from qoder_desktop.domain.consent import ModeConsent
 
 MODE_TIP = "The selected session's permission mode"
 
@@ -82,5 +85,7 @@ class ModeSwitcher(QObject):
                 self._show(self._mode)  # declined, or shown once the app reports it
             if consent is not None:
                 self.mode_requested.emit(session_id, mode, consent)
+
+        from qoder_desktop.ui.windows import confirm
 
         confirm.confirm_dangerous_mode(self._window, mode, answered, session_id=session_id)

@@ -16,8 +16,9 @@ from collections import Counter
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from PySide6 import QtGui  # QColor is built with the first row (after the frame)
 from PySide6.QtCore import QEvent, QModelIndex, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QShowEvent
+from PySide6.QtGui import QHelpEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.kinds import RequestKind
@@ -75,7 +76,7 @@ class QueueItem(QTreeWidgetItem):
         self._tooltips = False
         self.setData(COL_TIME, REQUEST_ID_ROLE, request.request_id)
         self.setSizeHint(COL_WHAT, QSize(0, ROW_HEIGHT))  # the stretched column
-        self.setForeground(COL_KIND, QColor(_KIND_COLORS[request.kind]))
+        self.setForeground(COL_KIND, QtGui.QColor(_KIND_COLORS[request.kind]))
 
     @property
     def request_id(self) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from PySide6 import QtGui  # its colour classes are built with the first rule (after the frame)
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.kinds import RuleBehavior
@@ -117,8 +117,8 @@ class RulesView(QTreeWidget):
         item.setToolTip(COL_RULE, tooltip(rule.rule))
         self.addTopLevelItem(item)
         if rule.active:
-            item.setForeground(COL_BEHAVIOR,
-                               QBrush(QColor(_BEHAVIOR_COLORS.get(rule.behavior, "#495057"))))
+            color = QtGui.QColor(_BEHAVIOR_COLORS.get(rule.behavior, "#495057"))
+            item.setForeground(COL_BEHAVIOR, QtGui.QBrush(color))
             button = QPushButton("Revoke")
             button.setObjectName("revokeButton")
             button.setAccessibleName(f"Revoke {make_visible(str(rule.rule))}")
@@ -145,15 +145,17 @@ class RulesView(QTreeWidget):
         if revoked_at is not None:
             detail = f"Revoked {format_time(revoked_at)}. {detail}".strip()
         item.setToolTip(COL_ACTION, detail)
-        grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled,
-                                           QPalette.ColorRole.Text))
+        palette = QtGui.QPalette
+        grey = QtGui.QBrush(self.palette().color(palette.ColorGroup.Disabled,
+                                                 palette.ColorRole.Text))
         font = item.font(COL_RULE)
         font.setStrikeOut(True)
         item.setFont(COL_RULE, font)
         for column in range(self.columnCount()):
             item.setForeground(column, grey)
         if text in (ON_ITS_WAY, ASKS_AGAIN):  # the agent may still hold it: not greyed out
-            item.setForeground(COL_ACTION, QBrush(QColor(_BEHAVIOR_COLORS[RuleBehavior.ASK])))
+            ask = QtGui.QColor(_BEHAVIOR_COLORS[RuleBehavior.ASK])
+            item.setForeground(COL_ACTION, QtGui.QBrush(ask))
 
 
     def _revoked_text(self, rule: SessionRule) -> tuple[str, str]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from PySide6 import QtGui  # QBrush and QColor are built with the first row (after the frame)
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QTableView
 
 from qoder_desktop.domain.kinds import Backend, SessionState
@@ -87,7 +88,7 @@ class SessionTableModel(QAbstractTableModel):
         self._pending: dict[str, int] = {}
         self._bold = QFont()
         self._bold.setBold(True)
-        self._brushes = {state: QBrush(QColor(color)) for state, color in STATE_COLORS.items()}
+        self._brushes: dict[SessionState, QtGui.QBrush] = {}  # (made with the first row)
 
     # -- Qt model interface ------------------------------------------------------------
 
@@ -123,6 +124,9 @@ class SessionTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_PENDING:
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
+            if not self._brushes:
+                self._brushes = {state: QtGui.QBrush(QtGui.QColor(color))
+                                 for state, color in STATE_COLORS.items()}
             if column == COL_STATE and info.state in self._brushes:
                 return self._brushes[info.state]
             if column == COL_PENDING and pending:

@@ -8,15 +8,24 @@ closed). Hidden blocks are invisible `QTextBlock`s: their text stays in the docu
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextBlock, QTextBlockFormat, QTextCursor, QTextDocument, QTextFormat
+from typing import TYPE_CHECKING
 
-CALL_PROPERTY = QTextFormat.Property.UserProperty + 2
+from PySide6 import QtGui  # its text classes are built when first used, after the first frame
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QTextBlock, QTextBlockFormat, QTextCursor, QTextDocument
+
+USER_PROPERTY = 0x100000
+"""`QTextFormat.Property.UserProperty`, the first property id free for the app (as a
+number: taking `QTextFormat` from its module builds the class with its enums)."""
+
+CALL_PROPERTY = USER_PROPERTY + 2
 """On every block of a tool call's line: the call's ``tool_use_id``."""
-FOLD_PROPERTY = QTextFormat.Property.UserProperty + 3
+FOLD_PROPERTY = USER_PROPERTY + 3
 """On a block that a fold hides: the fold's key."""
-TOGGLE_PROPERTY = QTextFormat.Property.UserProperty + 4
+TOGGLE_PROPERTY = USER_PROPERTY + 4
 """On the row a click opens or closes a fold with: the fold's key."""
-PARENT_PROPERTY = QTextFormat.Property.UserProperty + 5
+PARENT_PROPERTY = USER_PROPERTY + 5
 """On a folded block inside another fold (details under a call's output): the outer key."""
 
 OUTPUT_FOLD = "output:"
@@ -33,7 +42,7 @@ def marked(fmt: QTextBlockFormat, *, call: str | None = None, fold: str | None =
     """`fmt` with the fold properties given (a copy when any is set)."""
     if not (call or fold or toggle or parent):
         return fmt
-    fmt = QTextBlockFormat(fmt)
+    fmt = QtGui.QTextBlockFormat(fmt)
     for prop, value in ((CALL_PROPERTY, call), (FOLD_PROPERTY, fold),
                         (TOGGLE_PROPERTY, toggle), (PARENT_PROPERTY, parent)):
         if value:
@@ -94,9 +103,10 @@ class Folds:
         for key in (f"{OUTPUT_FOLD}{call_id}",):
             self._closed.discard(key)
         cursor.setPosition(first.position())
-        cursor.setPosition(last.position() + last.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(last.position() + last.length() - 1,
+                           QtGui.QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
-        cursor.setBlockFormat(QTextBlockFormat())
+        cursor.setBlockFormat(QtGui.QTextBlockFormat())
         return True
 
     def settle(self, start: int, end: int, output: str | None, *, folded: bool) -> None:
@@ -186,8 +196,9 @@ _GLYPHS = {OPEN_GLYPH: CLOSED_GLYPH, OPEN_SMALL: CLOSED_SMALL}
 
 def _set_glyph(block: QTextBlock, closed: bool) -> None:
     """Show a fold row's first character as its closed or open glyph."""
-    cursor = QTextCursor(block)
-    cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
+    cursor = QtGui.QTextCursor(block)
+    cursor.movePosition(QtGui.QTextCursor.MoveOperation.Right,
+                        QtGui.QTextCursor.MoveMode.KeepAnchor)
     current = cursor.selectedText()
     for open_glyph, closed_glyph in _GLYPHS.items():
         if current in (open_glyph, closed_glyph):

@@ -12,20 +12,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Slot
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QFontDatabase,
-    QKeyEvent,
-    QMouseEvent,
-    QPainter,
-    QPaintEvent,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
-    QTextFormat,
-)
+from PySide6 import QtGui  # its text classes are built when first used, after the first frame
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import QTextEdit, QWidget
 
 from qoder_desktop.domain.kinds import TranscriptKind
@@ -36,16 +24,27 @@ from qoder_desktop.ui.widgets.transcript_folds import (
     ORIGINAL_FOLD,
     OUTPUT_FOLD,
     TOGGLE_PROPERTY,
+    USER_PROPERTY,
     Folds,
     marked,
 )
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import (
+        QKeyEvent,
+        QMouseEvent,
+        QPaintEvent,
+        QTextBlockFormat,
+        QTextCharFormat,
+        QTextCursor,
+    )
+
     from qoder_desktop.domain.session_options import TranscriptEvent
 
 log = logging.getLogger(__name__)
 
-KIND_PROPERTY = QTextFormat.Property.UserProperty + 1
+KIND_PROPERTY = USER_PROPERTY + 1
 """Block-format property holding the `TranscriptKind` value of the event a block shows."""
 
 MAX_RESULT_LINES = 24
@@ -126,15 +125,14 @@ class TranscriptView(QTextEdit):
         self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.document().setMaximumBlockCount(MAX_BLOCKS)
         self.document().setDocumentMargin(12)
-        self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._fixed: QtGui.QFont | None = None  # the system's fixed font, when first needed
         self.setPlaceholderText("Nothing here yet.")
-        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self._opaque: QWidget | None = None  # the viewport, once `finish_set_up` ran
         self._char_formats: dict[tuple[_Style, bool, bool], QTextCharFormat] = {}
         self._block_formats: dict[tuple[_Style, TranscriptKind, bool, int],
                                   QTextBlockFormat] = {}
         self._pending: list[TranscriptEvent] = []
         self._folds = Folds(self.document())
-        self.viewport().setMouseTracking(True)
         # A caret the keyboard moves, so Return or Space opens the fold it is on.
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
@@ -142,6 +140,21 @@ class TranscriptView(QTextEdit):
         self._batch.setSingleShot(True)
         self._batch.setInterval(BATCH_MS)
         self._batch.timeout.connect(self.flush)
+
+    def finish_set_up(self) -> None:
+        """Make the viewport opaque (`paintEvent` fills it) and track the mouse over it
+        (a pointing hand over a fold's row); once, before the first event is shown.
+
+        Not done in ``__init__``: the first ``viewport()`` of a run makes PySide6 look
+        the returned widget's class up among every QWidget subclass it has, building
+        each one's enums (~10 ms), which the main window leaves until after its first
+        frame (`MainWindow.finish_after_first_frame`).
+        """
+        if self._opaque is None:
+            viewport = self.viewport()
+            viewport.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+            viewport.setMouseTracking(True)
+            self._opaque = viewport
 
     def clear_events(self) -> None:
         """Remove every event (shown or still waiting in the batch)."""
@@ -152,8 +165,9 @@ class TranscriptView(QTextEdit):
 
     def set_events(self, events: list[TranscriptEvent]) -> None:
         """Show exactly `events`, scrolled to the end."""
+        self.finish_set_up()
         self.clear_events()
-        cursor = QTextCursor(self.document())
+        cursor = QtGui.QTextCursor(self.document())
         cursor.beginEditBlock()
         for event in events:
             self._insert(cursor, event)
@@ -181,9 +195,10 @@ class TranscriptView(QTextEdit):
         if not self._pending:
             return
         events, self._pending = self._pending, []
+        self.finish_set_up()
         bar = self.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
-        cursor = QTextCursor(self.document())
+        cursor = QtGui.QTextCursor(self.document())
         cursor.beginEditBlock()
         try:
             for event in events:
@@ -232,10 +247,12 @@ class TranscriptView(QTextEdit):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Fill the exposed part of the viewport with the base colour, then draw the text
-        (the viewport is opaque: Qt paints nothing beneath it)."""
-        painter = QPainter(self.viewport())
-        painter.fillRect(event.rect(), self.palette().base())
-        painter.end()
+        (the viewport is opaque: Qt paints nothing beneath it; before `finish_set_up` Qt
+        fills it)."""
+        if self._opaque is not None:
+            painter = QtGui.QPainter(self._opaque)
+            painter.fillRect(event.rect(), self.palette().base())
+            painter.end()
         super().paintEvent(event)
 
     def _scroll_to_end(self) -> None:
@@ -250,17 +267,20 @@ class TranscriptView(QTextEdit):
         cached = self._char_formats.get(key)
         if cached is not None:
             return cached
-        fmt = QTextCharFormat()
+        fmt = QtGui.QTextCharFormat()
         color = "#E03131" if is_error else style.color
         if color:
-            fmt.setForeground(QColor(color))
+            fmt.setForeground(QtGui.QColor(color))
         if style.monospace and not caption:
+            if self._fixed is None:
+                self._fixed = QtGui.QFontDatabase.systemFont(
+                    QtGui.QFontDatabase.SystemFont.FixedFont)
             fmt.setFontFamilies(self._fixed.families())
             fmt.setFontFixedPitch(True)
         if caption:
-            fmt.setFontWeight(QFont.Weight.Bold)
+            fmt.setFontWeight(QtGui.QFont.Weight.Bold)
             if style.caption_own_line:
-                fmt.setForeground(QColor("#4263EB" if style.caption == "You" else "#495057"))
+                fmt.setForeground(QtGui.QColor("#4263EB" if style.caption == "You" else "#495057"))
         if style.italic:
             fmt.setFontItalic(True)
         self._char_formats[key] = fmt
@@ -272,13 +292,13 @@ class TranscriptView(QTextEdit):
         cached = self._block_formats.get(key)
         if cached is not None:
             return cached
-        fmt = QTextBlockFormat()
+        fmt = QtGui.QTextBlockFormat()
         fmt.setProperty(KIND_PROPERTY, kind.value)
         fmt.setLeftMargin(style.indent)
         fmt.setTopMargin(top)
         background = "#1AE03131" if is_error else style.background
         if background:
-            fmt.setBackground(QColor(background))
+            fmt.setBackground(QtGui.QColor(background))
         self._block_formats[key] = fmt
         return fmt
 
@@ -288,7 +308,7 @@ class TranscriptView(QTextEdit):
                 and event.tool_use_id and self._folds.replace_call(cursor, event.tool_use_id)):
             self._write(cursor, event)
             return
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.movePosition(QtGui.QTextCursor.MoveOperation.End)
         if not self.document().isEmpty():
             cursor.insertBlock()
         self._write(cursor, event)
@@ -329,8 +349,8 @@ class TranscriptView(QTextEdit):
             if caption:
                 cursor.insertText(caption, self._char_format(style, caption=True))
                 if style.caption_own_line:
-                    stamp_fmt = QTextCharFormat()
-                    stamp_fmt.setForeground(QColor("#868E96"))
+                    stamp_fmt = QtGui.QTextCharFormat()
+                    stamp_fmt.setForeground(QtGui.QColor("#868E96"))
                     stamp_fmt.setFontPointSize(max(7.0, self.font().pointSizeF() - 1))
                     cursor.insertText(f"  {event.at.astimezone().strftime('%H:%M:%S')}",
                                       stamp_fmt)
@@ -341,8 +361,8 @@ class TranscriptView(QTextEdit):
             cursor.insertText(text, self._char_format(style, is_error=is_error))
             if not text_after_caption_line and cursor.block() != first_block:
                 # The text's own line breaks made blocks with the first one's spacing.
-                rest = QTextCursor(first_block.next())
-                rest.setPosition(cursor.position(), QTextCursor.MoveMode.KeepAnchor)
+                rest = QtGui.QTextCursor(first_block.next())
+                rest.setPosition(cursor.position(), QtGui.QTextCursor.MoveMode.KeepAnchor)
                 rest.setBlockFormat(marked(
                     self._block_format(block_style, kind, is_error=is_error),
                     call=call_id, fold=fold))
@@ -373,7 +393,7 @@ class TranscriptView(QTextEdit):
         first = cursor.block()
         cursor.insertText(text, self._char_format(FOLDED_STYLE))
         if cursor.block() != first:
-            rest = QTextCursor(first.next())
-            rest.setPosition(cursor.position(), QTextCursor.MoveMode.KeepAnchor)
+            rest = QtGui.QTextCursor(first.next())
+            rest.setPosition(cursor.position(), QtGui.QTextCursor.MoveMode.KeepAnchor)
             rest.setBlockFormat(first.blockFormat())
         self._folds.close_later(key)

@@ -16,8 +16,8 @@ mode, and for a start the risks it listed — and is good for one use.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -25,6 +25,9 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from qoder_desktop.domain.consent import ModeConsent
 from qoder_desktop.domain.consent_mint import mint_consent
 from qoder_desktop.domain.kinds import PermissionMode
+
+if TYPE_CHECKING:  # the main window (which imports this) is shown before asyncio loads
+    import asyncio
 
 ConsentCallback = Callable[[ModeConsent | None], None]
 """Called once with the person's consent, or None when they did not confirm."""
@@ -88,6 +91,8 @@ class Confirmation(QObject):
             UserCancelled: the person chose Cancel, pressed Escape or closed the box.
         """
         if self.result is None:
+            import asyncio
+
             future: asyncio.Future[ModeConsent | None] = (
                 asyncio.get_running_loop().create_future())
 

@@ -13,18 +13,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QWidget
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
-from qoder_desktop.ui import icons, window_state
+from qoder_desktop.ui import window_state
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
-from qoder_desktop.ui.windows.help_dialogs import HelpMenu
+from qoder_desktop.ui.windows.help_menu import HelpMenu
 from qoder_desktop.ui.windows.pending_display import PendingDisplay
-from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 from qoder_desktop.ui.windows.session_form_opener import NewSessionOpener
 from qoder_desktop.ui.windows.session_pane import SessionIntents, SessionPane
 
 if TYPE_CHECKING:  # pydantic, the models and the form load after the first paint
+    from PySide6.QtGui import QCloseEvent, QHideEvent, QShowEvent
+    from PySide6.QtWidgets import QMessageBox
+
     from qoder_desktop.domain.models import ApprovalRequest, SessionInfo, SessionRule
     from qoder_desktop.domain.session_options import SessionOptions, TranscriptEvent
     from qoder_desktop.ui.windows.new_session_form import NewSessionDialog
@@ -74,8 +76,7 @@ class MainWindow(QMainWindow):
                  scenarios: list[str] | None = None) -> None:
         super().__init__(parent)
         self.ui = Ui_MainWindow()
-        self.ui.setupUi(self)
-        self.setWindowIcon(icons.app_icon())
+        self.ui.setupUi(self)  # (its icon is the application's, set after the first frame)
         self._quitting = False
         self._quit_box: QMessageBox | None = None
         self._new_session = NewSessionOpener(self, self.new_session_requested, scenarios)
@@ -131,6 +132,11 @@ class MainWindow(QMainWindow):
         ui.rulesView.revoke_requested.connect(self.revoke_requested)
         ui.queueView.open_requested.connect(self.open_request_requested)
         self.modes.mode_requested.connect(self.mode_change_requested)
+
+    def finish_after_first_frame(self) -> None:
+        """What the first frame does not need and would delay (the transcript's viewport
+        set-up, see `TranscriptView.finish_set_up`); the app calls this after it."""
+        self.ui.transcriptView.finish_set_up()
 
     # -- sessions (the session pane shows them) ----------------------------------------
 
@@ -271,6 +277,8 @@ class MainWindow(QMainWindow):
 
         def closed() -> None:
             self._quit_box = None
+
+        from qoder_desktop.ui.windows.quit_confirm import confirm_quit
 
         self._quit_box = confirm_quit(self, waiting, self.quit_requested.emit)
         self._quit_box.finished.connect(closed)
