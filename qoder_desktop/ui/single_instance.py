@@ -277,6 +277,8 @@ class _UnixListener(QObject):
     def _listen(self) -> stdlib_socket.socket:
         folder = tempfile.mkdtemp(prefix=".qoder-desktop-", dir=os.path.dirname(self._path))
         private_path = os.path.join(folder, "s")
+        import socket as stdlib_socket  # (the module's name is for annotations only)
+
         server = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
         try:
             server.bind(private_path)
