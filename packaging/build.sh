@@ -74,7 +74,8 @@ need "Qt xcb GL integration" "$QT_PLUGINS/xcbglintegrations/*.so"
 need "Qt Wayland shell integration" "$QT_PLUGINS/wayland-shell-integration/*.so"
 need "scripted scenarios" "_internal/qoder_desktop/scripted_model/scenarios/demo.json"
 need "ui resources" "_internal/qoder_desktop/ui/resources/style.qss" \
-    "_internal/qoder_desktop/ui/resources/app-icon.svg"
+    "_internal/qoder_desktop/ui/resources/app-icon-256.png" \
+    "_internal/qoder_desktop/ui/resources/tray-icon-22.png"
 need "phone page (Away mode)" "_internal/qoder_desktop/away/page/index.html"
 need "phone page scripts (Away mode)" "_internal/qoder_desktop/away/page/app.js"
 need "desktop files" "resources/qoder-desktop.desktop"

@@ -1,7 +1,10 @@
 """Run-time assets (icons, stylesheet) loaded from the installed package.
 
 Everything is read with `pkgutil.get_data` from `qoder_desktop.ui.resources`, so it
-works the same from a source checkout, an installed wheel or a zip bundle.
+works the same from a source checkout, an installed wheel or a zip bundle. The icons
+ship as PNGs of each size used, rendered from the SVG artwork in `resources/` by
+`tools/render_icons.py`: Qt reads PNG without a plugin, and the app never loads QtSvg
+(about 1 MB in a running app) to draw them.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QIcon, QPixmap
 
 RESOURCE_PACKAGE = "qoder_desktop.ui.resources"
-APP_ICON = "app-icon.svg"
-TRAY_ICON = "tray-icon.svg"
+APP_ICON = "app-icon"
+TRAY_ICON = "tray-icon"
 STYLESHEET = "style.qss"
 
 ACCENT = "#4263EB"
@@ -25,7 +28,11 @@ ACCENT = "#4263EB"
 
 BADGE_COLOR = "#E03131"
 
-_ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
+APP_ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
+"""The sizes (pixels) the application icon ships in."""
+
+TRAY_ICON_SIZES = (16, 22, 24, 32, 48, 64)
+"""The sizes (pixels) the tray icon ships in (each drawn with its badge)."""
 
 
 def resource_bytes(name: str) -> bytes:
@@ -45,25 +52,22 @@ def stylesheet() -> str:
     return resource_bytes(STYLESHEET).decode("utf-8")
 
 
-def render_svg(name: str, size: int) -> QPixmap:
-    """Render a shipped SVG into a transparent square pixmap of `size` pixels."""
-    from PySide6.QtSvg import QSvgRenderer  # (first needed after the window's first frame)
+def icon_file(name: str, size: int) -> str:
+    """The shipped PNG of icon `name` (`APP_ICON`, `TRAY_ICON`) at `size` pixels."""
+    return f"{name}-{size}.png"
 
-    renderer = QSvgRenderer(QtCore.QByteArray(resource_bytes(name)))
-    pixmap = QtGui.QPixmap(size, size)
-    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
-    painter = QtGui.QPainter(pixmap)
-    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
-    renderer.render(painter, QtCore.QRectF(0, 0, size, size))
-    painter.end()
+
+def icon_pixmap(name: str, size: int) -> QPixmap:
+    """The shipped icon `name` at `size` pixels, read from its PNG.
+
+    Raises:
+        FileNotFoundError: when the package ships no such size.
+        ValueError: when the file is not a PNG Qt can read.
+    """
+    pixmap = QtGui.QPixmap()
+    if not pixmap.loadFromData(resource_bytes(icon_file(name, size)), "PNG"):
+        raise ValueError(f"{icon_file(name, size)} is not a readable PNG")
     return pixmap
-
-
-def _icon_from_svg(name: str) -> QIcon:
-    icon = QtGui.QIcon()
-    for size in _ICON_SIZES:
-        icon.addPixmap(render_svg(name, size))
-    return icon
 
 
 @functools.cache
@@ -71,7 +75,10 @@ def app_icon() -> QIcon:
     """The application icon (window, task bar, about box), rendered once: its eight
     sizes, ~0.37 MB of pixmaps, are shared by the application and every window that
     shows it (a QIcon copy shares its pixmaps)."""
-    return _icon_from_svg(APP_ICON)
+    icon = QtGui.QIcon()
+    for size in APP_ICON_SIZES:
+        icon.addPixmap(icon_pixmap(APP_ICON, size))
+    return icon
 
 
 def badge_text(count: int) -> str:
@@ -110,6 +117,6 @@ def draw_badge(pixmap: QPixmap, count: int) -> QPixmap:
 def tray_icon(pending: int = 0) -> QIcon:
     """The tray icon, with the pending count drawn as a badge when it is above zero."""
     icon = QtGui.QIcon()
-    for size in (16, 22, 24, 32, 48, 64):
-        icon.addPixmap(draw_badge(render_svg(TRAY_ICON, size), pending))
+    for size in TRAY_ICON_SIZES:
+        icon.addPixmap(draw_badge(icon_pixmap(TRAY_ICON, size), pending))
     return icon

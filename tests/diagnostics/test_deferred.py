@@ -288,7 +288,9 @@ NOT_AT_START = ("qoder_desktop.away", "cryptography", "segno", "websockets",
                 "qoder_desktop.domain.history",
                 # Settings with its pages, "Connect an Agent": when opened
                 "qoder_desktop.ui.windows.settings_dialog", "qoder_desktop.ui.forms.ui_settings",
-                "qoder_desktop.ui.windows.remote_host", "qoder_desktop.ui.windows.connect_dialog")
+                "qoder_desktop.ui.windows.remote_host", "qoder_desktop.ui.windows.connect_dialog",
+                # the app's and the tray's icons are shipped PNGs: no SVG renderer
+                "PySide6.QtSvg")
 HTTP_STACK = ("uvicorn", "starlette", "h11", "sse_starlette", "python_multipart", "multipart",
               "mcp.server.streamable_http", "mcp.server.transport_security",
               "qoder_desktop.gateway.http_stack", "qoder_desktop.gateway.guarded_http")
@@ -362,8 +364,9 @@ def test_the_entry_point_makes_the_imports_lean_before_the_gui_loads(tmp_path: P
     assert report["http stack"]["at quit"] > 40
     assert report["jsonschema"] in ("DeferredModule", "NoneType")  # not run, if imported
     # Away mode (the phone page, its ciphers, QR codes and WebSocket) loads only when turned
-    # on, the gateway's server asks uvicorn for no WebSocket library, and the windows a
-    # person opens from the menus load when first opened
+    # on, the gateway's server asks uvicorn for no WebSocket library, the windows a
+    # person opens from the menus load when first opened, and the application's and the
+    # tray's icons (built at start) come from PNGs without QtSvg
     assert report["not at start"] == []
     assert report["httpx._main skipped"] is True and report["pyside check replaced"] is True
     # the Qt-free modules the window needs came before PySide6 (`pyside_scan.prepare_imports`),

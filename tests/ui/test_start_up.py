@@ -176,7 +176,7 @@ def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
 
 def test_the_window_gets_the_application_icon_after_the_first_paint(
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop) -> None:
-    """The icon's SVG renders wait for start-up; the shown window then carries it too
+    """The icon's eight PNG reads wait for start-up; the shown window then carries it too
     (on its native window, which is what a task bar reads)."""
     app = QApplication.instance()
     assert isinstance(app, QApplication)

@@ -1,5 +1,5 @@
-"""Run-time assets shipped inside the wheel: icons (SVG) and the stylesheet (QSS).
+"""Run-time assets shipped inside the wheel: the icons (PNG) and the stylesheet (QSS).
 
-The source artwork lives in the repository's top-level ``resources/``; the copies here
-are the ones the app loads (through ``qoder_desktop.ui.icons``).
+The icons are rendered from the SVG artwork in the repository's top-level ``resources/``
+by ``tools/render_icons.py``; the app loads them through ``qoder_desktop.ui.icons``.
 """
