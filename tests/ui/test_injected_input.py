@@ -337,3 +337,35 @@ def test_without_the_check_keys_still_approve_and_every_dialog_warns(
     _xdotool("key", "ctrl+Return")
     qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+
+
+def _shown_active(qtbot, dialog) -> None:
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=5000)
+
+
+def test_injected_typing_is_kept_from_a_dialog_from_its_first_frame_on(make_request, qtbot):
+    """The check starts in the loop turn after the dialog's first frame (its X requests
+    and native filter no longer hold that frame up): from then on injected keys do not
+    reach the dialog's widgets."""
+    dialog = ApprovalDialog(make_request("Bash", {"command": "ls"}, cwd="/work/proj"))
+    painted: list[bool] = []
+    dialog.when_painted(lambda: painted.append(True))
+    _shown_active(qtbot, dialog)
+    qtbot.waitUntil(lambda: bool(painted) and dialog.origin.is_checking(), timeout=5000)
+    _xdotool("type", "--delay", "0", "rm -rf ~")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert dialog.ui.denyReasonEdit.text() == ""
+
+
+def test_a_dialog_whose_first_frame_never_comes_has_its_input_checked_anyway(
+        make_request, qtbot, monkeypatch):
+    monkeypatch.setattr(ApprovalDialog, "when_painted", lambda _self, _then: None)
+    dialog = ApprovalDialog(make_request("Bash", {"command": "ls"}, cwd="/work/proj"))
+    _shown_active(qtbot, dialog)
+    qtbot.waitUntil(dialog.origin.is_checking, timeout=5000)
+    _xdotool("type", "--delay", "0", "rm -rf ~")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert dialog.ui.denyReasonEdit.text() == ""
