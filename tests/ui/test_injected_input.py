@@ -369,3 +369,26 @@ def test_a_dialog_whose_first_frame_never_comes_has_its_input_checked_anyway(
     _xdotool("type", "--delay", "0", "rm -rf ~")
     _refused(qtbot, dialog, REFUSED_KEY)
     assert dialog.ui.denyReasonEdit.text() == ""
+
+
+def test_a_check_lost_while_it_stopped_is_set_up_again_for_the_next_dialog(
+        open_dialog, make_request, qtbot, monkeypatch):
+    """Stopping the check after the last dialog closed failed (its connection lost then):
+    the next dialog sets it up again as it starts it, and the first injected key there is
+    refused as injected, not as unconfirmed."""
+    first, _ = open_dialog(ApprovalDialog(make_request("Bash", {"command": "ls"},
+                                                       cwd="/work/proj")))
+    watch = first.origin._watch
+    assert watch is not None
+
+    def lost() -> None:
+        raise x11_input.X11InputUnavailable("the X connection was lost")
+
+    monkeypatch.setattr(watch, "stop", lost)
+    first.withdraw()
+    qtbot.waitUntil(lambda: first.origin._watch is None, timeout=5000)
+    second, decisions = open_dialog(ApprovalDialog(make_request("Bash", {"command": "ls"},
+                                                                cwd="/work/proj")))
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, second, REFUSED_KEY)
+    assert decisions == []

@@ -278,6 +278,8 @@ class InputOrigin(QObject):
         self._running = True
         if self._native is not None:
             app.installNativeEventFilter(self._native)
+        if self._watch is None and not self._missing:
+            self._set_up()  # (dropped after a failure, e.g. while it stopped: again now)
         self._start_watch()
 
     def _start_watch(self) -> None:
