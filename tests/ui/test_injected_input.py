@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from qoder_desktop.domain.models import DecisionKind
@@ -290,7 +291,6 @@ def test_qtest_keys_from_inside_the_process_still_allow(approval, qtbot):
     """QTest posts its keys inside this process (no X event): not another program's."""
     dialog, decisions = approval
     focused = QApplication.focusWidget() or dialog
-    from PySide6.QtTest import QTest
     QTest.keyClick(focused, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
     assert not dialog.input_note.isVisible()
@@ -369,6 +369,30 @@ def test_a_dialog_whose_first_frame_never_comes_has_its_input_checked_anyway(
     _xdotool("type", "--delay", "0", "rm -rf ~")
     _refused(qtbot, dialog, REFUSED_KEY)
     assert dialog.ui.denyReasonEdit.text() == ""
+
+
+def test_keys_before_the_check_has_started_never_reach_the_dialog(open_dialog, make_request,
+                                                                   qtbot, monkeypatch):
+    """Between a dialog's show and the check's start (its first frame) no key can be
+    judged, so none reaches the dialog's widgets, whatever device it came from; once the
+    check runs, keys it can place (here Qt's own, from inside the process) arrive."""
+    origin = InputOrigin.instance()  # (shared: the check of earlier dialogs stopped first)
+    qtbot.waitUntil(lambda: not origin._running, timeout=5000)
+    start = InputOrigin._start
+    monkeypatch.setattr(InputOrigin, "_start", lambda _self: None)  # (not started yet)
+    dialog, _ = open_dialog(
+        ApprovalDialog(make_request("Bash", {"command": "ls"}, cwd="/work/proj")), arm=False)
+    dialog.ui.denyReasonEdit.setFocus()
+    window = dialog.windowHandle()
+    for key in (Qt.Key.Key_R, Qt.Key.Key_M):  # (through the window, as the platform's are)
+        QTest.keyClick(window, key)
+    assert dialog.ui.denyReasonEdit.text() == ""
+    assert not origin.is_checking() and not dialog.is_armed()
+    start(origin)
+    assert origin.is_checking()
+    for key in (Qt.Key.Key_R, Qt.Key.Key_M):
+        QTest.keyClick(window, key)
+    assert dialog.ui.denyReasonEdit.text() == "rm"
 
 
 def test_a_check_lost_while_it_stopped_is_set_up_again_for_the_next_dialog(

@@ -181,15 +181,21 @@ class InputOrigin(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Note the key or mouse event a watched window gets; keep it from the dialog
-        when it was injected for sure (Escape excepted)."""
+        when it was injected for sure, or when the check has not started yet (the ~ms
+        between a dialog's show and its first frame: no person acts that fast), Escape
+        excepted."""
         stamp = stamp_of(event)
         if stamp is None:
             return False
         self._stamp = stamp
         self._clear.start()  # (forgotten once this event's delivery is over)
-        if (not self._running or event.type() not in _BLOCKED_TYPES
+        if (event.type() not in _BLOCKED_TYPES
                 or (isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape)):
             return False
+        if not self._running:  # shown, the check not started yet: nothing can judge it
+            if event.type() == QEvent.Type.ShortcutOverride:
+                event.accept()  # (taken: no shortcut runs for it)
+            return True
         verdict = self._verdict(stamp)
         if not verdict.injected:
             return False
