@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 
 UNUSED_MODULES: tuple[str, ...] = ("httpx._main",)
 """Modules a library imports only to offer something the app never uses: httpx's command
@@ -50,6 +51,39 @@ def resume_collection() -> None:
     if _paused:
         _paused = False
         gc.enable()
+
+
+_holds = 0
+_held_from_on = False
+
+
+def hold_collection() -> Callable[[], None]:
+    """Turn automatic garbage collection off until the returned `release()` is called.
+
+    For a decision dialog on its way to its first frame: filling one leaves ~80 objects
+    in the youngest generation, so about one request in nine tipped a collection onto
+    that path (~0.6 ms; an older generation's, several ms); held, it runs just after
+    the frame. Holds nest: the collector comes back on with the last release, if it was on
+    before the first hold. Calling a `release` again does nothing.
+    """
+    global _holds, _held_from_on
+    if _holds == 0:
+        _held_from_on = gc.isenabled()
+        gc.disable()
+    _holds += 1
+    released = False
+
+    def release() -> None:
+        global _holds
+        nonlocal released
+        if released:
+            return
+        released = True
+        _holds -= 1
+        if _holds == 0 and _held_from_on:
+            gc.enable()
+
+    return release
 
 
 def skip_unused_modules() -> None:

@@ -9,6 +9,8 @@ can open any of them directly. Dialogs come from `DialogSpares` (a spare built a
 filled in with the request) once `prepare_spares()` has been called; until then each is
 built for its request.
 
+Automatic garbage collection is held off from a dialog's filling until the loop turn
+after its first paint (`memory.hold_collection`; at most `COLLECTION_HOLD_MAX_MS`).
 A dialog opened inside the broker's ADDED holds its request's ledger row until it has
 painted (`PendingApproval.hold_row_until_shown`), and marks the approval shown in the
 loop turn after its first Paint event (`mark_shown`, which queues the row): the writer
@@ -21,10 +23,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from qoder_desktop.approval.pending import PendingApproval, PendingEvent
+from qoder_desktop.diagnostics.memory import hold_collection
 from qoder_desktop.domain.models import ApprovalRequest
 from qoder_desktop.ui.dialogs import BaseDecisionDialog, DialogBuildError
 from qoder_desktop.ui.dialogs.spares import DialogSpares
@@ -32,6 +35,8 @@ from qoder_desktop.ui.dialogs.spares import DialogSpares
 log = logging.getLogger(__name__)
 
 DialogFactory = Callable[[ApprovalRequest, QWidget | None], BaseDecisionDialog]
+COLLECTION_HOLD_MAX_MS = 1000
+"""The longest automatic garbage collection stays off for a dialog that never paints."""
 
 
 class DialogQueue(QObject):
@@ -95,12 +100,19 @@ class DialogQueue(QObject):
         pending = self.approval_of(request_id)
         if pending is None:
             return None
+        release = hold_collection()  # until the first frame (`hold_collection`)
+        QTimer.singleShot(COLLECTION_HOLD_MAX_MS, self, release)  # (one never painted)
         try:
             dialog = self._factory(pending.request, self._parent_widget)
         except DialogBuildError as exc:
+            release()
             log.warning("no dialog for request %s: %s", request_id, exc)
             self.build_failed.emit(request_id, str(exc))
             return None
+        except BaseException:
+            release()
+            raise
+        dialog.when_painted(release)
         self._dialogs[request_id] = dialog
         self._watching[request_id] = pending.observe(self._on_approval)
         dialog.finished.connect(lambda _code, rid=request_id: self._forget(rid))

@@ -51,6 +51,28 @@ def test_collection_paused_for_start_up_comes_back_on() -> None:
         gc.enable()
 
 
+def test_held_collection_comes_back_on_with_the_last_release() -> None:
+    import gc
+
+    from qoder_desktop.diagnostics.memory import hold_collection
+
+    assert gc.isenabled()
+    try:
+        first = hold_collection()
+        second = hold_collection()
+        assert not gc.isenabled()
+        first()
+        first()  # (a release twice counts once)
+        assert not gc.isenabled()
+        second()
+        assert gc.isenabled()
+        gc.disable()  # turned off by someone else: not ours to turn back on
+        hold_collection()()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_importing_the_app_leaves_garbage_collection_on(tmp_path: object) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-c", "import gc, qoder_desktop.ui.app, "

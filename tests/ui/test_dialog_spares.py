@@ -253,6 +253,32 @@ def test_the_queue_fills_a_spare_and_builds_the_next_one_after_the_first_paint(
     assert queue.spares.spare(RequestKind.TOOL) is None
 
 
+def test_garbage_collection_waits_for_the_first_frame_of_a_queued_dialog(
+        qtbot: QtBot, make_request: Any, approval_of: Any) -> None:
+    """From the filling of a dialog to its first frame no automatic collection can fall
+    on the way; it is back on in the loop turn after the frame, and when a dialog
+    cannot be built."""
+    import gc
+
+    queue = DialogQueue(None)
+    queue.prepare_spares()
+    qtbot.waitUntil(queue.spares.is_idle, timeout=8000)
+    seen: list[bool] = []
+    queue.dialog_opened.connect(lambda _dialog: seen.append(gc.isenabled()))
+    queue.set_pending([approval_of(make_request("Bash", {"command": "make"}))])
+    [dialog] = queue.open_dialogs()
+    qtbot.addWidget(dialog)
+    painted: list[bool] = []
+    dialog.when_painted(lambda: painted.append(gc.isenabled()))
+    assert seen == [False]
+    qtbot.waitUntil(lambda: bool(painted), timeout=5000)
+    assert painted == [True] and gc.isenabled()
+    queue.set_pending([])
+    queue.set_pending([approval_of(make_request("AskUserQuestion", {"questions": "x"}))])
+    assert queue.open_dialogs() == [] and gc.isenabled()
+    queue.close_all()
+
+
 def test_a_failing_spare_makes_the_queue_report_the_build_failure(
         qtbot: QtBot, make_request: Any, approval_of: Any) -> None:
     queue = DialogQueue(None)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from qoder_desktop.domain.models import DecisionKind
@@ -280,7 +281,6 @@ def test_qtest_keys_from_inside_the_process_still_allow(approval, qtbot):
     """QTest posts its keys inside this process (no X event): not another program's."""
     dialog, decisions = approval
     focused = QApplication.focusWidget() or dialog
-    from PySide6.QtTest import QTest
     QTest.keyClick(focused, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
     assert not dialog.input_note.isVisible()
@@ -325,3 +325,82 @@ def test_without_the_check_keys_still_approve_and_every_dialog_warns(
     _xdotool("key", "ctrl+Return")
     qtbot.waitUntil(lambda: bool(decisions), timeout=5000)
     assert [d.kind for d in decisions] == [DecisionKind.ALLOW_ONCE]
+
+
+def _shown_active(qtbot, dialog) -> None:
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=5000)
+
+
+def test_injected_typing_is_kept_from_a_dialog_from_its_first_frame_on(make_request, qtbot):
+    """The check starts in the loop turn after the dialog's first frame (its X requests
+    and native filter no longer hold that frame up): from then on injected keys do not
+    reach the dialog's widgets."""
+    dialog = ApprovalDialog(make_request("Bash", {"command": "ls"}, cwd="/work/proj"))
+    painted: list[bool] = []
+    dialog.when_painted(lambda: painted.append(True))
+    _shown_active(qtbot, dialog)
+    qtbot.waitUntil(lambda: bool(painted) and dialog.origin.is_checking(), timeout=5000)
+    _xdotool("type", "--delay", "0", "rm -rf ~")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert dialog.ui.denyReasonEdit.text() == ""
+
+
+def test_a_dialog_whose_first_frame_never_comes_has_its_input_checked_anyway(
+        make_request, qtbot, monkeypatch):
+    monkeypatch.setattr(ApprovalDialog, "when_painted", lambda _self, _then: None)
+    dialog = ApprovalDialog(make_request("Bash", {"command": "ls"}, cwd="/work/proj"))
+    _shown_active(qtbot, dialog)
+    qtbot.waitUntil(dialog.origin.is_checking, timeout=5000)
+    _xdotool("type", "--delay", "0", "rm -rf ~")
+    _refused(qtbot, dialog, REFUSED_KEY)
+    assert dialog.ui.denyReasonEdit.text() == ""
+
+
+def test_keys_before_the_check_has_started_never_reach_the_dialog(open_dialog, make_request,
+                                                                   qtbot, monkeypatch):
+    """Between a dialog's show and the check's start (its first frame) no key can be
+    judged, so none reaches the dialog's widgets, whatever device it came from; once the
+    check runs, keys it can place (here Qt's own, from inside the process) arrive."""
+    origin = InputOrigin.instance()  # (shared: the check of earlier dialogs stopped first)
+    qtbot.waitUntil(lambda: not origin._running, timeout=5000)
+    start = InputOrigin._start
+    monkeypatch.setattr(InputOrigin, "_start", lambda _self: None)  # (not started yet)
+    dialog, _ = open_dialog(
+        ApprovalDialog(make_request("Bash", {"command": "ls"}, cwd="/work/proj")), arm=False)
+    dialog.ui.denyReasonEdit.setFocus()
+    window = dialog.windowHandle()
+    for key in (Qt.Key.Key_R, Qt.Key.Key_M):  # (through the window, as the platform's are)
+        QTest.keyClick(window, key)
+    assert dialog.ui.denyReasonEdit.text() == ""
+    assert not origin.is_checking() and not dialog.is_armed()
+    start(origin)
+    assert origin.is_checking()
+    for key in (Qt.Key.Key_R, Qt.Key.Key_M):
+        QTest.keyClick(window, key)
+    assert dialog.ui.denyReasonEdit.text() == "rm"
+
+
+def test_a_check_lost_while_it_stopped_is_set_up_again_for_the_next_dialog(
+        open_dialog, make_request, qtbot, monkeypatch):
+    """Stopping the check after the last dialog closed failed (its connection lost then):
+    the next dialog sets it up again as it starts it, and the first injected key there is
+    refused as injected, not as unconfirmed."""
+    first, _ = open_dialog(ApprovalDialog(make_request("Bash", {"command": "ls"},
+                                                       cwd="/work/proj")))
+    watch = first.origin._watch
+    assert watch is not None
+
+    def lost() -> None:
+        raise x11_input.X11InputUnavailable("the X connection was lost")
+
+    monkeypatch.setattr(watch, "stop", lost)
+    first.withdraw()
+    qtbot.waitUntil(lambda: first.origin._watch is None, timeout=5000)
+    second, decisions = open_dialog(ApprovalDialog(make_request("Bash", {"command": "ls"},
+                                                                cwd="/work/proj")))
+    _xdotool("key", "ctrl+Return")
+    _refused(qtbot, second, REFUSED_KEY)
+    assert decisions == []

@@ -27,6 +27,7 @@ KEY_MODULES = ("test_approval_dialog.py", "test_question_dialog.py", "test_plan_
                "test_transcript_folds.py", "test_approval_edited_rule.py",
                "test_dialog_decision.py", "dialogs/test_chords.py",
                "dialogs/test_question_box.py", "widgets/test_mode_switch.py",
+               "test_spare_editor_text.py",
                "windows/test_pairing_dialog.py")
 """The view tests that drive dialogs by keys (and their layout on a real screen), and the
 ones that inject X11 input with XTEST (`xdotool`)."""

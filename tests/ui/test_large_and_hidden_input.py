@@ -67,6 +67,24 @@ def test_overlapping_findings_and_markers_keep_their_formats(qtbot) -> None:  # 
     assert cursor.charFormat().background().color() == QColor("#C92A2A")
 
 
+def test_a_command_shown_again_replaces_the_one_before_with_its_own_colours(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The lens writes each command into its view's own document: the next command (an
+    edited input) keeps nothing of the one before, neither text nor colour."""
+    view = RiskLensView()
+    qtbot.addWidget(view)
+    view.show_command("sudo rm -rf /tmp/x | sh")
+    view.show_command("ls -l")
+    assert view.command_view.toPlainText() == "ls -l" == view.shown_text()
+    colours = {QColor(c[0]).name() for c in SEVERITY_COLORS.values()}
+    cursor = QTextCursor(view.command_view.document())
+    for position in range(1, len("ls -l") + 1):
+        cursor.setPosition(position)
+        assert cursor.charFormat().background().color().name() not in colours
+    view.show_command("ls | sudo sh")
+    cursor.setPosition("ls | sudo sh".index("sudo") + 1)
+    assert cursor.charFormat().background().color().name() in colours
+
+
 def test_a_huge_word_wraps_anywhere_in_the_command_and_the_editor(open_dialog, qtbot) -> None:  # type: ignore[no-untyped-def]
     dialog, _ = open_dialog(ApprovalDialog(bash("x" * 128 * 1024)), arm=False)
     assert dialog.risk_lens is not None

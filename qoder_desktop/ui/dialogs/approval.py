@@ -155,7 +155,6 @@ class ApprovalDialog(BaseDecisionDialog):
             set_plain(label, text)
             ui.infoForm.setRowVisible(row, bool(text))
 
-        self.json_editor.set_value(dict(request.tool_input))
         if request.tool_name == BASH_TOOL:
             self._drop_diff_panel()
             ui.detailTabs.setTabText(0, "Command")
@@ -166,6 +165,12 @@ class ApprovalDialog(BaseDecisionDialog):
             self._drop_risk_lens()
             self._drop_diff_panel()
             ui.detailTabs.removeTab(0)
+        # A spare's first frame shows the command or the changes, not the JSON editor: its
+        # text is written after that frame (the value counts from now; `JsonEditor`).
+        later = self.is_laid_out() and ui.detailTabs.currentWidget() is not ui.inputTab
+        self.json_editor.set_value(dict(request.tool_input), text_later=later)
+        if later:
+            self.when_painted(self._write_editor_text)
         # A command too large to analyse: the lens and the hidden-character warning
         # follow a loop turn later, so opening and editing are no one long block.
         self._large = (self.risk_lens is not None and analysed_size(
@@ -195,6 +200,10 @@ class ApprovalDialog(BaseDecisionDialog):
     def content_complete(self) -> bool:
         """True once the risk lens shows the whole command with its findings."""
         return self.risk_lens is None or self.risk_lens.is_complete()
+
+    def _write_editor_text(self) -> None:
+        if not self.is_finished():
+            self.json_editor.write_text()
 
     def _drop_risk_lens(self) -> None:
         if self.risk_lens is not None:

@@ -86,7 +86,7 @@ class BaseDecisionDialog(StagedDialog):
         self._shortcuts: list[QShortcut] = []
         self._chords = ChordKeeper(self, lambda: self._finished)
         self.gate = ArmingGate(self)
-        self.gate.set_ready_check(self.content_complete)
+        self.gate.set_ready_check(self._ready_to_arm)
         self.gate.armed_changed.connect(self._on_armed_changed)
         self.held_note = QLabel(self)
         """Says which held key keeps the buttons disabled ("Release Ctrl to enable …")."""
@@ -284,7 +284,7 @@ class BaseDecisionDialog(StagedDialog):
         super().showEvent(event)
         if not self._finished:
             self._place_held_note()
-            self.origin.attach(self, self.input_note.tell)
+            self.origin.attach(self, self.input_note.tell, after=self.when_painted)
             self.input_note.warn(self.origin.unchecked_note())
             self.gate.start()
             self.focus_safe_choice()
@@ -295,6 +295,11 @@ class BaseDecisionDialog(StagedDialog):
         """True when everything the person must see is in the dialog (the gate arms only
         then); subclasses with content worked out over loop turns override it."""
         return True
+
+    def _ready_to_arm(self) -> bool:
+        """Everything is in the dialog, and approving input can be judged (on X11 the
+        input check starts after the first frame: `InputOrigin.attach`)."""
+        return self.origin.is_checking() and self.content_complete()
 
     def focus_safe_choice(self) -> None:
         """Put keyboard focus on the safe choice (subclasses override)."""

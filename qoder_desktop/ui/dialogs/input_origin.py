@@ -53,6 +53,8 @@ UNCHECKED_NOTE = ("⚠ This X display cannot tell keys and clicks you make from 
                   "another program injects ({reason}); check that you chose what you mean.")
 BROKEN_NOTE = ("Ignored this {what}: could not confirm that it came from a keyboard or "
                "mouse ({reason}). Nothing was allowed; try again.")
+START_WITHIN_MS = 100
+"""The longest the check waits for a dialog's first frame before it starts anyway."""
 _BLOCKED_TYPES = (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress,
                   QEvent.Type.KeyRelease, QEvent.Type.MouseButtonPress,
                   QEvent.Type.MouseButtonRelease, QEvent.Type.MouseButtonDblClick)
@@ -125,10 +127,17 @@ class InputOrigin(QObject):
         """The warning a dialog shows where input cannot be checked ("" otherwise)."""
         return UNCHECKED_NOTE.format(reason=self._missing) if self._missing else ""
 
-    def attach(self, dialog: QWidget, tell: Callable[[str], None]) -> None:
+    def attach(self, dialog: QWidget, tell: Callable[[str], None], *,
+               after: Callable[[Callable[[], None]], object] | None = None) -> None:
         """Watch the input `dialog`'s window gets while it is open (from `showEvent`:
         the platform's input events reach the window before its widgets); `tell(note)`
-        when an injected key or click was kept from it."""
+        when an injected key or click was kept from it.
+
+        The check starts a loop turn later, or when `after` calls it back (a decision
+        dialog hands over its `when_painted`: on X11 the first frame then does not wait
+        for the check's X requests, and the X events before it for its native filter),
+        at most `START_WITHIN_MS` after `attach` (a window that never paints).
+        """
         key = id(dialog)
         window = dialog.windowHandle()
         if not self.active or key in self._attached or window is None:
@@ -136,8 +145,18 @@ class InputOrigin(QObject):
         self._attached[key] = (window, tell)
         window.installEventFilter(self)
         dialog.destroyed.connect(lambda _=None: self._release(key))
-        if not self._running:
-            self._starter.start()  # (a loop turn later: off the path to the first frame)
+        if self._running:
+            return
+        if after is None:
+            self._starter.start(0)  # (a loop turn later)
+        else:
+            after(self._start)
+            self._starter.start(START_WITHIN_MS)
+
+    def is_checking(self) -> bool:
+        """True when an approving key or click can be judged now: always off X11; on X11
+        once the check has started (decision dialogs arm only then)."""
+        return not self.active or self._running
 
     def detach(self, dialog: QWidget) -> None:
         """`dialog` closed: stop watching when no other one is open (a loop turn later,
@@ -162,15 +181,21 @@ class InputOrigin(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Note the key or mouse event a watched window gets; keep it from the dialog
-        when it was injected for sure (Escape excepted)."""
+        when it was injected for sure, or when the check has not started yet (the ~ms
+        between a dialog's show and its first frame: no person acts that fast), Escape
+        excepted."""
         stamp = stamp_of(event)
         if stamp is None:
             return False
         self._stamp = stamp
         self._clear.start()  # (forgotten once this event's delivery is over)
-        if (not self._running or event.type() not in _BLOCKED_TYPES
+        if (event.type() not in _BLOCKED_TYPES
                 or (isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape)):
             return False
+        if not self._running:  # shown, the check not started yet: nothing can judge it
+            if event.type() == QEvent.Type.ShortcutOverride:
+                event.accept()  # (taken: no shortcut runs for it)
+            return True
         verdict = self._verdict(stamp)
         if not verdict.injected:
             return False
@@ -252,12 +277,15 @@ class InputOrigin(QObject):
             self._start_watch()
 
     def _start(self) -> None:
+        self._starter.stop()
         app = QCoreApplication.instance()
         if app is None or self._running or not self._attached:
             return
         self._running = True
         if self._native is not None:
             app.installNativeEventFilter(self._native)
+        if self._watch is None and not self._missing:
+            self._set_up()  # (dropped after a failure, e.g. while it stopped: again now)
         self._start_watch()
 
     def _start_watch(self) -> None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QListWidget,
@@ -63,17 +63,19 @@ def _has_long_run(text: str) -> bool:
     return _LONG_RUN.search(text) is not None
 
 
-def _formatted_document(text: str, spans: list[tuple[int, int, QTextCharFormat]],
-                        parent: QObject) -> QTextDocument:
-    """A new document holding `text`, each span's format merged over the earlier ones.
+def _write_formatted(document: QTextDocument, text: str,
+                     spans: list[tuple[int, int, QTextCharFormat]]) -> None:
+    """Replace `document`'s text by `text`, each span's format merged over the earlier
+    ones.
 
     Later spans win where they overlap. The text goes in as runs of equal format, in one
-    edit block, before any view lays the document out.
+    edit block: a view showing the document lays it out once, at the block's end.
     """
     cuts = sorted({0, len(text), *(p for s, e, _f in spans for p in (s, e))})
-    document = QTextDocument(parent)
     cursor = QTextCursor(document)
     cursor.beginEditBlock()
+    cursor.select(QTextCursor.SelectionType.Document)
+    cursor.removeSelectedText()
     starts = sorted(range(len(spans)), key=lambda k: spans[k][0])
     active: list[int] = []
     next_span = 0
@@ -87,7 +89,6 @@ def _formatted_document(text: str, spans: list[tuple[int, int, QTextCharFormat]]
             fmt.merge(spans[k][2])
         cursor.insertText(text[left:right], fmt)
     cursor.endEditBlock()
-    return document
 
 
 def _large_display(command: str) -> tuple[str, list[tuple[int, int, QTextCharFormat]]]:
@@ -130,8 +131,7 @@ class RiskLensView(QWidget):
         self.command_view.setFont(monospace_font())
         self.command_view.setAccessibleName("Command to run")
         self.command_view.setAccessibleDescription("The shell command the agent asks to run")
-        self._document: QTextDocument | None = None
-        """The document this view made and shows (None: still the view's own)."""
+        self.command_view.document().setUndoRedoEnabled(False)  # (read-only: no undo)
         self.large_view = QPlainTextEdit(self)
         self.large_view.setObjectName("largeCommandView")
         self.large_view.setReadOnly(True)
@@ -173,7 +173,7 @@ class RiskLensView(QWidget):
 
         At most `MAX_HIGHLIGHTED` findings are coloured and `MAX_LISTED` listed, the most
         severe first; the caption says how many more there are. The text and its colours
-        go into a new document in one edit block (one format per run of characters), so
+        go into the view's document in one edit block (one format per run of characters), so
         the cost does not grow with the number of findings times the text's length.
         A command longer than `ANALYSE_LATER_FROM` is analysed and shown in the next loop
         turn (the caption says "analysing…" meanwhile), so opening the dialog and
@@ -238,12 +238,8 @@ class RiskLensView(QWidget):
         self.command_view.setWordWrapMode(
             QTextOption.WrapMode.WrapAnywhere if _has_long_run(shown)
             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        old, self._document = self._document, _formatted_document(shown, spans,
-                                                                 self.command_view)
-        self._document.setDefaultFont(self.command_view.font())
-        self.command_view.setDocument(self._document)
-        if old is not None:  # (Qt deletes the view's first document itself)
-            old.deleteLater()
+        # (into the view's own document: a new one set on the view cost its own set-up)
+        _write_formatted(self.command_view.document(), shown, spans)
         self._fit_height(self.command_view, shown)
 
     def _show_large(self, command: str) -> None:

@@ -13,11 +13,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QShowEvent,
     QTextBlock,
     QTextCharFormat,
     QTextOption,
@@ -89,6 +90,8 @@ class JsonEditor(QWidget):
         self._soft = False
         self._large = False
         self._original_text: str | None = "{}"
+        self._held: dict[str, Any] | None = None
+        """A value whose text is not written yet (`set_value(..., text_later=True)`)."""
 
         self.editor = SoftBreakEdit(self)
         self.editor.setObjectName("jsonEdit")
@@ -153,18 +156,28 @@ class JsonEditor(QWidget):
         self._show_state()
 
     # -- public API ------------------------------------------------------------------
-    def set_value(self, value: dict[str, Any]) -> None:
+    def set_value(self, value: dict[str, Any], *, text_later: bool = False) -> None:
         """Show `value` as the original input (clears any edit).
 
         A large input (its JSON text over `LARGE_TEXT` characters) goes in over several
         loop turns, its JSON text written in the first of them; read-only meanwhile, and
         until then the value is the original (what the agent sent).
+
+        With `text_later` (an editor not in its dialog's first frame), `value` is the
+        original and current value at once, and its text is written by `write_text()`
+        or when the editor is first shown, whichever comes first; read-only until then.
         """
         self._original = value
         self._original_text = None
         self._timer.stop()
         self._diff_steps.cancel()
         self._read_steps.cancel()
+        self._held = value if text_later else None
+        if text_later:
+            self._loader.cancel()
+            self.editor.setReadOnly(True)
+            self._set_state(value, "")
+            return
         large = self._large = (string_size(value) > LARGE_TEXT
                                or len(self._original_json()) > LARGE_TEXT)
         self._timer.setInterval(LARGE_DEBOUNCE_MS if large else 0)
@@ -187,6 +200,19 @@ class JsonEditor(QWidget):
         self.editor.setPlainText(text)
         self._timer.stop()  # (checked here: no second check of the same text next turn)
         self._revalidate()
+
+    def write_text(self) -> None:
+        """Write the text of a value held by `set_value(..., text_later=True)`; its value
+        and state do not change, so nothing is emitted."""
+        held = self._held
+        if held is not None:
+            with QSignalBlocker(self):
+                self.set_value(held)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """A held value's text is written before the editor is first seen."""
+        self.write_text()
+        super().showEvent(event)
 
     def is_loading(self) -> bool:
         """True while a large input is still going into the editor (read-only then)."""
@@ -264,7 +290,7 @@ class JsonEditor(QWidget):
         between lines mapped back to `\\n`, and the display-only breaks of a large text
         (`large_text.set_soft_broken_text`) removed.
         """
-        if self._loader.loading:
+        if self._loader.loading or self._held is not None:
             return self._original_json()
         document = self.editor.document()
         if self._soft:
