@@ -13,6 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Container
 
+from qoder_desktop.domain.models import SessionState
+
+ENDED = (SessionState.STOPPED, SessionState.FAILED)
+"""States of a session that has ended."""
+
 ENDED_SESSIONS_KEPT = 50
 """Ended sessions the hub lists (those that ended last); older ones are in History."""
 

@@ -9,22 +9,27 @@ plan switches the session's mode), and the UI only renders what the hub publishe
 Source of truth for session info: the hub's `sessions()` for this run (an in-app
 session's adapter reports its changes through `state_changed`, and the hub copies
 them); the SQLite `sessions` table is the durable record, written on every change.
+Its events and their fan-out are in `hub_events`; how a terminal session's info
+follows its CLI, in `terminal_sessions`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from qoder_desktop.agents.base import AgentSession
 from qoder_desktop.agents.cli_grants import record_run_under_grant
-from qoder_desktop.agents.ended_sessions import EndedSessions
+from qoder_desktop.agents.ended_sessions import ENDED, EndedSessions
+from qoder_desktop.agents.hub_events import HubEvent, HubEventKind, HubSubscribers
 from qoder_desktop.agents.sink import SessionSink
+from qoder_desktop.agents.terminal_sessions import (
+    first_terminal_info,
+    followed_terminal_info,
+    known_mode,
+)
 from qoder_desktop.agents.transcript_store import Transcripts
 from qoder_desktop.agents.workspace_trust import decide_sources
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
@@ -47,42 +52,8 @@ from qoder_desktop.store.removals import mark_delivered, removals_due
 
 log = logging.getLogger(__name__)
 
-ENDED = (SessionState.STOPPED, SessionState.FAILED)
-"""States of a session that has ended."""
-
 SessionFactory = Callable[[SessionInfo, SessionOptions, ApprovalBroker, SessionSink], AgentSession]
 """Builds the adapter for a new session (chooses the backend, credentials, environment)."""
-
-
-class HubEventKind(StrEnum):
-    """What changed in the hub."""
-
-    SESSION = "session"
-    FORGOTTEN = "forgotten"
-    TRANSCRIPT = "transcript"
-    RULES = "rules"
-    NOTICE = "notice"
-
-
-@dataclass(frozen=True)
-class HubEvent:
-    """One change: a session's info, an ended session no longer listed (FORGOTTEN; see
-    `ended_sessions`), a transcript line, a session's rules (all of them, revoked ones
-    included), or a notice for the person (`text`, e.g. a failure)."""
-
-    kind: HubEventKind
-    session_id: str
-    session: SessionInfo | None = None
-    line: TranscriptEvent | None = None
-    rules: tuple[SessionRule, ...] = ()
-    text: str = ""
-
-
-def _known_mode(value: str | None) -> PermissionMode | None:
-    try:
-        return PermissionMode(value) if value else None
-    except ValueError:
-        return None
 
 
 class UnknownSession(LookupError):
@@ -106,7 +77,8 @@ class SessionHub(SessionSink):
         """Terminal sessions whose row the database refused (written with their next request)."""
         self._transcripts = Transcripts()
         self._ended = EndedSessions()
-        self._subscribers: list[Callable[[HubEvent], None]] = []
+        self._subscribers = HubSubscribers()
+        self._publish = self._subscribers.publish
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsubscribe_broker: Callable[[], None] | None = broker.subscribe(
             self._on_broker_event)
@@ -115,15 +87,7 @@ class SessionHub(SessionSink):
 
     def subscribe(self, subscriber: Callable[[HubEvent], None]) -> Callable[[], None]:
         """Add a subscriber; returns a function that removes it again."""
-        self._subscribers.append(subscriber)
-        return lambda: self._subscribers.remove(subscriber)
-
-    def _publish(self, event: HubEvent) -> None:
-        for subscriber in list(self._subscribers):
-            try:
-                subscriber(event)
-            except Exception:
-                log.exception("a hub subscriber failed on %s", event.kind)
+        return self._subscribers.subscribe(subscriber)
 
     def _publish_rules(self, session_id: str) -> None:
         self._publish(HubEvent(HubEventKind.RULES, session_id,
@@ -338,26 +302,18 @@ class SessionHub(SessionSink):
         runs elsewhere, so it cannot be sent prompts, interrupted or stopped from the app.
         """
         info = self._infos.get(session_id)
-        mode = _known_mode(permission_mode)
+        mode = known_mode(permission_mode)
         if info is not None:
-            new_mode = mode is not None and info.permission_mode is not mode
-            resumed = info.state in ENDED  # resumed in a new CLI
-            if new_mode or resumed:
-                info = info.model_copy(update={
-                    "permission_mode": mode if new_mode else info.permission_mode,
-                    "state": SessionState.RUNNING if resumed else info.state})
-                self._infos[session_id] = info
+            followed = followed_terminal_info(info, mode)
+            if followed is not None:
+                info = self._infos[session_id] = followed
                 self._follow_state(info)
                 self._save_terminal(info)
                 self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
             elif session_id in self._unsaved:
                 self._save_terminal(info)
             return info
-        folder = os.path.basename(os.path.normpath(cwd)) if cwd else ""
-        name = f"{agent_label} · {folder}" if folder else agent_label
-        info = SessionInfo(session_id=session_id, name=f"{host} · {name}" if host else name,
-                           backend=Backend.TERMINAL, cwd=cwd, state=SessionState.RUNNING,
-                           permission_mode=mode or PermissionMode.DEFAULT, host=host)
+        info = first_terminal_info(session_id, agent_label, cwd, mode, host)
         self._infos[session_id] = info
         self._save_terminal(info)
         self._publish(HubEvent(HubEventKind.SESSION, session_id, session=info))
