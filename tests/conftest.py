@@ -82,7 +82,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     Nothing a test does can reach the user's real settings, ledger, ~/.claude or
     ~/.qoder; real secrets in the environment are hidden from tests.
     """
-    root = tmp_path_factory.mktemp("isolated")
+    root = tmp_path_factory.mktemp("h")  # (short: Unix socket paths under it must fit)
     home = root / "home"
     home.mkdir()
     monkeypatch.setenv(HOME_ENV, str(root / "qoder-desktop"))

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ _CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configura
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:dir={folder}</listen>
+  <listen>unix:dir={sockets}</listen>
   <auth>EXTERNAL</auth>{services}
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
@@ -74,7 +75,10 @@ def private_bus(folder: Path, *, activates: bool = False) -> Iterator[str]:
             f"[D-BUS Service]\nName={BUS_NAME}\nExec={sys.executable} {__file__} "
             "--activated\n", encoding="utf-8")
         services = f"\n  <servicedir>{service_dir}</servicedir>"
-    config.write_text(_CONFIG.format(folder=folder, services=services), encoding="utf-8")
+    # the bus's socket in a short folder of its own: a Unix socket path must fit in
+    # sun_path (~104 bytes), and a test's tmp_path can come near that
+    sockets = Path(tempfile.mkdtemp(prefix="bus", dir="/tmp"))
+    config.write_text(_CONFIG.format(sockets=sockets, services=services), encoding="utf-8")
     process = subprocess.Popen([daemon, f"--config-file={config}", "--print-address=1",
                                 "--nofork", "--nopidfile"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -88,6 +92,7 @@ def private_bus(folder: Path, *, activates: bool = False) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(10)
+        shutil.rmtree(sockets, ignore_errors=True)
         if process.stdout is not None:
             process.stdout.close()
 
