@@ -173,7 +173,11 @@ def test_a_device_path_key_followed_by_a_flood_of_requests_is_still_refused(appr
     _flood_after([(press, control, keyboard), (press, enter, keyboard),
                   (release, enter, keyboard), (release, control, keyboard)],
                  (release, enter, keyboard))
-    _refused(qtbot, dialog, REFUSED_KEY)
+    # refused as injected, or, when the loaded server passes the flood on too late
+    # (`x11_record.SYNC_TIMEOUT_S`), as unconfirmed: either way nothing is allowed
+    qtbot.waitUntil(lambda: dialog.input_note.isVisible(), timeout=5000)
+    assert (dialog.input_note.text() == REFUSED_KEY
+            or dialog.input_note.text().startswith("Ignored this key press: could not confirm"))
     assert decisions == []
 
 
