@@ -42,8 +42,10 @@ def resource_bytes(name: str) -> bytes:
         FileNotFoundError: when the package does not ship `name`.
     """
     data = pkgutil.get_data(RESOURCE_PACKAGE, name)  # (lighter than importlib.resources)
-    if data is None:  # a loader that cannot read data files
-        raise FileNotFoundError(f"{RESOURCE_PACKAGE} cannot read {name}")
+    if data is None:  # a loader without `get_data` (the bundle's frozen importer)
+        from importlib import resources
+
+        return resources.files(RESOURCE_PACKAGE).joinpath(name).read_bytes()
     return data
 
 

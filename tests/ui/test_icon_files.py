@@ -68,3 +68,16 @@ def test_the_icons_are_built_without_qtsvg(tmp_path: Path) -> None:
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"app": list(icons.APP_ICON_SIZES), "tray": list(icons.TRAY_ICON_SIZES),
                       "qtsvg": []}
+
+
+def test_resources_are_read_where_the_loader_has_no_get_data(monkeypatch) -> None:
+    """The bundle's frozen importer has no `get_data`, so `pkgutil.get_data` answers None
+    there: the stylesheet and icons are read through importlib.resources instead."""
+    import pkgutil
+
+    from qoder_desktop.ui import icons
+
+    expected = icons.resource_bytes(icons.STYLESHEET)
+    monkeypatch.setattr(pkgutil, "get_data", lambda _package, _name: None)
+    assert icons.resource_bytes(icons.STYLESHEET) == expected
+    assert icons.stylesheet().strip()
