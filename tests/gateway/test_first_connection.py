@@ -137,6 +137,15 @@ def errors(caplog: pytest.LogCaptureFixture) -> list[str]:
 # -- the approval gateway ---------------------------------------------------------------
 
 
+async def assert_stopped_cleanly(rig: Rig, tasks_before: set[asyncio.Task[Any]],
+                                 caplog: pytest.LogCaptureFixture) -> None:
+    """The gateway stopped with nothing failed, its port free, no task and no error left."""
+    assert rig.serving.state is ServingState.STOPPED and rig.failures == []
+    assert port_is_free(rig.port)
+    assert await left_over(tasks_before) == []
+    assert errors(caplog) == []
+
+
 @pytest.mark.asyncio
 async def test_the_gateway_listens_without_its_server_and_serves_the_first_agent(
         db: Database, tasks_before: set[asyncio.Task[Any]],
@@ -229,10 +238,7 @@ async def test_stopping_while_the_server_is_being_built_resets_the_waiting_conne
         assert await answer(reader) == b""
     finally:
         writer.close()
-    assert rig.serving.state is ServingState.STOPPED and rig.failures == []
-    assert port_is_free(rig.port)
-    assert await left_over(tasks_before) == []
-    assert errors(caplog) == []
+    await assert_stopped_cleanly(rig, tasks_before, caplog)
 
 
 @pytest.mark.asyncio
@@ -256,10 +262,7 @@ async def test_stopping_while_the_server_starts_ends_it_cleanly(
         await answer(reader)  # served or closed, but over
     finally:
         writer.close()
-    assert rig.serving.state is ServingState.STOPPED and rig.failures == []
-    assert port_is_free(rig.port)
-    assert await left_over(tasks_before) == []
-    assert errors(caplog) == []
+    await assert_stopped_cleanly(rig, tasks_before, caplog)
 
 
 @pytest.mark.asyncio
@@ -280,10 +283,7 @@ async def test_the_waiting_connection_is_served_and_a_stop_after_ends_the_server
         assert await answer(reader) == b""  # the kept-alive connection is closed
     finally:
         writer.close()
-    assert rig.serving.state is ServingState.STOPPED and rig.failures == []
-    assert port_is_free(rig.port)
-    assert await left_over(tasks_before) == []
-    assert errors(caplog) == []
+    await assert_stopped_cleanly(rig, tasks_before, caplog)
 
 
 @pytest.mark.asyncio
