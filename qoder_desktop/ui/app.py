@@ -25,7 +25,11 @@ from PySide6.QtWidgets import QApplication
 
 from qoder_desktop import __version__
 from qoder_desktop.config.paths import AppPaths
-from qoder_desktop.diagnostics.memory import pause_collection, resume_collection
+from qoder_desktop.diagnostics.memory import (
+    limit_malloc_arenas,
+    pause_collection,
+    resume_collection,
+)
 from qoder_desktop.domain.kinds import DEMO_SCENARIO
 from qoder_desktop.ui import icons
 from qoder_desktop.ui.lean_imports import lean_imports_after_first_frame
@@ -207,6 +211,7 @@ def _run_loop(args: argparse.Namespace, app: QApplication, paths: AppPaths,
     database (a failure is shown, then the app ends), then `StartUp` loads the rest while
     the loop runs."""
     lean_imports_after_first_frame()  # before the libraries load: unused parts skipped
+    limit_malloc_arenas()  # before the app's own threads start
     import asyncio
     from functools import partial
 

@@ -51,6 +51,13 @@ early left its timer armed for the rest of its delay (a terminal request's 180 s
 per request), a growing pile of dead timers for a busy day. Asyncio's own loops drop a
 cancelled timer too.
 
+Work handed to a thread (``asyncio.to_thread``, ``run_in_executor(None, ...)``) runs on
+a standard `concurrent.futures.ThreadPoolExecutor`, which starts a thread only when no
+idle one is free, up to `WORKER_THREADS`. qasync's own default executor starts ten
+`QThread`s at its first job and keeps them all: each with its stack and, once it
+allocates, a malloc arena of its own (~1–2 MB of RSS in the app, measured with a live
+session), for jobs that come one at a time.
+
 Every place that creates the app's loop (``run_gui``, the benchmarks, the tests) uses
 this class, so what the tests exercise is the loop the app runs.
 """
@@ -58,6 +65,7 @@ this class, so what the tests exercise is the loop the app runs.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import functools
 import logging
@@ -77,6 +85,9 @@ MAX_TIMER_MS = 2**31 - 1
 """The longest interval a Qt timer takes (a signed 32-bit count of milliseconds)."""
 MAX_TIMER_SECONDS = MAX_TIMER_MS / 1000
 """`MAX_TIMER_MS` in seconds (about 24.8 days)."""
+WORKER_THREADS = 8
+"""The most threads the loop's default executor runs at once (started as work needs
+them: the app's jobs mostly come one at a time, so one or two exist)."""
 
 
 class _TimerHandle(asyncio.Handle):
@@ -161,6 +172,8 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
         self._previous_asyncgen_hooks: Any = None
         self._threadsafe = threading.Lock()  # call_soon_threadsafe against close()
         super().__init__(app, **kwargs)
+        self.set_default_executor(concurrent.futures.ThreadPoolExecutor(
+            max_workers=WORKER_THREADS, thread_name_prefix="qoder-desktop-worker"))
         plain = self.__dict__["_timer"]  # qasync's, which has no callbacks yet
         self.__dict__["_timer"] = _LoopTimer(self)
         shiboken6.delete(plain)

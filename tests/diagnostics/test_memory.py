@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROBE = """
 import json, sys
 from qoder_desktop.ui.lean_imports import apply_lean_imports
@@ -145,3 +147,37 @@ def test_settling_drops_sources_read_from_files_and_tracebacks_still_show_them()
         assert 'raise RuntimeError("shown with its line")' in text
     finally:
         linecache.cache.pop(generated, None)
+
+
+ARENA_SCRIPT = r"""
+import ctypes, sys, threading
+from qoder_desktop.diagnostics.memory import limit_malloc_arenas
+limited = limit_malloc_arenas() if sys.argv[1] == "limit" else False
+kept = []
+together = threading.Barrier(8)
+def allocate():
+    kept.append([bytes(2000) for _ in range(200)])  # malloc, not Python's small-object pool
+    together.wait()  # all alive at once, as the app's threads are
+threads = [threading.Thread(target=allocate) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(limited, flush=True)
+ctypes.CDLL(None).malloc_stats()  # one "Arena N:" block per arena, on stderr
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_threads_share_two_malloc_arenas_once_limited() -> None:
+    """Eight live threads that allocate made eight arenas of their own beside the main
+    one; with the app's limit they share two."""
+    env = {key: value for key, value in os.environ.items() if key != "MALLOC_ARENA_MAX"}
+
+    def arenas(mode: str) -> tuple[str, int]:
+        done = subprocess.run([sys.executable, "-c", ARENA_SCRIPT, mode], env=env,
+                              capture_output=True, text=True, timeout=60, check=True)
+        return done.stdout.strip(), done.stderr.count("Arena ")
+
+    assert arenas("plain") == ("False", 9)
+    assert arenas("limit") == ("True", 2)

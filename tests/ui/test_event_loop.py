@@ -232,3 +232,54 @@ def test_a_callback_qt_runs_between_runs_sees_its_loop(loop: AppEventLoop,
         qapp.processEvents()  # type: ignore[attr-defined]
     assert seen == [loop]
     assert asyncio._get_running_loop() is None
+
+
+def test_work_handed_to_threads_starts_them_only_as_needed(qapp: object) -> None:
+    """`asyncio.to_thread` jobs that come one at a time share one worker thread, and a
+    burst never runs more than `WORKER_THREADS` at once; qasync's own executor started
+    ten threads at the first job and kept them all."""
+    import threading
+
+    from qoder_desktop.ui.event_loop import WORKER_THREADS
+
+    def workers() -> set[str]:
+        return {thread.name for thread in threading.enumerate()
+                if thread.name.startswith("qoder-desktop-worker")}
+
+    before = workers()  # other loops' workers (the suite's own loop), left alone
+    own = AppEventLoop(qapp)
+    try:
+        assert workers() == before  # none before the first job
+        for _ in range(5):
+            own.run_until_complete(asyncio.to_thread(threading.get_ident))
+        assert len(workers() - before) == 1
+
+        running = 0
+        most = 0
+        lock = threading.Lock()
+        release = threading.Event()
+
+        def job() -> None:
+            nonlocal running, most
+            with lock:
+                running += 1
+                most = max(most, running)
+            release.wait(10)
+            with lock:
+                running -= 1
+
+        async def burst() -> None:
+            jobs = [asyncio.ensure_future(asyncio.to_thread(job))
+                    for _ in range(WORKER_THREADS * 2)]
+            while most < WORKER_THREADS:
+                await asyncio.sleep(0.01)
+            release.set()
+            await asyncio.gather(*jobs)
+
+        own.run_until_complete(asyncio.wait_for(burst(), 20))
+        assert most == WORKER_THREADS
+        assert len(workers() - before) == WORKER_THREADS
+    finally:
+        release.set()
+        own.close()
+    assert workers() == before  # closing the loop ends its workers
