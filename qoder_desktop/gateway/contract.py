@@ -5,7 +5,10 @@ prompts to our MCP tool `mcp__qoder-desktop__approve` (see `gateway`). Every req
 the gateway carries a per-install bearer token, kept in the OS keyring under service
 ``qoder-desktop`` and user name ``gateway-token``. Without a usable keyring the token
 comes from ``QODER_DESKTOP_GATEWAY_TOKEN`` or, failing that, is made up for this run
-only and kept in memory (`GatewayToken.message` says which).
+only and kept in memory (`GatewayToken.message` says which). The app reads it when it
+is first needed (`LazyGatewayToken`: the first agent's connection, the "Connect an Agent"
+dialog, a taken port), not at start: the keyring library and its Secret Service client
+cost ~3 MB that a session no agent connects to never needs.
 
 `permission_result` turns a `Decision` into the JSON Claude Code accepts from a
 ``--permission-prompt-tool`` (``{"behavior": "allow", "updatedInput": {...}}`` or
@@ -22,6 +25,7 @@ server here (see `gateway`).
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -99,8 +103,80 @@ class GatewayToken:
         return self.secret.reveal()
 
 
-TokenSource = SecretValue | GatewayToken | str | Callable[[], SecretValue | GatewayToken | str]
+class LazyGatewayToken:
+    """The gateway token, read (on the keyring's thread, `keyring_call`) when first needed.
+
+    Until `ensure` has read it, calling it raises `LookupError`, so a request checked
+    against it is refused (the gateway's auth fails closed). A failed read is tried again
+    at the next `ensure`.
+
+    Args:
+        load: reads the token (blocking: `gateway_token`).
+        on_slow: called if the keyring takes long (say it is being waited for).
+        on_read: called with the token once it has been read.
+    """
+
+    def __init__(self, load: Callable[[], GatewayToken],
+                 on_slow: Callable[[], None] | None = None,
+                 on_read: Callable[[GatewayToken], None] | None = None) -> None:
+        self._load = load
+        self._on_slow = on_slow
+        self._on_read = on_read
+        self._value: GatewayToken | None = None
+        self._reading: asyncio.Lock | None = None
+
+    @classmethod
+    def of(cls, token: GatewayToken) -> LazyGatewayToken:
+        """One already read."""
+        lazy = cls(lambda: token)
+        lazy._value = token
+        return lazy
+
+    @property
+    def value(self) -> GatewayToken | None:
+        """The token once read, else None."""
+        return self._value
+
+    @value.setter
+    def value(self, token: GatewayToken | None) -> None:
+        self._value = token
+
+    def __call__(self) -> GatewayToken:
+        """The token read; `LookupError` before it is."""
+        if self._value is None:
+            raise LookupError("the gateway token has not been read yet")
+        return self._value
+
+    async def ensure(self) -> GatewayToken:
+        """The token, read now if it was not yet (`KeyringTimeout` if the keyring is
+        silent)."""
+        from qoder_desktop.config.keyring_calls import keyring_call
+
+        if self._reading is None:
+            self._reading = asyncio.Lock()
+        async with self._reading:
+            if self._value is None:
+                self._value = await keyring_call(self._load,
+                                                 "read the approval gateway's token",
+                                                 on_slow=self._on_slow)
+                if self._on_read is not None:
+                    self._on_read(self._value)
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"LazyGatewayToken({'read' if self._value is not None else 'not read'})"
+
+
+TokenSource = (SecretValue | GatewayToken | str | LazyGatewayToken
+               | Callable[[], SecretValue | GatewayToken | str])
 """The bearer token, or a function returning it (read on every request)."""
+
+
+async def read_token(token: TokenSource) -> str:
+    """The token text, read first if it is a `LazyGatewayToken` not read yet."""
+    if isinstance(token, LazyGatewayToken):
+        await token.ensure()
+    return reveal_token(token)
 
 
 def reveal_token(token: TokenSource) -> str:

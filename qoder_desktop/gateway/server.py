@@ -52,10 +52,12 @@ from qoder_desktop.gateway.contract import (
     HTTP_CLOSED,
     LOOPBACK,
     TOOL_NAME,
+    LazyGatewayToken,
     TokenSource,
     deny_result,
     gateway_url,
     permission_result,
+    read_token,
     reveal_token,
     tool_call,
 )
@@ -199,13 +201,17 @@ class ApprovalGateway(ApprovalSource):
         """
         if self._serving is not None:
             raise GatewayError("the approval gateway is already running")
-        if not reveal_token(self._token):
+        if not isinstance(self._token, LazyGatewayToken) and not reveal_token(self._token):
             raise GatewayError("the approval gateway has no token, so it will not start")
         try:
             sock = bind_loopback(self._host, self._requested_port)
         except GatewayPortInUse as exc:
-            owner = await identify(self._host, self._requested_port,
-                                   reveal_token(self._token), self._registry)
+            try:
+                token = await read_token(self._token)
+            except Exception as error:  # a silent or broken keyring
+                raise GatewayError(f"the port {self._requested_port} is taken and the "
+                                   f"gateway token could not be read ({error})") from exc
+            owner = await identify(self._host, self._requested_port, token, self._registry)
             if owner.holder is PortHolder.OTHER:
                 log.error("approval gateway: port %d is held by something that is not us",
                           self._requested_port)
@@ -260,7 +266,10 @@ class ApprovalGateway(ApprovalSource):
             on_failure(error)
 
     async def _load_server(self) -> Server:
-        """The HTTP stack (imported off the loop) and the gateway's server on it."""
+        """The token (read now if it was not), the HTTP stack (imported off the loop)
+        and the gateway's server on it."""
+        if not await read_token(self._token):
+            raise GatewayError("the approval gateway has no token, so it will not serve")
         stack = await asyncio.to_thread(importlib.import_module,
                                         "qoder_desktop.gateway.http_stack")
         from qoder_desktop.gateway.callers import Callers  # (imported with the stack)

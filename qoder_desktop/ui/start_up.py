@@ -326,29 +326,23 @@ class StartUp:
         return desktop
 
     async def _start_gateway(self, desktop: DesktopApp) -> None:
-        """Read the gateway token off the loop, then start the gateway; a silent keyring
-        leaves it stopped, and the person is told why."""
-        from qoder_desktop.config.keyring_calls import KeyringTimeout, keyring_call
-        from qoder_desktop.gateway.contract import gateway_token
+        """Start the gateway; its token is read from the keyring when first needed (an
+        agent's first connection, the "Connect an Agent" dialog, a taken port), so a
+        session no agent connects to never loads the keyring. A silent keyring is shown
+        then, and the connection is refused."""
+        from qoder_desktop.gateway.contract import GatewayToken, LazyGatewayToken, gateway_token
         from qoder_desktop.gateway.instances import InstanceRegistry, copy_folder
         from qoder_desktop.gateway.server import ApprovalGateway
 
         waiting_text = "Waiting for the keyring (the approval gateway's token)…"
 
-        def waiting() -> None:
-            desktop.servers.gateway_status = ("The approval gateway is waiting for the "
-                                              "keyring (its token)…")
-            desktop.window.show_status(waiting_text)
+        def read(token: GatewayToken) -> None:
+            desktop.window.clear_status(waiting_text)  # the wait is over
+            desktop.servers.token_read(token)
 
-        try:
-            token = await keyring_call(
-                lambda: gateway_token(desktop.secrets, redactor=self.redactor),
-                "read the approval gateway's token", on_slow=waiting)
-        except KeyringTimeout as exc:
-            desktop.servers.gateway_status = f"The approval gateway is not running: {exc}"
-            desktop.window.show_status(desktop.servers.gateway_status)
-            return
-        desktop.window.clear_status(waiting_text)  # the wait is over
+        token = LazyGatewayToken(
+            lambda: gateway_token(desktop.secrets, redactor=self.redactor),
+            on_slow=lambda: desktop.window.show_status(waiting_text), on_read=read)
         desktop.start_gateway(ApprovalGateway(desktop.broker, desktop.hub, token,
                                               port=desktop.settings.gateway_port,
                                               data_folder=copy_folder(),

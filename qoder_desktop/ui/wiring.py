@@ -22,7 +22,7 @@ from qoder_desktop.config.secrets import SecretStore
 from qoder_desktop.config.settings import Settings
 from qoder_desktop.domain.models import Backend, Decision
 from qoder_desktop.domain.session_options import SessionOptions
-from qoder_desktop.gateway.contract import GatewayToken
+from qoder_desktop.gateway.contract import GatewayToken, LazyGatewayToken
 from qoder_desktop.ui.bridge import BrokerBridge
 from qoder_desktop.ui.control.approvals import ApprovalController
 from qoder_desktop.ui.control.away import AwayControl, CoreFactory
@@ -257,7 +257,8 @@ class DesktopApp:
         """Start a session in the background (see `SessionController.start`)."""
         return self.sessions.start(options)
 
-    def start_gateway(self, gateway: ApprovalGateway, token: GatewayToken) -> None:
+    def start_gateway(self, gateway: ApprovalGateway,
+                      token: GatewayToken | LazyGatewayToken) -> None:
         """Start the MCP approval gateway; a failure is shown, the app keeps running."""
         self.servers.start_gateway(gateway, token)
 

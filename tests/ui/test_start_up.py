@@ -1,5 +1,6 @@
-"""Start-up: the main window paints before the core loads, and a slow keyring neither
-freezes the loop nor starts the gateway without its token (a keyring can take seconds to answer)."""
+"""Start-up: the main window paints before the core loads; the keyring is read only when
+an agent first connects, and a slow one neither freezes the loop nor lets a request through
+without the token (a keyring can take seconds to answer)."""
 
 from __future__ import annotations
 
@@ -134,29 +135,51 @@ async def _ticking_until(condition: Any) -> int:
     return ticks.count
 
 
-def test_a_slow_keyring_shows_waiting_and_the_gateway_starts_once_it_answers(
+async def _first_request(port: int) -> bytes:
+    """An agent's first request to the gateway (a wrong token): its status line, or b""
+    when the connection was closed unanswered."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Authorization: Bearer not-the-token\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        try:
+            return await reader.readline()
+        except ConnectionError:
+            return b""
+    finally:
+        writer.close()
+
+
+def test_start_up_reads_no_keyring_and_an_agents_first_connection_waits_for_it(
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop) -> None:
+    """The gateway listens without its token (the keyring is not loaded for a session no
+    agent connects to); the first agent's connection reads it, the loop serving and the
+    window saying so while the keyring hangs, and is answered once it answers."""
     async def scenario() -> None:
-        task = start_up.load()
-        ticks = await _ticking_until(lambda: slow_keyring.calls > 0 and start_up.desktop
-                                     and "waiting for the keyring" in
-                                     start_up.desktop.servers.gateway_status)
-        assert ticks > 3  # the loop kept serving while the keyring hung
+        await start_up.load()
         desktop = start_up.desktop
-        assert desktop is not None
-        assert "Waiting for the keyring" in desktop.window.statusBar().currentMessage()
-        assert desktop.servers.gateway is None  # no gateway without its token
-        slow_keyring.release.set()
-        await task
+        assert desktop is not None and slow_keyring.calls == 0  # nobody asked the keyring
         servers = desktop.servers
         await settle(lambda: servers.gateway_status.startswith("Approval gateway listening"))
-        assert desktop.servers.gateway is not None and desktop.servers.gateway.running
+        assert servers.gateway is not None and servers.gateway.running
+        assert "read from the OS keyring when an agent first connects" in servers.gateway_status
+        assert servers.gateway_token is None
+        request = asyncio.ensure_future(_first_request(servers.gateway.port))
+        ticks = await _ticking_until(lambda: slow_keyring.calls > 0 and "Waiting for the "
+                                     "keyring" in desktop.window.statusBar().currentMessage())
+        assert ticks > 3  # the loop kept serving while the keyring hung
+        assert not request.done()  # nothing is served before the token is known
+        slow_keyring.release.set()
+        assert (await asyncio.wait_for(request, 30)).startswith(b"HTTP/1.1 401")
+        assert servers.gateway_token is not None and servers.gateway.running
         assert "Waiting for the keyring" not in desktop.window.statusBar().currentMessage()
+        assert servers.gateway_status.endswith(servers.gateway_token.message)
 
     run(loop, scenario())
 
 
-def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
+def test_a_keyring_that_never_answers_closes_the_gateway_at_the_first_agent_and_says_why(
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keyring_module, "KEYRING_TIMEOUT_S", 0.5)
@@ -165,10 +188,15 @@ def test_a_keyring_that_never_answers_leaves_the_gateway_stopped_and_says_why(
         await start_up.load()
         desktop = start_up.desktop
         assert desktop is not None
-        assert desktop.servers.gateway is None
-        assert desktop.servers.gateway_status.startswith("The approval gateway is not running: The "
-                                                 "keyring did not answer within 0.5 s")
-        assert desktop.window.statusBar().currentMessage() == desktop.servers.gateway_status
+        servers = desktop.servers
+        await settle(lambda: servers.gateway is not None and servers.gateway.running)
+        assert servers.gateway is not None
+        assert await asyncio.wait_for(_first_request(servers.gateway.port), 30) == b""
+        await settle(lambda: "keyring did not answer within 0.5 s" in servers.gateway_status)
+        assert servers.gateway_status.startswith("The approval gateway could not start when "
+                                                 "an agent connected")
+        assert desktop.window.statusBar().currentMessage() == servers.gateway_status
+        assert not servers.gateway.running
         assert desktop.servers.terminal_hooks is not None  # the rest of the app did start
 
     run(loop, scenario())
@@ -230,7 +258,7 @@ def test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_an
         start_up: StartUp, slow_keyring: SlowKeyring, loop: AppEventLoop, qtbot: QtBot,
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch, rest_of_start_up: str) -> None:
     """The first way in (the terminal hook server) opens while the rest still loads (the
-    gateway waits for the keyring, no dialog was warmed): a prompt arriving then is
+    gateway is held back here, no dialog was warmed): a prompt arriving then is
     shown in full and waits for the person, also when the rest of start-up then fails
     (the person is told), and gets exactly their answer."""
     from PySide6.QtCore import Qt
@@ -249,6 +277,14 @@ def test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_an
              "tool_input": {"command": "make deploy-early"}, "permission_suggestions": []}
 
     deciders: list[Any] = []
+    hold = asyncio.Event()
+    start_gateway = start_up._start_gateway
+
+    async def held_gateway(desktop: Any) -> None:
+        await hold.wait()
+        await start_gateway(desktop)
+
+    monkeypatch.setattr(start_up, "_start_gateway", held_gateway)
 
     async def scenario() -> dict[str, Any] | None:
         task = start_up.load()
@@ -267,7 +303,7 @@ def test_a_terminal_prompt_while_start_up_is_unfinished_gets_its_whole_dialog_an
         assert dialog.windowTitle().startswith("Approve Bash")
         assert json.loads(dialog.json_editor.editor.toPlainText()) == {
             "command": "make deploy-early"}
-        slow_keyring.release.set()  # the rest of start-up runs while the prompt waits
+        hold.set()  # the rest of start-up runs while the prompt waits
         await asyncio.wait([task])
         if rest_of_start_up == "fails":
             assert desktop.window.statusBar().currentMessage() == (

@@ -11,7 +11,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from qoder_desktop.config.secrets import SecretStore
-from qoder_desktop.gateway.contract import GatewayToken, client_snippets, gateway_url
+from qoder_desktop.gateway.contract import (
+    GatewayToken,
+    LazyGatewayToken,
+    client_snippets,
+    gateway_url,
+)
 from qoder_desktop.ui.control.settings import CurrentSettings
 from qoder_desktop.ui.control.tasks import Tasks
 from qoder_desktop.ui.windows.main_window import MainWindow
@@ -36,16 +41,31 @@ class AgentServers:
         self._window = window
         self._tasks = tasks
         self.gateway: ApprovalGateway | None = None
-        self.gateway_token: GatewayToken | None = None
+        self._token: LazyGatewayToken | None = None
         self.gateway_status = "The approval gateway is not running."
         self.terminal_hooks: TerminalHookServer | None = None
         self.squat_warning: QMessageBox | None = None
         """The warning shown when something else holds the gateway's port."""
         self.connect_dialog: ConnectAgentDialog | None = None
 
-    def start_gateway(self, gateway: ApprovalGateway, token: GatewayToken) -> None:
+    @property
+    def gateway_token(self) -> GatewayToken | None:
+        """The approval gateway's token, once it has been read (it is read when first
+        needed: an agent's first connection, the "Connect an Agent" dialog)."""
+        return self._token.value if self._token is not None else None
+
+    @gateway_token.setter
+    def gateway_token(self, token: GatewayToken | None) -> None:
+        if self._token is None:
+            self._token = LazyGatewayToken.of(token) if token is not None else None
+        else:
+            self._token.value = token
+
+    def start_gateway(self, gateway: ApprovalGateway,
+                      token: GatewayToken | LazyGatewayToken) -> None:
         """Start the MCP approval gateway in the background."""
-        self.gateway, self.gateway_token = gateway, token
+        lazy = token if isinstance(token, LazyGatewayToken) else LazyGatewayToken.of(token)
+        self.gateway, self._token = gateway, lazy
 
         async def start() -> None:
             from qoder_desktop.gateway.server import GatewayError, GatewayPortSquatted
@@ -59,7 +79,10 @@ class AgentServers:
                 self.gateway_status = f"The approval gateway is not running: {exc}"
                 self._window.show_status(self.gateway_status)
                 return
-            self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
+            read = lazy.value
+            self.gateway_status = f"Approval gateway listening on {gateway.url}. " + (
+                read.message if read is not None else
+                "Its token is read from the OS keyring when an agent first connects.")
             log.info("approval gateway listening on %s", gateway.url)
 
         self._tasks.spawn(start(), "starting the approval gateway")
@@ -119,10 +142,35 @@ class AgentServers:
             await hooks.stop()
 
     def open_connect_dialog(self) -> None:
-        """Show the flags and MCP config that send a terminal agent's approvals here."""
+        """Show the flags and MCP config that send a terminal agent's approvals here
+        (the gateway's token read first, if it was not yet)."""
         if self.connect_dialog is not None:
             self.connect_dialog.raise_()
             return
+        lazy = self._token
+        if lazy is not None and lazy.value is None:
+            self._tasks.spawn(self._read_token_then_connect(lazy),
+                              "reading the approval gateway's token")
+            return
+        self._show_connect_dialog()
+
+    def token_read(self, token: GatewayToken) -> None:
+        """The gateway's token was read: say where it is kept, while the gateway runs."""
+        gateway = self.gateway
+        if gateway is not None and gateway.running:
+            self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
+
+    async def _read_token_then_connect(self, lazy: LazyGatewayToken) -> None:
+        from qoder_desktop.config.keyring_calls import KeyringTimeout
+
+        try:
+            await lazy.ensure()
+        except KeyringTimeout as exc:  # the dialog still shows; its copy has no token
+            self._window.show_status(f"The approval gateway's token: {exc}")
+        if self.connect_dialog is None:
+            self._show_connect_dialog()
+
+    def _show_connect_dialog(self) -> None:
         gateway, token = self.gateway, self.gateway_token
         url = gateway.url if gateway is not None and gateway.running else gateway_url(
             self._current.value.gateway_port)
