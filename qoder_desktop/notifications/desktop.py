@@ -1,6 +1,6 @@
 """The desktop's notification service on the app's loop (`open_service` picks the backend).
 
-On Linux that is `freedesktop.FreedesktopNotifications` (D-Bus through dbus-fast, which
+On Linux that is `freedesktop.FreedesktopNotifications` (D-Bus through jeepney, which
 checks who sends a press); elsewhere `DesktopNotifications`, through `desktop-notifier`
 (the macOS and Windows notification centres, owned by the OS).
 

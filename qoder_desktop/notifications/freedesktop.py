@@ -1,4 +1,5 @@
-"""The freedesktop notification service on the session bus, through `dbus-fast` directly.
+"""The freedesktop notification service on the session bus, through our own small
+client (`session_bus.SessionBus`, on jeepney).
 
 Any process of the same user can take the well-known name
 ``org.freedesktop.Notifications`` (end the desktop's server and claim the name, or ask
@@ -34,11 +35,18 @@ from qoder_desktop.notifications.service import (
     NoteSpec,
     ServiceStatus,
 )
+from qoder_desktop.notifications.session_bus import (
+    DBUS_NAME,
+    DBUS_PATH,
+    BusError,
+    BusMessage,
+    SessionBus,
+)
 
 log = logging.getLogger(__name__)
 
-_DBUS = "org.freedesktop.DBus"
-_DBUS_PATH = "/org/freedesktop/DBus"
+_DBUS = DBUS_NAME
+_DBUS_PATH = DBUS_PATH
 _SIGNALS_RULE = f"type='signal',interface='{BUS_NAME}',path='{OBJECT_PATH}'"
 """Every notification signal, whoever sends it: the sender is checked here, and logged."""
 _OWNER_RULE = (f"type='signal',sender='{_DBUS}',interface='{_DBUS}',"
@@ -75,7 +83,7 @@ class FreedesktopNotifications(BusService):
         # left or was replaced): whoever owns it now may be a stand-in, so no
         # notification offers "Allow once".
         self._on_gone = on_gone
-        self._bus: Any = None
+        self._bus: SessionBus | None = None
         self._owner = ""
         self._default_action = True
         self._shown: dict[str, _Shown] = {}
@@ -87,12 +95,10 @@ class FreedesktopNotifications(BusService):
 
     async def start(self, timeout: float = START_TIMEOUT) -> ServiceStatus:
         """Connect to the session bus and ask the service what it can do; never raises."""
-        from dbus_fast.aio import MessageBus
-
-        bus: Any = None
+        bus: SessionBus | None = None
         try:
-            bus = await asyncio.wait_for(MessageBus().connect(), timeout)
-            bus.add_message_handler(self._on_message)
+            bus = SessionBus(self._on_message)
+            await asyncio.wait_for(bus.connect(), timeout)
             capabilities = await asyncio.wait_for(self._introduce(bus), timeout)
         except Exception as exc:  # no bus, no service, a broken service: fall back
             return self._start_failed(exc, bus)
@@ -108,8 +114,8 @@ class FreedesktopNotifications(BusService):
             info = await _call(bus, "GetServerInformation")
             owner = await _call(bus, "GetNameOwner", "s", [BUS_NAME], destination=_DBUS,
                                 path=_DBUS_PATH, interface=_DBUS)
-        except RuntimeError as exc:
-            raise RuntimeError(f"no service named {BUS_NAME} ({exc})") from None
+        except BusError as exc:
+            raise BusError(f"no service named {BUS_NAME} ({exc})") from None
         # The daemon sends us its messages in order: a change of owner after this answer
         # reaches `_on_message` after it, so the owner stays current.
         self._owner = str(owner.body[0])
@@ -119,8 +125,6 @@ class FreedesktopNotifications(BusService):
 
     async def show(self, spec: NoteSpec) -> bool:
         """Show `spec` (replacing an earlier one with its key); False when it failed."""
-        from dbus_fast import Variant
-
         if self._bus is None:
             return False
         await self.close(spec.key)
@@ -132,7 +136,7 @@ class FreedesktopNotifications(BusService):
             reply = await asyncio.wait_for(_call(
                 self._bus, "Notify", "susssasa{sv}i",
                 [self._app_name, 0, "", spec.title, spec.body, actions,
-                 {"urgency": Variant("y", 1)}, -1]), CALL_TIMEOUT)
+                 {"urgency": ("y", 1)}, -1]), CALL_TIMEOUT)
         except Exception as exc:
             log.warning("the notification service did not take a notification: %s", exc)
             return False
@@ -169,12 +173,8 @@ class FreedesktopNotifications(BusService):
 
     # -- signals -----------------------------------------------------------------------
 
-    def _on_message(self, message: Any) -> None:
-        """Every message the bus connection receives (dbus-fast calls this first)."""
-        from dbus_fast import MessageType
-
-        if message.message_type is not MessageType.SIGNAL:
-            return
+    def _on_message(self, message: BusMessage) -> None:
+        """Every signal the bus connection receives, in order."""
         try:
             if (message.interface == _DBUS and message.member == "NameOwnerChanged"
                     and message.sender == _DBUS and message.signature == "sss"
@@ -251,16 +251,9 @@ class FreedesktopNotifications(BusService):
                 self._gone(key)
 
 
-async def _call(bus: Any, member: str, signature: str = "", body: Sequence[Any] = (), *,
-                destination: str = BUS_NAME, path: str = OBJECT_PATH,
-                interface: str = BUS_NAME) -> Any:
-    """Call a method and return its reply; an error reply raises `RuntimeError`."""
-    from dbus_fast import Message, MessageType
-
-    reply = await bus.call(Message(destination=destination, path=path, interface=interface,
-                                   member=member, signature=signature, body=list(body)))
-    if reply is None or reply.message_type is MessageType.ERROR:
-        name = "no reply" if reply is None else reply.error_name
-        text = str(reply.body[0]) if reply is not None and reply.body else ""
-        raise RuntimeError(f"{name}: {text}" if text else str(name))
-    return reply
+async def _call(bus: SessionBus, member: str, signature: str = "", body: Sequence[Any] = (),
+                *, destination: str = BUS_NAME, path: str = OBJECT_PATH,
+                interface: str = BUS_NAME) -> BusMessage:
+    """Call a method and return its reply; an error reply raises `BusError`."""
+    return await bus.call(member, signature, body, destination=destination, path=path,
+                          interface=interface)

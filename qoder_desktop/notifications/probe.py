@@ -32,20 +32,22 @@ class ProbeResult:
 
 
 async def _probe() -> ProbeResult:
-    from dbus_fast import Message, MessageType
-    from dbus_fast.aio import MessageBus
+    from qoder_desktop.notifications.session_bus import BusError, SessionBus
 
-    bus = await MessageBus().connect()
+    bus = await SessionBus().connect()
     try:
-        info = await bus.call(Message(destination=BUS_NAME, path=OBJECT_PATH,
-                                      interface=BUS_NAME, member="GetServerInformation"))
-        if info is None or info.message_type is MessageType.ERROR:
-            error = "no reply" if info is None else (info.error_name or "error")
+        try:
+            info = await bus.call("GetServerInformation", destination=BUS_NAME,
+                                  path=OBJECT_PATH, interface=BUS_NAME)
+        except BusError as exc:
+            error = str(exc).split(":", 1)[0] or "error"
             return ProbeResult(False, False, f"no service named {BUS_NAME} ({error})")
-        caps = await bus.call(Message(destination=BUS_NAME, path=OBJECT_PATH,
-                                      interface=BUS_NAME, member="GetCapabilities"))
-        capabilities = (list(caps.body[0]) if caps is not None
-                        and caps.message_type is MessageType.METHOD_RETURN else [])
+        try:
+            caps = await bus.call("GetCapabilities", destination=BUS_NAME, path=OBJECT_PATH,
+                                  interface=BUS_NAME)
+            capabilities = [str(capability) for capability in caps.body[0]]
+        except BusError:
+            capabilities = []
         name, vendor, version = (str(part) for part in info.body[:3])
         return ProbeResult(True, "actions" in capabilities, f"{name} {version} ({vendor})")
     finally:
