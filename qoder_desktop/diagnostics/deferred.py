@@ -119,6 +119,7 @@ DEFERRED_SUBMODULES: dict[str, tuple[str, ...]] = {
     "uvicorn.supervisors": ("ChangeReload", "Multiprocess"),
     "mcp.client.session_group": ("ClientSessionGroup",),
     "cryptography.hazmat.primitives.ciphers": ("Cipher", "algorithms", "modes"),
+    "importlib.metadata": ("entry_points", "version"),
 }
 """Submodules the libraries import names from at import time but use only on a path an
 idle app never takes, with those names:
@@ -143,7 +144,13 @@ idle app never takes, with those names:
   session bus is named, and uses them only to encrypt or decrypt a secret that passes
   through an encrypted Secret Service session; finding the backend, and asking whether
   the service runs, never does. A person whose keyring holds a secret the app reads
-  loads them then."""
+  loads them then;
+- ``importlib.metadata`` (with ``email``, ``csv`` and their parts: ~30 modules, ~2.5 MB):
+  pydantic imports ``entry_points`` from it to look for plugins, which the app turns off
+  (`memory.PYDANTIC_PLUGINS_OFF`), and ``version`` for a check of ``email-validator``
+  that only an email field runs; the SDKs and mcp ask a package's version only on paths
+  an idle app never takes (the About box, the gateway's first agent, a CLI newer than
+  the bundled one)."""
 
 
 class DeferredName:

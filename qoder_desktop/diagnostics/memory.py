@@ -27,6 +27,16 @@ session) it is imported as before, without cryptography's bindings until a secre
 encrypted or decrypted (`deferred.DEFERRED_SUBMODULES`)."""
 
 
+PYDANTIC_PLUGINS_OFF = ("PYDANTIC_DISABLE_PLUGINS", "__all__")
+"""Pydantic's documented switch for its plugins, set unless the person set it. The app
+uses none, and a plugin sees every value pydantic validates (tool inputs, settings):
+no third-party code belongs on that path. Left on, pydantic looks for plugins at the
+first model it builds, through ``importlib.metadata`` (with ``email`` and ``csv``:
+~30 modules, ~2.5 MB) and a scan of every installed package's metadata; with it off,
+``importlib.metadata`` is deferred (`deferred.DEFERRED_SUBMODULES`) and never runs in a
+session that does not ask a package's version. The variable also reaches the processes
+the app starts, where only pydantic reads it."""
+
 _paused = False
 
 
@@ -90,11 +100,13 @@ def skip_unused_modules() -> None:
     """Make the imports of `UNUSED_MODULES` fail, so the libraries fall back without them.
 
     Also `UNREACHABLE_KEYRING_MODULES` when no D-Bus session bus is named (see there),
-    and the modules of `deferred.DEFERRED_MODULES` run only when first used. Call
-    before the libraries are imported; a module already imported is left alone.
+    and the modules of `deferred.DEFERRED_MODULES` run only when first used. Pydantic's
+    plugins are turned off (`PYDANTIC_PLUGINS_OFF`). Call before the libraries are
+    imported; a module already imported is left alone.
     """
     from qoder_desktop.diagnostics.deferred import defer_modules
 
+    os.environ.setdefault(*PYDANTIC_PLUGINS_OFF)
     defer_modules()
     skipped = UNUSED_MODULES
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):

@@ -1,8 +1,8 @@
 """The self-check's notification line: does the desktop's notification service answer?
 
 Core module: the probe (`qoder_desktop.notifications.probe.probe_service`) talks D-Bus
-with jeepney (`notifications.session_bus`), never Qt. Without a service the app announces requests with the tray
-balloon; the line says so and what to run.
+with jeepney (`notifications.session_bus`), never Qt. Without a service the app
+announces requests with the tray balloon; the line says so and what to run.
 """
 
 from __future__ import annotations

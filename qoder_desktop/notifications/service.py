@@ -2,7 +2,8 @@
 interface `RequestNotifier` uses, and `BusService`, the life cycle both backends run
 (start → found or not, the open notifications, stop, and falling back when the session
 bus goes away). `desktop.DesktopNotifications` (desktop-notifier) and
-`freedesktop.FreedesktopNotifications` (D-Bus through jeepney) add only how they talk to their service.
+`freedesktop.FreedesktopNotifications` (D-Bus through jeepney) add only how they talk
+to their service.
 """
 
 from __future__ import annotations

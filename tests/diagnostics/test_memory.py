@@ -181,3 +181,36 @@ def test_threads_share_two_malloc_arenas_once_limited() -> None:
 
     assert arenas("plain") == ("False", 9)
     assert arenas("limit") == ("True", 2)
+
+
+METADATA_PROBE = """
+import json, os, sys
+from qoder_desktop.ui.lean_imports import apply_lean_imports
+apply_lean_imports()  # as the entry point does before the GUI's imports
+from pydantic import AnyUrl, BaseModel
+class Settings(BaseModel):
+    name: str
+    url: AnyUrl
+checked = Settings(name="x", url="http://127.0.0.1:1/").name
+idle = {"email": "email" in sys.modules,
+        "metadata run": type(sys.modules.get("importlib.metadata")).__name__ == "module"}
+import importlib.metadata
+from importlib.metadata import entry_points, version
+print(json.dumps({"checked": checked, "idle": idle,
+                  "plugins": os.environ.get("PYDANTIC_DISABLE_PLUGINS"),
+                  "version": version("pydantic") == __import__("pydantic").VERSION,
+                  "scripts": any(ep.name == "qoder-desktop"
+                                 for ep in entry_points(group="console_scripts"))}))
+"""
+
+
+def test_pydantic_models_load_no_package_metadata_until_a_version_is_asked(
+        tmp_path: Path) -> None:
+    """Pydantic's plugin search (``importlib.metadata`` with ``email``: ~2.5 MB) does not
+    run; asking a package's version or entry points still answers."""
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run([sys.executable, "-c", METADATA_PROBE], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"checked": "x", "idle": {"email": False, "metadata run": False},
+                      "plugins": "__all__", "version": True, "scripts": True}
