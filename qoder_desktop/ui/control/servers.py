@@ -161,12 +161,11 @@ class AgentServers:
             self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
 
     async def _read_token_then_connect(self, lazy: LazyGatewayToken) -> None:
-        from qoder_desktop.config.keyring_calls import KeyringTimeout
-
         try:
             await lazy.ensure()
-        except KeyringTimeout as exc:  # the dialog still shows; its copy has no token
-            self._window.show_status(f"The approval gateway's token: {exc}")
+        except Exception as exc:  # the dialog still shows; its copy has no token
+            log.warning("the gateway token could not be read: %s", type(exc).__name__)
+            self._window.show_status(f"The approval gateway's token could not be read: {exc}")
         if self.connect_dialog is None:
             self._show_connect_dialog()
 

@@ -97,3 +97,42 @@ def test_the_connect_dialog_opens_once_and_says_the_gateway_is_not_running(
     assert f"127.0.0.1:{port}/mcp" in snippets
     dialog.reject()
     run(loop, settle(lambda: desktop.servers.connect_dialog is None))
+
+
+def test_the_connect_dialog_reads_the_gateways_token_first_when_no_agent_has_yet(
+        desktop: DesktopApp, loop: AppEventLoop) -> None:
+    """The token is read when first needed: opening the dialog reads it (off the loop),
+    then the dialog shows and its Copy carries it; a keyring that fails still opens the
+    dialog, with the placeholder, and says why."""
+    from qoder_desktop.config.secrets import SecretValue
+    from qoder_desktop.gateway.contract import TOKEN_PLACEHOLDER, GatewayToken, LazyGatewayToken
+
+    reads: list[str] = []
+
+    def load() -> GatewayToken:
+        reads.append("read")
+        return GatewayToken(SecretValue("tok-read-when-needed-0123456789"), True, "In the keyring.")
+
+    desktop.servers._token = LazyGatewayToken(load)
+    desktop.servers.open_connect_dialog()
+    run(loop, settle(lambda: desktop.servers.connect_dialog is not None))
+    dialog = desktop.servers.connect_dialog
+    assert dialog is not None and dialog.isVisible() and reads == ["read"]
+    assert "tok-read-when-needed-0123456789" in dialog.copy("claude_mcp_config")
+    assert all("tok-read-when-needed" not in view.toPlainText()  # shown: the placeholder
+               for view in dialog.snippet_views.values())
+    dialog.reject()
+    run(loop, settle(lambda: desktop.servers.connect_dialog is None))
+
+    def broken() -> GatewayToken:
+        raise RuntimeError("the keyring is locked")
+
+    desktop.servers._token = LazyGatewayToken(broken)
+    desktop.servers.open_connect_dialog()
+    run(loop, settle(lambda: desktop.servers.connect_dialog is not None))
+    dialog = desktop.servers.connect_dialog
+    assert dialog is not None and TOKEN_PLACEHOLDER in dialog.copy("claude_mcp_config")
+    assert desktop.window.statusBar().currentMessage() == (
+        "The approval gateway's token could not be read: the keyring is locked")
+    dialog.reject()
+    run(loop, settle(lambda: desktop.servers.connect_dialog is None))
