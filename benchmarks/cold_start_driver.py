@@ -1,7 +1,8 @@
 """Child process of the cold-start benchmark: `python -m qoder_desktop`, timed from inside.
 
 Run as a script (``python benchmarks/cold_start_driver.py``). It notes the monotonic clock
-when the interpreter reaches it, times the import of the GUI entry point, patches
+when the interpreter reaches it, pauses garbage collection as ``main`` does before its
+imports, times the import of the GUI entry point, patches
 `MainWindow.showEvent` to start a `FirstFrame` probe (expose, first paint after it, the
 next loop turn), then runs the real ``qoder_desktop.__main__.main([])``; the probe
 prints the timestamps as one JSON line and ends the process at the first frame.
@@ -17,6 +18,12 @@ sys.path.pop(0)  # this folder: its modules must not shadow anything the app imp
 
 marks: dict[str, float] = {"main": T_MAIN}
 t = time.clock_gettime(time.CLOCK_MONOTONIC)
+from qoder_desktop.diagnostics.memory import pause_collection  # noqa: E402
+
+# As `qoder_desktop.__main__.main` does first, before it imports the app: automatic
+# collection stays off until the first frame (main's own call then finds it off, and
+# `run_gui` turns it back on after the frame, as in a real start).
+pause_collection()
 from qoder_desktop.ui import lean_imports  # noqa: E402
 
 # as the entry point does before it imports the app (timed with it)

@@ -36,7 +36,9 @@ async def paired(chromium: BrowserThread, desk: AwayDesk) -> PhonePage:
 
 
 def button_boxes(card: Any) -> list[dict[str, float]]:
-    """The boxes of the card's visible buttons, top to bottom."""
+    """The boxes of the card's visible buttons, top to bottom (once the card is shown:
+    the request reaches the page a moment after the desk has it)."""
+    card.get_by_role("button").first.wait_for(state="visible")
     boxes = [button.bounding_box() for button in card.get_by_role("button").all()
              if button.is_visible()]
     return sorted((box for box in boxes if box), key=lambda box: box["y"])
