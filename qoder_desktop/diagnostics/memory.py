@@ -7,10 +7,15 @@ of milliseconds, and the heap keeps the pages that start-up freed.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (loaded by `_libc` only: the entry point imports this module early)
+    import ctypes
 
 UNUSED_MODULES: tuple[str, ...] = ("httpx._main",)
 """Modules a library imports only to offer something the app never uses: httpx's command
@@ -164,15 +169,12 @@ def limit_malloc_arenas(count: int = MALLOC_ARENAS) -> bool:
     mostly wait. An explicit ``MALLOC_ARENA_MAX`` in the environment wins; elsewhere than
     glibc nothing happens.
     """
-    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
+    libc = _libc()
+    if libc is None or "MALLOC_ARENA_MAX" in os.environ:
         return False
-    import ctypes  # only here, as in `return_free_memory`
-    import ctypes.util
-
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return bool(libc.mallopt(_M_ARENA_MAX, count))
-    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+    except AttributeError:  # not glibc (musl has no mallopt)
         return False
 
 
@@ -186,14 +188,27 @@ def return_free_memory() -> bool:
     dialogs are built again (`ui.dialogs.spares`, ~0.4 ms) and when it has been idle for
     a while (`ui.idle_trim.IdleTrim`), when nothing is waiting.
     """
-    if not sys.platform.startswith("linux"):
+    libc = _libc()
+    if libc is None:
         return False
+    try:
+        libc.malloc_trim(0)
+    except AttributeError:  # not glibc
+        return False
+    return True
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """The C library on Linux (None elsewhere, or when it cannot be loaded), loaded once:
+    `ctypes.util.find_library` runs ``ldconfig -p`` in a child process (~2.5 ms), which
+    a trim after every spare dialog's rebuild paid each time."""
+    if not sys.platform.startswith("linux"):
+        return None
     import ctypes  # only here: the entry point imports this module before the first paint
     import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        return False
-    return True
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
