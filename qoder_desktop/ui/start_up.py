@@ -336,9 +336,9 @@ class StartUp:
 
         waiting_text = "Waiting for the keyring (the approval gateway's token)…"
 
-        def read(token: GatewayToken) -> None:
+        def read(_token: GatewayToken) -> None:
             desktop.window.clear_status(waiting_text)  # the wait is over
-            desktop.servers.token_read(token)
+            desktop.servers.token_read()
 
         token = LazyGatewayToken(
             lambda: gateway_token(desktop.secrets, redactor=self.redactor),

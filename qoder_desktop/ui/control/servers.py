@@ -79,10 +79,7 @@ class AgentServers:
                 self.gateway_status = f"The approval gateway is not running: {exc}"
                 self._window.show_status(self.gateway_status)
                 return
-            read = lazy.value
-            self.gateway_status = f"Approval gateway listening on {gateway.url}. " + (
-                read.message if read is not None else
-                "Its token is read from the OS keyring when an agent first connects.")
+            self.gateway_status = self._listening_status(gateway)
             log.info("approval gateway listening on %s", gateway.url)
 
         self._tasks.spawn(start(), "starting the approval gateway")
@@ -154,11 +151,18 @@ class AgentServers:
             return
         self._show_connect_dialog()
 
-    def token_read(self, token: GatewayToken) -> None:
+    def token_read(self) -> None:
         """The gateway's token was read: say where it is kept, while the gateway runs."""
         gateway = self.gateway
         if gateway is not None and gateway.running:
-            self.gateway_status = f"Approval gateway listening on {gateway.url}. {token.message}"
+            self.gateway_status = self._listening_status(gateway)
+
+    def _listening_status(self, gateway: ApprovalGateway) -> str:
+        """Where the running gateway listens, and where its token is kept once read."""
+        token = self.gateway_token
+        kept = (token.message if token is not None else
+                "Its token is read from the OS keyring when an agent first connects.")
+        return f"Approval gateway listening on {gateway.url}. {kept}"
 
     async def _read_token_then_connect(self, lazy: LazyGatewayToken) -> None:
         try:
