@@ -115,7 +115,7 @@ class FreedesktopNotifications(BusService):
             owner = await _call(bus, "GetNameOwner", "s", [BUS_NAME], destination=_DBUS,
                                 path=_DBUS_PATH, interface=_DBUS)
         except BusError as exc:
-            raise BusError(f"no service named {BUS_NAME} ({exc})") from None
+            raise BusError(f"no service named {BUS_NAME} ({exc})", exc.error_name) from None
         # The daemon sends us its messages in order: a change of owner after this answer
         # reaches `_on_message` after it, so the owner stays current.
         self._owner = str(owner.body[0])

@@ -40,8 +40,8 @@ async def _probe() -> ProbeResult:
             info = await bus.call("GetServerInformation", destination=BUS_NAME,
                                   path=OBJECT_PATH, interface=BUS_NAME)
         except BusError as exc:
-            error = str(exc).split(":", 1)[0] or "error"
-            return ProbeResult(False, False, f"no service named {BUS_NAME} ({error})")
+            return ProbeResult(False, False,
+                               f"no service named {BUS_NAME} ({exc.error_name or 'error'})")
         try:
             caps = await bus.call("GetCapabilities", destination=BUS_NAME, path=OBJECT_PATH,
                                   interface=BUS_NAME)

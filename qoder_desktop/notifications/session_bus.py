@@ -26,7 +26,16 @@ DBUS_PATH = "/org/freedesktop/DBus"
 
 
 class BusError(RuntimeError):
-    """An error reply, or no reply (the connection closed)."""
+    """An error reply, or no reply (the connection closed).
+
+    Args:
+        message: what went wrong, for people.
+        error_name: the D-Bus error's name (``"no reply"`` when none came).
+    """
+
+    def __init__(self, message: str, error_name: str = "no reply") -> None:
+        super().__init__(message)
+        self.error_name = error_name
 
 
 @dataclass(frozen=True)
@@ -51,16 +60,14 @@ class BusMessage:
     body: tuple[Any, ...]
 
 
-def _read(message: Any) -> BusMessage:
-    from jeepney import HeaderFields
-
+def _read(message: Any, names: Any) -> BusMessage:
+    """`message` as a `BusMessage` (`names`: jeepney's `HeaderFields`, imported once by
+    the reader rather than at every message)."""
     fields = message.header.fields
-    return BusMessage(message.header.message_type.name, str(fields.get(HeaderFields.sender, "")),
-                      str(fields.get(HeaderFields.path, "")),
-                      str(fields.get(HeaderFields.interface, "")),
-                      str(fields.get(HeaderFields.member, "")),
-                      str(fields.get(HeaderFields.signature, "")),
-                      str(fields.get(HeaderFields.error_name, "")), tuple(message.body))
+    return BusMessage(message.header.message_type.name, str(fields.get(names.sender, "")),
+                      str(fields.get(names.path, "")), str(fields.get(names.interface, "")),
+                      str(fields.get(names.member, "")), str(fields.get(names.signature, "")),
+                      str(fields.get(names.error_name, "")), tuple(message.body))
 
 
 class SessionBus:
@@ -107,7 +114,8 @@ class SessionBus:
             self._waiting.pop(serial, None)
         if answer.kind == "error":
             text = str(answer.body[0]) if answer.body else ""
-            raise BusError(f"{answer.error_name}: {text}" if text else answer.error_name)
+            raise BusError(f"{answer.error_name}: {text}" if text else answer.error_name,
+                           answer.error_name)
         return answer
 
     async def wait_for_disconnect(self) -> None:
@@ -126,21 +134,19 @@ class SessionBus:
         self._fail_waiting("left the session bus")
 
     async def _read_all(self) -> None:
-        from jeepney import MessageType
+        from jeepney import HeaderFields, MessageType
 
         try:
             while True:
                 raw = await self._conn.receive()
                 kind = raw.header.message_type
                 if kind in (MessageType.method_return, MessageType.error):
-                    from jeepney import HeaderFields
-
                     waiting = self._waiting.get(raw.header.fields.get(HeaderFields.reply_serial))
                     if waiting is not None and not waiting.done():
-                        waiting.set_result(_read(raw))
+                        waiting.set_result(_read(raw, HeaderFields))
                 elif kind is MessageType.signal and self._on_signal is not None:
                     try:
-                        self._on_signal(_read(raw))
+                        self._on_signal(_read(raw, HeaderFields))
                     except Exception:  # a handler's error must not stop the reading
                         log.exception("handling a D-Bus signal failed")
         except EOFError:
