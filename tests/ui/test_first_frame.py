@@ -35,7 +35,8 @@ LATER = ("jsonschema", "hashlib", "socket", "asyncio", "qasync", "qoder_desktop.
          "qoder_desktop.ui.event_loop", "qoder_desktop.ui.error_reporter",
          "qoder_desktop.ui.start_up")
 NOT_FOR_THE_FRAME = ("locale", "pkgutil", "html", "datetime")  # (argparse's gettext: locale)
-QT_LATER = {"QtGui": ("QTextFormat", "QTextCharFormat", "QIcon", "QPainter", "QBrush"),
+QT_LATER = {"QtGui": ("QTextFormat", "QTextCharFormat", "QIcon", "QPainter", "QBrush",
+                      "QFont"),
             "QtWidgets": ("QMessageBox",)}  # classes the first frame needs not build
 report = {}
 
