@@ -45,11 +45,12 @@ def resource_bytes(name: str) -> bytes:
     from qoder_desktop.ui import resources as package  # (its loader reads the files)
 
     get_data = getattr(package.__spec__.loader, "get_data", None)
-    if get_data is None or not package.__file__:  # (the bundle's frozen importer)
+    folder = os.path.dirname(getattr(package, "__file__", None) or "")
+    if get_data is None or not folder:  # (the bundle's frozen importer)
         from importlib import resources
 
         return resources.files(RESOURCE_PACKAGE).joinpath(name).read_bytes()
-    return bytes(get_data(os.path.join(os.path.dirname(package.__file__), name)))
+    return bytes(get_data(os.path.join(folder, name)))
 
 
 def stylesheet() -> str:
