@@ -93,7 +93,9 @@ def launch(driver: Path, env: dict[str, str], *args: str) -> dict[str, float]:
     result.update(import_s=marks["import_s"], rss_mb=marks["rss_mb"],
                   cpu_s=marks.get("cpu_s", math.nan), gui_cpu_s=marks.get("gui_cpu_s", math.nan),
                   width=marks["width"], height=marks["height"],
-                  modules=marks.get("modules", 0), pydantic=float(marks.get("pydantic", 0)))
+                  modules=marks.get("modules", 0), pydantic=float(marks.get("pydantic", 0)),
+                  gc_collections=marks.get("gc", {}).get("collections", math.nan),
+                  gc_cpu_s=marks.get("gc", {}).get("cpu_s", math.nan))
     return result
 
 
@@ -176,6 +178,12 @@ def run(runs: int) -> list[Figure]:
             f"({_med(apps, 'gui_cpu_s') / _med(bares, 'gui_cpu_s'):.2f}x); whole process app "
             f"{_med(apps, 'cpu_s'):.3f} s, bare {_med(bares, 'cpu_s'):.3f} s "
             f"({_med(apps, 'cpu_s') / _med(bares, 'cpu_s'):.2f}x)",
+            f"automatic garbage collections until the first frame, med: app "
+            f"{_med(apps, 'gc_collections'):.0f} ({_med(apps, 'gc_cpu_s') * 1000:.1f} ms of "
+            f"the GUI thread's CPU), bare {_med(bares, 'gc_collections'):.0f} "
+            f"({_med(bares, 'gc_cpu_s') * 1000:.1f} ms); the driver imports "
+            "`qoder_desktop.ui.app` with collection on (`python -m qoder_desktop` pauses it "
+            "in `main()` before that import and until the frame: none run there)",
             f"RSS at the first frame: app {rss:.0f} MB, bare window {bare_rss:.0f} MB "
             f"({rss / bare_rss:.2f}x)",
             f"modules loaded at the first frame: app {_med(apps, 'modules'):.0f} (pydantic "

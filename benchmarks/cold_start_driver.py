@@ -15,8 +15,10 @@ T_MAIN = time.clock_gettime(time.CLOCK_MONOTONIC)
 import sys  # noqa: E402
 
 sys.path.pop(0)  # this folder: its modules must not shadow anything the app imports
+from benchmarks import gc_count  # noqa: E402 (stdlib only)
 
-marks: dict[str, float] = {"main": T_MAIN}
+marks: dict[str, object] = {"main": T_MAIN}
+gc_count.install(marks)  # (information: the collections until the frame)
 t = time.clock_gettime(time.CLOCK_MONOTONIC)
 from qoder_desktop.diagnostics.memory import pause_collection  # noqa: E402
 

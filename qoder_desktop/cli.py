@@ -44,6 +44,15 @@ class ScenarioOption(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def app_defaults() -> dict[str, Any]:
+    """Every option of the app's own command line at its default (fresh lists each call):
+    what `parse_app_args([])` gives, and the parser's defaults (`build_parser`)."""
+    return {"demo": False, "scenario": None, "away": None, "self_check": False,
+            "backend": None, "prompt": None, "cwd": None, "permission_mode": None,
+            "add_dirs": [], "allowed_tools": [], "disallowed_tools": [], "model": None,
+            "name": None}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser for the app itself (the GUI and its session options)."""
     parser = argparse.ArgumentParser(
@@ -56,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"qoder-desktop {__version__}")
     parser.add_argument("--demo", action="store_true",
                         help="run a scripted agent on loopback (no account, no network needed)")
-    parser.add_argument("--scenario", default=None, metavar="NAME", action=ScenarioOption)
-    parser.add_argument("--away", nargs="?", const="", default=None, metavar="ADDRESS",
+    parser.add_argument("--scenario", metavar="NAME", action=ScenarioOption)
+    parser.add_argument("--away", nargs="?", const="", metavar="ADDRESS",
                         help="turn Away mode on once the app is up (paired phones answer), "
                         "on ADDRESS (an address of this machine) or the one chosen last "
                         "in Settings → Devices")
@@ -65,24 +74,32 @@ def build_parser() -> argparse.ArgumentParser:
                         help="check keyring, tray, CLIs and data folders, then exit")
     session = parser.add_argument_group("start a session")
     session.add_argument("--backend", choices=[b.value for b in (Backend.CLAUDE, Backend.QODER)],
-                         default=None, help="which agent SDK runs the session")
-    session.add_argument("--prompt", default=None, help="the first prompt for the agent")
-    session.add_argument("--cwd", default=None, help="the session's working folder")
+                         help="which agent SDK runs the session")
+    session.add_argument("--prompt", help="the first prompt for the agent")
+    session.add_argument("--cwd", help="the session's working folder")
     session.add_argument("--permission-mode", choices=[m.value for m in PermissionMode],
-                         default=None, help="the CLI's permission mode")
-    session.add_argument("--add-dir", action="append", default=[], dest="add_dirs",
+                         help="the CLI's permission mode")
+    session.add_argument("--add-dir", action="append", dest="add_dirs",
                          metavar="DIR", help="another folder the agent may use (repeatable)")
-    session.add_argument("--allowed-tools", nargs="+", default=[], metavar="RULE",
+    session.add_argument("--allowed-tools", nargs="+", metavar="RULE",
                          help="rules that are allowed without asking, e.g. 'Bash(git diff *)'")
-    session.add_argument("--disallowed-tools", nargs="+", default=[], metavar="RULE",
+    session.add_argument("--disallowed-tools", nargs="+", metavar="RULE",
                          help="rules that are always denied")
-    session.add_argument("--model", default=None, help="the model name to ask for")
-    session.add_argument("--name", default=None, help="a name for the session")
+    session.add_argument("--model", help="the model name to ask for")
+    session.add_argument("--name", help="a name for the session")
+    parser.set_defaults(**app_defaults())
     return parser
 
 
 def parse_app_args(argv: Sequence[str]) -> argparse.Namespace:
-    """Parse the app's arguments; a session needs --prompt when --backend is given."""
+    """Parse the app's arguments; a session needs --prompt when --backend is given.
+
+    No arguments (the app started from a menu or a launcher) give `app_defaults`
+    without building the parser: argparse's formatters, their patterns and gettext's
+    locale lookup cost ~3 ms before the window's first frame.
+    """
+    if not argv:
+        return argparse.Namespace(**app_defaults())
     parser = build_parser()
     args = parser.parse_args(list(argv))
     if args.backend and not args.prompt:

@@ -12,7 +12,7 @@ import pytest
 from helpers.entry_point import run_cli, scratch_env
 
 import qoder_desktop
-from qoder_desktop.cli import scenario_names
+from qoder_desktop.cli import build_parser, parse_app_args, scenario_names
 from qoder_desktop.scripted_model.scenario import builtin_scenario_names
 from qoder_desktop.subcommands import SUBCOMMANDS
 
@@ -99,3 +99,12 @@ def test_building_the_package_gives_no_license_deprecation_and_ships_the_license
         assert archive.read(license_file) == (ROOT / "LICENSE").read_bytes()
     assert "License-Expression: MIT" in text.splitlines()
     assert "License-File: LICENSE" in text.splitlines()
+
+
+def test_no_arguments_give_every_option_at_the_parsers_default() -> None:
+    """A start from a menu skips the parser; what it gets is what the parser gives."""
+    assert parse_app_args([]) == build_parser().parse_args([])
+    first, second = parse_app_args([]), parse_app_args([])
+    first.add_dirs.append("/tmp/elsewhere")  # (a default list is never shared)
+    assert second.add_dirs == [] and parse_app_args([]).add_dirs == []
+    assert parse_app_args(["--demo"]).demo is True

@@ -1,6 +1,7 @@
 """Run-time assets (icons, stylesheet) loaded from the installed package.
 
-Everything is read with `pkgutil.get_data` from `qoder_desktop.ui.resources`, so it
+Everything is read through the loader of `qoder_desktop.ui.resources` (what
+`pkgutil.get_data` does, without importing pkgutil before the first frame), so it
 works the same from a source checkout, an installed wheel or a zip bundle. The icons
 ship as PNGs of each size used, rendered from the SVG artwork in `resources/` by
 `tools/render_icons.py`: Qt reads PNG without a plugin, and the app never loads QtSvg
@@ -10,7 +11,7 @@ ship as PNGs of each size used, rendered from the SVG artwork in `resources/` by
 from __future__ import annotations
 
 import functools
-import pkgutil
+import os
 from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtGui  # (classes built when first used: after the first frame)
@@ -41,12 +42,15 @@ def resource_bytes(name: str) -> bytes:
     Raises:
         FileNotFoundError: when the package does not ship `name`.
     """
-    data = pkgutil.get_data(RESOURCE_PACKAGE, name)  # (lighter than importlib.resources)
-    if data is None:  # a loader without `get_data` (the bundle's frozen importer)
+    from qoder_desktop.ui import resources as package  # (its loader reads the files)
+
+    get_data = getattr(package.__spec__.loader, "get_data", None)
+    folder = os.path.dirname(getattr(package, "__file__", None) or "")
+    if get_data is None or not folder:  # (the bundle's frozen importer)
         from importlib import resources
 
         return resources.files(RESOURCE_PACKAGE).joinpath(name).read_bytes()
-    return data
+    return bytes(get_data(os.path.join(folder, name)))
 
 
 def stylesheet() -> str:

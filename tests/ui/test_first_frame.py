@@ -34,7 +34,9 @@ from qoder_desktop.ui.windows.main_window import MainWindow
 LATER = ("jsonschema", "hashlib", "socket", "asyncio", "qasync", "qoder_desktop.store.database",
          "qoder_desktop.ui.event_loop", "qoder_desktop.ui.error_reporter",
          "qoder_desktop.ui.start_up")
-QT_LATER = {"QtGui": ("QTextFormat", "QTextCharFormat", "QIcon", "QPainter", "QBrush"),
+NOT_FOR_THE_FRAME = ("locale", "pkgutil", "html", "datetime")  # (argparse's gettext: locale)
+QT_LATER = {"QtGui": ("QTextFormat", "QTextCharFormat", "QIcon", "QPainter", "QBrush",
+                      "QFont"),
             "QtWidgets": ("QMessageBox",)}  # classes the first frame needs not build
 report = {}
 
@@ -48,6 +50,8 @@ class FirstPaint(QObject):
             report["at the first paint"] = [name for name in LATER if name in sys.modules]
             report["resources read with"] = [name for name in ("importlib.resources",)
                                               if name in sys.modules]
+            report["modules the frame does not need"] = [
+                name for name in NOT_FOR_THE_FRAME if name in sys.modules]
             report["Qt classes built"] = [  # (PySide6 puts a class in its module when built)
                 name for module, names in QT_LATER.items() for name in names
                 if name in vars(sys.modules["PySide6." + module])]
@@ -86,7 +90,11 @@ def test_the_first_frame_is_painted_before_asyncio_the_database_and_start_up_loa
     report = json.loads(done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "{}")
     assert report.get("at the first paint") == [], done.stderr
     assert report["Qt classes built"] == []
-    assert report["resources read with"] == []  # (pkgutil; the scenarios are read for --help)
+    assert report["resources read with"] == []  # (the scenarios are read for --help)
+    # a start without arguments builds no argparse parser (its gettext lookups load
+    # locale); the resources' own loader reads the stylesheet; html and datetime load
+    # with the first text to escape and the first row with a time
+    assert report["modules the frame does not need"] == []
     # jsonschema: bound unrun by the deferrals `lean_imports_after_first_frame` sets up
     # hashlib (the instance server's name) and socket: a launch holding the data folder's
     # lock is the only one there and asks no other instance before its frame

@@ -71,13 +71,17 @@ def test_the_icons_are_built_without_qtsvg(tmp_path: Path) -> None:
 
 
 def test_resources_are_read_where_the_loader_has_no_get_data(monkeypatch) -> None:
-    """The bundle's frozen importer has no `get_data`, so `pkgutil.get_data` answers None
-    there: the stylesheet and icons are read through importlib.resources instead."""
-    import pkgutil
+    """The bundle's frozen importer has no `get_data`: there the stylesheet and icons
+    are read through importlib.resources instead."""
+    from qoder_desktop.ui import icons, resources
 
-    from qoder_desktop.ui import icons
+    class FrozenLikeLoader:  # a loader without `get_data`
+        def __init__(self, loader: object) -> None:
+            self.get_resource_reader = loader.get_resource_reader  # type: ignore[attr-defined]
 
     expected = icons.resource_bytes(icons.STYLESHEET)
-    monkeypatch.setattr(pkgutil, "get_data", lambda _package, _name: None)
+    monkeypatch.setattr(resources.__spec__, "loader",
+                        FrozenLikeLoader(resources.__spec__.loader))
+    assert not hasattr(resources.__spec__.loader, "get_data")
     assert icons.resource_bytes(icons.STYLESHEET) == expected
     assert icons.stylesheet().strip()

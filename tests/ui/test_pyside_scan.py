@@ -45,6 +45,27 @@ def test_modules_imported_after_pyside_leave_no_source_in_memory(module_dir: Pat
     assert not cached & {"scan_probe_qt.py", "scan_probe_plain.py"}
 
 
+def test_a_standard_library_module_is_answered_without_reading_its_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def watched_open(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    feature = sys.modules["shibokensupport.feature"]
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    monkeypatch.delitem(feature.pyside_feature_dict, "colorsys", raising=False)
+    monkeypatch.setattr(builtins, "open", watched_open)
+    __import__("colorsys")  # an import statement: PySide6 hooks `__import__`
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert feature.pyside_feature_dict["colorsys"] == -1  # does not use PySide6
+    assert not [name for name in opened if name.endswith("colorsys.py")]
+
+
 def test_the_replacement_is_applied_once() -> None:
     feature = sys.modules["shibokensupport.feature"]
     applied = feature._mod_uses_pyside

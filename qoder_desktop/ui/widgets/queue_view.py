@@ -13,7 +13,6 @@ per row (`ResizeToContents` would measure every row again after each change).
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from PySide6 import QtGui  # QColor is built with the first row (after the frame)
@@ -31,9 +30,11 @@ from qoder_desktop.ui.summaries import (
     request_summary,
     session_label,
 )
-from qoder_desktop.ui.widgets.rules_view import format_time
+from qoder_desktop.ui.widgets.rules_view import format_time, local_now
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
+    from datetime import date
+
     from qoder_desktop.domain.models import ApprovalRequest
 
 REQUEST_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -61,7 +62,7 @@ def _what(request: ApprovalRequest, limit: int) -> str:
 
 
 def _today() -> date:
-    return datetime.now().astimezone().date()
+    return local_now().date()
 
 
 class QueueItem(QTreeWidgetItem):
@@ -113,7 +114,7 @@ class QueueView(QTreeWidget):
         super().__init__(parent)
         self._ids: list[str] = []
         self._items: dict[str, QueueItem] = {}
-        self._day = _today()
+        self._day: date | None = None  # the day the rows' times were written on
         self._widths: list[Counter[int]] = [Counter() for _ in FITTED_COLUMNS]
         self._fitting = False
         self._hand_sized: set[int] = set()
@@ -156,7 +157,9 @@ class QueueView(QTreeWidget):
                 self._insert_new(ordered)
             changed = True
         today = _today()
-        if today != self._day:  # times of earlier days now show their date
+        if self._day is None:  # the first rows: written today
+            self._day = today
+        elif today != self._day:  # times of earlier days now show their date
             self._day = today
             for item in self._items.values():
                 item.refresh_time()

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from PySide6 import QtGui  # QBrush and QColor are built with the first row (after the frame)
+from PySide6 import QtGui  # QBrush, QColor and QFont are built with the first row (after the frame)
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QTableView
 
 from qoder_desktop.domain.kinds import Backend, SessionState
@@ -86,8 +85,7 @@ class SessionTableModel(QAbstractTableModel):
         self._sessions: list[SessionInfo] = []
         self._rows: dict[str, int] = {}
         self._pending: dict[str, int] = {}
-        self._bold = QFont()
-        self._bold.setBold(True)
+        self._bold: QtGui.QFont | None = None  # (made with the first row, as the brushes)
         self._brushes: dict[SessionState, QtGui.QBrush] = {}  # (made with the first row)
 
     # -- Qt model interface ------------------------------------------------------------
@@ -133,7 +131,7 @@ class SessionTableModel(QAbstractTableModel):
                 return self._brushes[SessionState.WAITING]
         if role == Qt.ItemDataRole.FontRole and (
                 column == COL_NAME or (column == COL_PENDING and pending)):
-            return self._bold
+            return self.name_font()
         return None
 
     @staticmethod
@@ -241,8 +239,11 @@ class SessionTableModel(QAbstractTableModel):
         """Every session, in row order."""
         return list(self._sessions)
 
-    def name_font(self) -> QFont:
+    def name_font(self) -> QtGui.QFont:
         """The font the name column is drawn in."""
+        if self._bold is None:
+            self._bold = QtGui.QFont()
+            self._bold.setBold(True)
         return self._bold
 
 
@@ -278,7 +279,7 @@ def session_details(info: SessionInfo, pending: int) -> str:
 def fit_folder_column(view: QTableView, model: SessionTableModel) -> None:
     """Widen the folder column for the widest folder name (within bounds; longer ones
     are elided in the middle)."""
-    metrics = QFontMetrics(view.font())
+    metrics = QtGui.QFontMetrics(view.font())
     widest = max((metrics.horizontalAdvance(make_visible(folder_part(info.cwd)))
                   for info in model.sessions()), default=0)
     wanted = min(FOLDER_WIDTH_MAX, max(FOLDER_WIDTH_MIN, widest + 16))
