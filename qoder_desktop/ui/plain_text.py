@@ -28,6 +28,8 @@ from PySide6.QtWidgets import QLabel
 from qoder_desktop.text.visible import make_visible
 
 if TYPE_CHECKING:  # (built when a first box is: after the main window's first frame)
+    from collections.abc import Callable
+
     from PySide6.QtWidgets import QMessageBox
 
 _RICH_OPEN = "<p style='white-space:pre-wrap'>"
@@ -93,10 +95,17 @@ def notification_text(text: object, *, platform: str = sys.platform) -> str:
     return shown
 
 
+_html_escape: Callable[..., str] | None = None
+
+
 def _escape(text: str) -> str:
     """`<`, `>` and `&` as HTML entities (`html.escape` without quotes; `html` loads
     here, when a first text needs it: with its entity table it cost ~2 ms before the
-    main window's first frame)."""
-    import html
+    main window's first frame). Kept after that first import: an ``import`` run at each
+    call goes through PySide6's import hook (~4 µs a call)."""
+    global _html_escape
+    if _html_escape is None:
+        import html
 
-    return html.escape(text, quote=False)
+        _html_escape = html.escape
+    return _html_escape(text, quote=False)
