@@ -11,6 +11,12 @@ row) a dialog is built for the request as before. The steps take their turns thr
 `ui/scheduling.py` (`TurnSteps`); the rebuild waits for the taken dialog's first paint
 (`StagedDialog.when_painted`, a `FirstPaint`).
 
+On X11 the approval spare also readies its backing store (`StagedDialog.ready_store`:
+the first paint then draws into memory already there) only while no dialog taken from
+it is open: with a dialog on screen, a second store ahead would hold as much shared
+memory again (~2.3 MB) for a request that has to wait its turn anyway; the store is
+made once that dialog closes, or by the next dialog's own first paint.
+
 A spare holds no request: it cannot be shown (`BaseDecisionDialog.setVisible` refuses),
 it is filled once and never reused, and a spare whose filling fails is dropped (the
 caller fails closed with the message, as for a dialog that could not be built).
@@ -18,6 +24,7 @@ caller fails closed with the message, as for a dialog that could not be built).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -25,6 +32,7 @@ from functools import partial
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
+from shiboken6 import isValid
 
 from qoder_desktop.diagnostics.memory import return_free_memory
 from qoder_desktop.domain.models import (
@@ -95,6 +103,8 @@ class DialogSpares(QObject):
         self._running = False
         self._warm_cwd: str | None = None
         self._turns = TurnSteps(self)
+        self._taken: list[BaseDecisionDialog] = []
+        """Dialogs taken (filled in or built) that have not finished yet."""
 
     def start(self, warm_up_cwd: str | None = None) -> None:
         """Begin keeping spares; with `warm_up_cwd`, first render one dialog of each
@@ -132,9 +142,23 @@ class DialogSpares(QObject):
         except DialogBuildError:
             self._schedule()
             raise
+        self._taken.append(dialog)
+        dialog.finished.connect(partial(self._taken_finished, dialog))
         if self._running:
             dialog.when_painted(self._schedule)
         return dialog
+
+    def _taken_finished(self, dialog: BaseDecisionDialog, _code: int) -> None:
+        """A dialog taken from here closed: with none left open, a spare without its
+        backing store readies it now."""
+        with contextlib.suppress(ValueError):
+            self._taken.remove(dialog)
+        self._schedule()
+
+    def _dialog_open(self) -> bool:
+        """True while a dialog taken from here is open (not finished)."""
+        self._taken = [d for d in self._taken if isValid(d) and not d.is_finished()]
+        return bool(self._taken)
 
     def _filled(self, request: ApprovalRequest, parent: QWidget | None) -> BaseDecisionDialog:
         spare = (self._spares.pop(request.kind, None) if parent is self._parent_widget
@@ -162,6 +186,9 @@ class DialogSpares(QObject):
             if kind not in self._spares and kind not in queued:
                 build = _Step(kind, self._build)
                 self._steps.append(build)
+        for kind, spare in self._spares.items():
+            if spare.wants_store():
+                self._steps.append(partial(self._ready_store, kind, spare))
         if self._steps and not self._turns.is_running():
             self._turns.run(self._building())
 
@@ -186,6 +213,7 @@ class DialogSpares(QObject):
         spare = (ApprovalDialog(None, self._parent_widget, staged=True)
                  if kind is RequestKind.TOOL else SPARE_KINDS[kind](None, self._parent_widget))
         self._spares[kind] = spare
+        self._steps.appendleft(partial(self._ready_store, kind, spare))
         self._steps.appendleft(lambda: self._prepare(kind, spare))
         self._steps.appendleft(lambda: self._build_part(kind, spare))
 
@@ -206,6 +234,12 @@ class DialogSpares(QObject):
                       part: Callable[[], object]) -> None:
         if self._spares.get(kind) is spare:  # (not taken meanwhile)
             part()
+
+    def _ready_store(self, kind: RequestKind, spare: BaseDecisionDialog) -> None:
+        """The spare's X11 backing store, unless a dialog taken from here is open (its
+        `_taken_finished` brings this step back)."""
+        if self._spares.get(kind) is spare and not self._dialog_open():
+            spare.ready_store()
 
     def _warm(self, request: ApprovalRequest) -> None:
         dialog = dialog_for(request, self._parent_widget)

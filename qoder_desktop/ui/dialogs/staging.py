@@ -9,7 +9,8 @@ the answer) in `ui/dialogs/base.py`:
   loop turn (`build_step`) or all at once when a request takes the dialog half-built
   (`finish_building`);
 - `lay_out()` does what the first `show()` would (polish, native window, layout, on X11
-  the backing store) while the dialog is hidden;
+  the backing store) while the dialog is hidden; a spare readies its backing store
+  apart (`ready_store`), when no other dialog is on screen;
 - `when_painted` calls back in the loop turn after the first paint on screen (or as the
   dialog closes unpainted): the request's ledger row and the next spare wait for it.
   The timing is `ui/scheduling.py`'s `FirstPaint`, fed by the dialog's own paint event.
@@ -31,12 +32,13 @@ class StagedDialog(QDialog):
     and that says when its first frame has been painted."""
 
     STORE_AHEAD = False
-    """Whether `lay_out()` readies the X11 backing store too (it then holds width ×
-    height × 4 bytes of shared memory while the spare waits)."""
+    """Whether `lay_out()` / `ready_store()` ready the X11 backing store (it then holds
+    width × height × 4 bytes of shared memory while the spare waits)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._laid_out = False
+        self._store_ready = False
         self._unbuilt: list[Callable[[], None]] = []
         """Parts a staged spare builds later (`build_step`), in order."""
         self._first_paint = FirstPaint(self)
@@ -72,15 +74,16 @@ class StagedDialog(QDialog):
         size (their pending move and resize events delivered, as rendering a hidden
         widget does), and on X11 the backing store the first paint draws into (see
         `STORE_AHEAD`). A spare does this while the loop is idle, one part per loop
-        turn (`lay_out_parts`)."""
+        turn (`lay_out_parts`), and the backing store apart (`ready_store`)."""
         for part in self.lay_out_parts():
             part()
+        self.ready_store()
 
     def lay_out_parts(self) -> list[Callable[[], object]]:
         """`lay_out()` in parts, each short enough for one loop turn, in order: style
-        polish, the native window, the layout at the dialog's size, the backing store.
-        Each part is harmless to repeat, and a dialog shown after only some of them
-        does the rest in `show()` as any dialog does."""
+        polish, the native window, the layout at the dialog's size (the backing store
+        is `ready_store`). Each part is harmless to repeat, and a dialog shown after
+        only some of them does the rest in `show()` as any dialog does."""
         return [self.ensurePolished, self.winId, self._lay_out_children,
                 self._finish_lay_out]
 
@@ -91,18 +94,24 @@ class StagedDialog(QDialog):
         self.render(QPixmap(1, 1), QPoint(), QRegion(0, 0, 1, 1))
 
     def _finish_lay_out(self) -> None:
-        self._ready_backing_store()
         self._laid_out = True
 
-    def _ready_backing_store(self) -> None:
+    def wants_store(self) -> bool:
+        """True while `ready_store()` has work left: a dialog that readies its X11
+        backing store ahead (`STORE_AHEAD`), laid out, store not made yet."""
+        return (self.STORE_AHEAD and self._laid_out and not self._store_ready
+                and QGuiApplication.platformName() == "xcb")
+
+    def ready_store(self) -> None:
         """On X11, make the window's backing store at the dialog's size and touch it once
         (a plain fill, never flushed to the screen), so the first paint after the expose
         does not fault in a new shared-memory image (~1.5 ms). The first expose repaints
-        the whole window before anything reaches the screen."""
+        the whole window before anything reaches the screen. Done once; does nothing
+        elsewhere or for a dialog without `STORE_AHEAD`."""
         store = self.backingStore()
-        if (not self.STORE_AHEAD or store is None
-                or QGuiApplication.platformName() != "xcb"):
+        if not self.wants_store() or store is None:
             return
+        self._store_ready = True
         store.resize(self.size())
         area = QRegion(self.rect())
         store.beginPaint(area)
