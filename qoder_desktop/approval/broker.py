@@ -29,7 +29,7 @@ from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 
-from qoder_desktop.approval.pending import Ledger, PendingApproval
+from qoder_desktop.approval.pending import Ledger, PendingApproval, PendingEvent
 from qoder_desktop.approval.rule_decisions import (
     RuleStore,
     UpdateCheck,
@@ -101,6 +101,10 @@ class ApprovalBroker:
         self._order: list[PendingApproval] | None = []
         """`_pending`'s approvals oldest first (None: to be sorted again); kept up to date
         as requests come and go, so `pending()` does not sort a long queue each time."""
+        self._waiting: list[PendingApproval] | None = None
+        """Those of `_order` still waiting (None: to be picked again): found again only
+        after a request came, went or moved, not at each of the several `pending()`
+        calls one answer makes (each a pass over the whole queue)."""
         self._subscribers: list[Subscriber] = []
         self._unwritten = UnwrittenDecisions(
             lambda request, decision, latency, written: ledger.write_decision(
@@ -132,10 +136,13 @@ class ApprovalBroker:
 
     def approvals(self) -> list[PendingApproval]:
         """The approvals waiting for a person, oldest first."""
-        entries = self._order
-        if entries is None:
-            entries = self._order = sorted(self._pending.values(), key=_age)
-        return [entry for entry in entries if entry.is_waiting()]
+        waiting = self._waiting
+        if waiting is None:
+            entries = self._order
+            if entries is None:
+                entries = self._order = sorted(self._pending.values(), key=_age)
+            waiting = self._waiting = [entry for entry in entries if entry.is_waiting()]
+        return list(waiting)
 
     def pending(self) -> list[ApprovalRequest]:
         """Requests waiting for a person (each as it is now), oldest first."""
@@ -149,6 +156,8 @@ class ApprovalBroker:
     def _add_pending(self, entry: PendingApproval) -> None:
         replaced = self._pending.get(entry.request_id)
         self._pending[entry.request_id] = entry
+        self._waiting = None
+        entry.observe(self._entry_moved)
         order = self._order
         if replaced is None and order is not None and (not order
                                                        or _age(order[-1]) <= _age(entry)):
@@ -156,7 +165,12 @@ class ApprovalBroker:
         else:
             self._order = None
 
+    def _entry_moved(self, _entry: PendingApproval, _event: PendingEvent) -> None:
+        """An approval moved (shown, changed, ended): who waits is picked again."""
+        self._waiting = None
+
     def _drop_pending(self, request_id: str) -> None:
+        self._waiting = None
         entry = self._pending.pop(request_id, None)
         order = self._order
         if entry is None or order is None:
