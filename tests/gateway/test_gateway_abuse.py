@@ -16,6 +16,7 @@ import select
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 
@@ -31,7 +32,7 @@ from qoder_desktop.agents.hub import SessionHub
 from qoder_desktop.approval.broker import ApprovalBroker, BrokerEvent
 from qoder_desktop.domain.models import ApprovalRequest, Decision
 from qoder_desktop.gateway.first_connection import ServingState
-from qoder_desktop.gateway.limits import RateLimitedLog
+from qoder_desktop.gateway.limits import RateLimitedLog, gateway_log_limit
 from qoder_desktop.gateway.server import ApprovalGateway
 from qoder_desktop.store.database import Database
 from qoder_desktop.store.ledger import Ledger
@@ -123,6 +124,20 @@ sys.stdin.read()
 """
 
 
+def _assert_logged_little(records: list[logging.LogRecord], elapsed: float) -> None:
+    """A flood left a few dozen log lines: the gateway's rate limit lets one burst of
+    each kind through per window, so a run slowed past a window (a loaded machine)
+    may show one more burst per kind for each window it lasted."""
+    lines = [r for r in records
+             if r.name.startswith(("qoder_desktop.gateway", "uvicorn", "asyncio", "qasync"))]
+    limit = gateway_log_limit()
+    kinds = len({(r.name, str(r.msg)) for r in lines})
+    later_windows = int(elapsed // limit.window)
+    assert len(lines) < 60 + later_windows * limit.burst * kinds, (len(lines), elapsed)
+    assert sum(len(r.getMessage()) + len(r.exc_text or "") for r in lines) < 20_000 * (
+        1 + later_windows)
+
+
 @pytest.fixture
 def few_descriptors() -> Iterator[int]:
     """This process may open only a few hundred files (as with a desktop's 1024, scaled)."""
@@ -139,6 +154,7 @@ def few_descriptors() -> Iterator[int]:
 async def test_a_flood_of_idle_sockets_neither_locks_out_an_agent_nor_floods_the_log(
         db: Database, few_descriptors: int, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
+    started = time.monotonic()
     ledger = Ledger(db)
     broker = ApprovalBroker(db, ledger)
     gateway = ApprovalGateway(broker, SessionHub(db, ledger, broker, _no_sessions), TOKEN,
@@ -168,10 +184,7 @@ async def test_a_flood_of_idle_sockets_neither_locks_out_an_agent_nor_floods_the
         await opener.wait()
         await gateway.stop()
     assert [context.get("message") for context in loop_errors] == []
-    lines = [r for r in caplog.records
-             if r.name.startswith(("qoder_desktop.gateway", "uvicorn", "asyncio", "qasync"))]
-    assert len(lines) < 60
-    assert sum(len(r.getMessage()) + len(r.exc_text or "") for r in lines) < 20_000
+    _assert_logged_little(caplog.records, time.monotonic() - started)
 
 
 BURSTS = f"""
@@ -194,6 +207,7 @@ QUEUED_BEFORE_START = 100
 async def test_a_flood_queued_before_the_server_starts_locks_no_agent_out_and_logs_little(
         db: Database, few_descriptors: int, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
+    started = time.monotonic()
     ledger = Ledger(db)
     broker = ApprovalBroker(db, ledger)
     gateway = ApprovalGateway(broker, SessionHub(db, ledger, broker, _no_sessions), TOKEN,
@@ -228,10 +242,7 @@ async def test_a_flood_queued_before_the_server_starts_locks_no_agent_out_and_lo
         opener.wait()
         await gateway.stop()
     assert [context.get("message") for context in loop_errors] == []
-    lines = [r for r in caplog.records
-             if r.name.startswith(("qoder_desktop.gateway", "uvicorn", "asyncio", "qasync"))]
-    assert len(lines) < 60
-    assert sum(len(r.getMessage()) + len(r.exc_text or "") for r in lines) < 20_000
+    _assert_logged_little(caplog.records, time.monotonic() - started)
 
 
 @pytest.mark.asyncio
