@@ -82,10 +82,8 @@ class ArmingGate(QObject):
         self._timer.start(self._delay_ms)
 
     def disarm(self) -> None:
-        """Disarm for good (the dialog is finished); the timer no longer arms it, and
-        the guards and the ready check (which refer to the dialog) are let go."""
+        """Disarm for good (the dialog is finished); the timer no longer arms it."""
         self._timer.stop()
-        self._ready = _never_ready
         self._set_waiting("")
         was_armed = self._armed
         self._armed = False
@@ -138,8 +136,3 @@ class ArmingGate(QObject):
         if keys != self._waiting_for:
             self._waiting_for = keys
             self.waiting_for_release.emit(keys)
-
-
-def _never_ready() -> bool:
-    """The ready check of a gate disarmed for good."""
-    return False

@@ -356,6 +356,9 @@ class BaseDecisionDialog(StagedDialog):
     def _finish(self) -> None:
         self._finished = True
         self.gate.disarm()
+        # (the ready check refers back to this dialog: let go, it is freed by reference
+        # counts, not in a batch of the garbage collector's on the loop)
+        self.gate.set_ready_check(_never_ready)
         for button in self._decision_buttons:
             button.setEnabled(False)
         for shortcut in self._shortcuts:
@@ -364,3 +367,8 @@ class BaseDecisionDialog(StagedDialog):
     def _on_armed_changed(self, armed: bool) -> None:
         for shortcut in self._shortcuts:
             shortcut.setEnabled(armed and not self._finished)
+
+
+def _never_ready() -> bool:
+    """The ready check of a finished dialog's gate: it never arms again."""
+    return False
