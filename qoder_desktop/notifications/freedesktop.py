@@ -45,11 +45,9 @@ from qoder_desktop.notifications.session_bus import (
 
 log = logging.getLogger(__name__)
 
-_DBUS = DBUS_NAME
-_DBUS_PATH = DBUS_PATH
 _SIGNALS_RULE = f"type='signal',interface='{BUS_NAME}',path='{OBJECT_PATH}'"
 """Every notification signal, whoever sends it: the sender is checked here, and logged."""
-_OWNER_RULE = (f"type='signal',sender='{_DBUS}',interface='{_DBUS}',"
+_OWNER_RULE = (f"type='signal',sender='{DBUS_NAME}',interface='{DBUS_NAME}',"
                f"member='NameOwnerChanged',arg0='{BUS_NAME}'")
 _NO_DEFAULT_ACTION = frozenset({"Xfce Notify Daemon"})
 """Servers that do not support the ``default`` action (a click on the body)."""
@@ -108,12 +106,12 @@ class FreedesktopNotifications(BusService):
     async def _introduce(self, bus: Any) -> list[str]:
         """Watch the name and the signals, learn the owner, then ask what it can do."""
         for rule in (_OWNER_RULE, _SIGNALS_RULE):
-            await _call(bus, "AddMatch", "s", [rule], destination=_DBUS, path=_DBUS_PATH,
-                        interface=_DBUS)
+            await _call(bus, "AddMatch", "s", [rule], destination=DBUS_NAME, path=DBUS_PATH,
+                        interface=DBUS_NAME)
         try:  # by its well-known name, which also starts a service the bus activates
             info = await _call(bus, "GetServerInformation")
-            owner = await _call(bus, "GetNameOwner", "s", [BUS_NAME], destination=_DBUS,
-                                path=_DBUS_PATH, interface=_DBUS)
+            owner = await _call(bus, "GetNameOwner", "s", [BUS_NAME], destination=DBUS_NAME,
+                                path=DBUS_PATH, interface=DBUS_NAME)
         except BusError as exc:
             raise BusError(f"no service named {BUS_NAME} ({exc})", exc.error_name) from None
         # The daemon sends us its messages in order: a change of owner after this answer
@@ -176,8 +174,8 @@ class FreedesktopNotifications(BusService):
     def _on_message(self, message: BusMessage) -> None:
         """Every signal the bus connection receives, in order."""
         try:
-            if (message.interface == _DBUS and message.member == "NameOwnerChanged"
-                    and message.sender == _DBUS and message.signature == "sss"
+            if (message.interface == DBUS_NAME and message.member == "NameOwnerChanged"
+                    and message.sender == DBUS_NAME and message.signature == "sss"
                     and message.body[0] == BUS_NAME):
                 self._owner_changed(str(message.body[1]), str(message.body[2]))
             elif message.interface == BUS_NAME and message.path == OBJECT_PATH:

@@ -18,6 +18,7 @@ message box and notification built from agent data goes through a function here:
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import TYPE_CHECKING
 
@@ -95,17 +96,16 @@ def notification_text(text: object, *, platform: str = sys.platform) -> str:
     return shown
 
 
-_html_escape: Callable[..., str] | None = None
-
-
 def _escape(text: str) -> str:
-    """`<`, `>` and `&` as HTML entities (`html.escape` without quotes; `html` loads
-    here, when a first text needs it: with its entity table it cost ~2 ms before the
-    main window's first frame). Kept after that first import: an ``import`` run at each
-    call goes through PySide6's import hook (~4 µs a call)."""
-    global _html_escape
-    if _html_escape is None:
-        import html
+    """`<`, `>` and `&` as HTML entities (`html.escape` without quotes)."""
+    return _html_escape()(text, quote=False)
 
-        _html_escape = html.escape
-    return _html_escape(text, quote=False)
+
+@functools.cache
+def _html_escape() -> Callable[..., str]:
+    """`html.escape`, imported when a first text needs it (with its entity table `html`
+    cost ~2 ms before the main window's first frame) and kept: an ``import`` run at each
+    call goes through PySide6's import hook (~4 µs a call)."""
+    import html
+
+    return html.escape

@@ -3,6 +3,7 @@ agent, and for each revoked rule whether the agent has been told yet."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from PySide6 import QtGui  # its colour classes are built with the first rule (after the frame)
@@ -38,20 +39,20 @@ CANNOT_REVOKE = ("This session has ended: its agent is gone, and the rules it he
                  "it. Nothing is left to revoke.")
 
 
-_now: Callable[[], datetime] | None = None
-
-
 def local_now() -> datetime:
-    """The local date and time now (`datetime` loads with the first row that shows a
-    time: before the main window's first frame it cost ~1.3 ms). Kept after that first
-    import: an ``import`` run at each call goes through PySide6's import hook (~4 µs),
-    and a queue of a thousand rows asks for the time at each of them."""
-    global _now
-    if _now is None:
-        from datetime import datetime
+    """The local date and time now."""
+    return _datetime_now()().astimezone()
 
-        _now = datetime.now
-    return _now().astimezone()
+
+@functools.cache
+def _datetime_now() -> Callable[[], datetime]:
+    """`datetime.now`, imported with the first row that shows a time (before the main
+    window's first frame `datetime` cost ~1.3 ms) and kept: an ``import`` run at each
+    call goes through PySide6's import hook (~4 µs), and a queue of a thousand rows asks
+    for the time at each of them."""
+    from datetime import datetime
+
+    return datetime.now
 
 
 def format_time(moment: datetime) -> str:
