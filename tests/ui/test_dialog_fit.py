@@ -130,6 +130,10 @@ def test_a_long_approval_header_scrolls_and_a_short_one_takes_its_lines(qtbot, m
     header: QScrollArea = long_dialog.ui.headerScroll
     assert header.height() == HEADER_MAX_HEIGHT
     assert header.verticalScrollBar().maximum() > 0  # the rest is a scroll away
+    QApplication.processEvents()  # (what the first paint shows)
+    for label in header.widget().findChildren(QLabel):  # none cut short: all of it scrolls
+        if label.isVisibleTo(long_dialog) and label.wordWrap():
+            assert label.height() >= label.heightForWidth(label.width()), label.objectName()
     ui = short_dialog.ui
     assert ui.whoLabel.geometry().top() - ui.titleLabel.geometry().bottom() <= 10
     assert ui.headerScroll.verticalScrollBar().maximum() == 0

@@ -269,6 +269,9 @@ class ApprovalDialog(BaseDecisionDialog):
         layout = self.layout()
         if layout is not None:
             layout.activate()
+        # (the header's own layout kept heights its labels had before the dialog showed:
+        # a long title was painted cut short until the dialog was resized)
+        self.ui.headerLayout.invalidate()
         self._fit_header()
         super().showEvent(event)
 

@@ -69,6 +69,7 @@ class Ui_MainWindow(object):
         self.sessionsLayout.setContentsMargins(0, 0, 0, 0)
         self.sessionsHeader = QLabel(self.sessionsPane)
         self.sessionsHeader.setObjectName(u"sessionsHeader")
+        self.sessionsHeader.setProperty(u"role", u"paneHeader")
 
         self.sessionsLayout.addWidget(self.sessionsHeader)
 
@@ -93,6 +94,7 @@ class Ui_MainWindow(object):
         self.queueLayout.setContentsMargins(0, 0, 0, 4)
         self.queueHeader = QLabel(self.queuePane)
         self.queueHeader.setObjectName(u"queueHeader")
+        self.queueHeader.setProperty(u"role", u"paneHeader")
 
         self.queueLayout.addWidget(self.queueHeader)
 
@@ -158,6 +160,7 @@ class Ui_MainWindow(object):
         self.rulesLayout.setContentsMargins(0, 4, 0, 0)
         self.rulesHeader = QLabel(self.rulesPane)
         self.rulesHeader.setObjectName(u"rulesHeader")
+        self.rulesHeader.setProperty(u"role", u"paneHeader")
 
         self.rulesLayout.addWidget(self.rulesHeader)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
@@ -99,9 +99,10 @@ class MainWindow(QMainWindow):
 
     def _setup_views(self) -> None:
         ui = self.ui
-        for label in (ui.sessionsHeader, ui.queueHeader, ui.rulesHeader):
-            label.setProperty("role", "paneHeader")
-        ui.sessionTitle.setObjectName("sessionTitle")
+        # The toolbar's layout took its spacing and margins from the style when it was
+        # made, before the form named it, so `QToolBar#mainToolBar` had not matched yet.
+        ui.mainToolBar.ensurePolished()
+        QCoreApplication.sendEvent(ui.mainToolBar, QEvent(QEvent.Type.StyleChange))
         ui.mainSplitter.setStretchFactor(0, 0)
         ui.mainSplitter.setStretchFactor(1, 1)
         ui.mainSplitter.setSizes([560, 840])
