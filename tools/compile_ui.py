@@ -5,6 +5,9 @@
 the Qt classes uic imports but the form never uses left out (`trim_unused_qt_imports`:
 PySide6 builds a class, with its enums, the first time Python takes it from its module,
 so each unused name cost start-up time).
+Each `obj.setX(Qt.Enum.Value)` becomes `obj.setProperty("x", <its number>)`
+(`qt_enums_as_properties`): the first use of PySide6's `Qt` namespace builds its ~90 Python
+enums, ~25 ms of the main window's start, and a Qt property takes the enum's number.
 The generated modules are committed; tests/ui/test_generated_forms.py regenerates them
 into a temporary folder and fails when they differ, so edit the form and run:
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -49,8 +53,49 @@ def compile_form(form: Path, out_path: Path, uic: str | None = None) -> None:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([uic or find_uic(), form.name, "-o", str(out_path.resolve())],
                    cwd=form.parent, check=True)
-    out_path.write_text(trim_unused_qt_imports(out_path.read_text(encoding="utf-8")),
-                        encoding="utf-8")
+    source = qt_enums_as_properties(out_path.read_text(encoding="utf-8"), form)
+    out_path.write_text(trim_unused_qt_imports(source), encoding="utf-8")
+
+
+_ENUM_SETTER = re.compile(r"^(?P<indent>\s*)(?P<target>self\.\w+)\.set(?P<name>\w+)"
+                          r"\((?P<value>Qt\.\w+\.\w+)\)$", re.M)
+_SPLITTER = re.compile(r"^(?P<head>\s*self\.\w+ = )QSplitter\((?P<parent>[\w.]+)\)$", re.M)
+"""A splitter made with its parent as the one positional argument: PySide6 tells that
+from `QSplitter(Qt.Orientation)` by building the `Qt` namespace; by keyword it does not."""
+_SHORTCUT = re.compile(r"^(?P<head>\s*self\.\w+)\.setShortcut\((?P<keys>QCoreApplication"
+                       r"\.translate\(.*\))\)$", re.M)
+"""An action's shortcut set through `setShortcut`: PySide6 weighs its overloads (a
+`QKeySequence.StandardKey`, keys of the `Qt` namespace) by building that namespace; the
+`shortcut` property takes the text (as Designer's own loader sets it)."""
+_TOP_TOOLBAR = re.compile(r"^(?P<indent>\s*)(?P<window>\w+)\.addToolBar\("
+                          r"Qt\.ToolBarArea\.TopToolBarArea, (?P<bar>self\.\w+)\)$", re.M)
+
+
+def qt_enums_as_properties(source: str, form: Path) -> str:
+    """`source` with each setter given a `Qt` namespace enum turned into `setProperty`
+    with the enum's number (checked to be a property of the widget's Qt class), and a
+    toolbar added to the top area added without naming the area (the default)."""
+    from PySide6 import QtCore, QtWidgets
+
+    classes: dict[str, str] = dict(re.findall(r"^\s*(self\.\w+) = (\w+)\(", source, re.M))
+    extends: dict[str, str] = dict(re.findall(r"<class>(\w+)</class>\s*<extends>(\w+)</extends>",
+                                              form.read_text(encoding="utf-8")))
+
+    def as_property(match: re.Match[str]) -> str:
+        target, name, value = match["target"], match["name"], match["value"]
+        class_name = classes.get(target, "")
+        qt_class = getattr(QtWidgets, extends.get(class_name, class_name), None)
+        prop = name[0].lower() + name[1:]
+        if qt_class is None or qt_class.staticMetaObject.indexOfProperty(prop) < 0:
+            raise SystemExit(f"{form.name}: {target} ({class_name}) has no property {prop!r}")
+        _, enum_name, member = value.split(".")
+        number = getattr(getattr(QtCore.Qt, enum_name), member).value
+        return f'{match["indent"]}{target}.setProperty("{prop}", {number})  # {value}'
+
+    source = _ENUM_SETTER.sub(as_property, source)
+    source = _SHORTCUT.sub(r'\g<head>.setProperty("shortcut", \g<keys>)', source)
+    source = _SPLITTER.sub(r"\g<head>QSplitter(parent=\g<parent>)", source)
+    return _TOP_TOOLBAR.sub(r"\g<indent>\g<window>.addToolBar(\g<bar>)", source)
 
 
 def trim_unused_qt_imports(source: str) -> str:

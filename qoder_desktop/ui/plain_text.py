@@ -22,8 +22,7 @@ import functools
 import sys
 from typing import TYPE_CHECKING
 
-from PySide6 import QtGui
-from PySide6.QtCore import Qt
+from PySide6 import QtCore, QtGui  # (`Qt` is taken when first used: after the first frame)
 from PySide6.QtWidgets import QLabel
 
 from qoder_desktop.text.visible import make_visible
@@ -60,7 +59,7 @@ def set_plain(label: QLabel, text: object) -> None:
     """Show `text` in `label` as plain text (never sniffed as rich text), hidden
     characters (bidi overrides, zero-width, no-break spaces…) as markers; None shows
     nothing."""
-    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
     label.setText(make_visible("" if text is None else str(text)))
 
 
@@ -68,16 +67,16 @@ def value_label(name: str) -> QLabel:
     """A word-wrapped, selectable plain-text label named `name` (a settings page's value)."""
     label = QLabel()
     label.setObjectName(name)
-    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
     label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
 
 
 def plain_message_box(box: QMessageBox, text: object) -> None:
     """Set a message box's text as plain text (its default, AutoText, sniffs HTML),
     hidden characters as markers."""
-    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setTextFormat(QtCore.Qt.TextFormat.PlainText)
     box.setText(make_visible(str(text)))
 
 

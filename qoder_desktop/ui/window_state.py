@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRect, Qt
+from PySide6.QtCore import QByteArray, QRect
 from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
@@ -132,8 +132,7 @@ def fit_to_screen(window: QWidget, screen: QScreen | None = None, *,
     """Shrink and move `window` so all of it (frame included) lies on the screen's
     available area (the part no panel or tray takes); `center` centres it there."""
     screen = screen or screen_of(window)
-    if screen is None or window.windowState() & (Qt.WindowState.WindowMaximized
-                                                  | Qt.WindowState.WindowFullScreen):
+    if screen is None or window.isMaximized() or window.isFullScreen():
         return  # the window manager fits those
     available = screen.availableGeometry()
     wanted = QRect(window.pos(), window.size())

@@ -169,6 +169,7 @@ def window(qtbot: QtBot) -> MainWindow:
     win.resize(1300, 800)
     win.show()
     qtbot.waitExposed(win)
+    win.finish_after_first_frame()  # as the app does after the first frame
     return win
 
 

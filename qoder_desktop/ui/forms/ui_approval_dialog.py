@@ -8,7 +8,7 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize, Qt)
+from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize)
 from PySide6.QtWidgets import (QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
     QLineEdit, QPushButton, QScrollArea, QSizePolicy, QSpacerItem, QTabWidget,
     QVBoxLayout, QWidget)
@@ -34,7 +34,7 @@ class Ui_ApprovalDialog(object):
         self.headerScroll.setSizePolicy(sizePolicy)
         self.headerScroll.setMaximumSize(QSize(16777215, 180))
         self.headerScroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.headerScroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.headerScroll.setProperty("horizontalScrollBarPolicy", 1)  # Qt.ScrollBarPolicy.ScrollBarAlwaysOff
         self.headerScroll.setWidgetResizable(True)
         self.headerContents = QWidget()
         self.headerContents.setObjectName(u"headerContents")
@@ -44,14 +44,14 @@ class Ui_ApprovalDialog(object):
         self.headerLayout.setContentsMargins(0, 0, 0, 0)
         self.titleLabel = WrapLabel(self.headerContents)
         self.titleLabel.setObjectName(u"titleLabel")
-        self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.titleLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.titleLabel.setWordWrap(True)
 
         self.headerLayout.addWidget(self.titleLabel)
 
         self.whoLabel = WrapLabel(self.headerContents)
         self.whoLabel.setObjectName(u"whoLabel")
-        self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.whoLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.whoLabel.setWordWrap(True)
 
         self.headerLayout.addWidget(self.whoLabel)
@@ -62,39 +62,39 @@ class Ui_ApprovalDialog(object):
         self.infoForm.setVerticalSpacing(4)
         self.descriptionCaption = QLabel(self.headerContents)
         self.descriptionCaption.setObjectName(u"descriptionCaption")
-        self.descriptionCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.descriptionCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.infoForm.setWidget(0, QFormLayout.ItemRole.LabelRole, self.descriptionCaption)
 
         self.descriptionLabel = WrapLabel(self.headerContents)
         self.descriptionLabel.setObjectName(u"descriptionLabel")
-        self.descriptionLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.descriptionLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.descriptionLabel.setWordWrap(True)
 
         self.infoForm.setWidget(0, QFormLayout.ItemRole.FieldRole, self.descriptionLabel)
 
         self.reasonCaption = QLabel(self.headerContents)
         self.reasonCaption.setObjectName(u"reasonCaption")
-        self.reasonCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.reasonCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.infoForm.setWidget(1, QFormLayout.ItemRole.LabelRole, self.reasonCaption)
 
         self.reasonLabel = WrapLabel(self.headerContents)
         self.reasonLabel.setObjectName(u"reasonLabel")
-        self.reasonLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.reasonLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.reasonLabel.setWordWrap(True)
 
         self.infoForm.setWidget(1, QFormLayout.ItemRole.FieldRole, self.reasonLabel)
 
         self.blockedCaption = QLabel(self.headerContents)
         self.blockedCaption.setObjectName(u"blockedCaption")
-        self.blockedCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.blockedCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.infoForm.setWidget(2, QFormLayout.ItemRole.LabelRole, self.blockedCaption)
 
         self.blockedLabel = WrapLabel(self.headerContents)
         self.blockedLabel.setObjectName(u"blockedLabel")
-        self.blockedLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.blockedLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.blockedLabel.setWordWrap(True)
 
         self.infoForm.setWidget(2, QFormLayout.ItemRole.FieldRole, self.blockedLabel)
@@ -108,7 +108,7 @@ class Ui_ApprovalDialog(object):
 
         self.hiddenWarning = WrapLabel(ApprovalDialog)
         self.hiddenWarning.setObjectName(u"hiddenWarning")
-        self.hiddenWarning.setTextFormat(Qt.TextFormat.PlainText)
+        self.hiddenWarning.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.hiddenWarning.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.hiddenWarning)
@@ -143,7 +143,7 @@ class Ui_ApprovalDialog(object):
         self.denyRow.setObjectName(u"denyRow")
         self.denyReasonCaption = QLabel(ApprovalDialog)
         self.denyReasonCaption.setObjectName(u"denyReasonCaption")
-        self.denyReasonCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.denyReasonCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.denyRow.addWidget(self.denyReasonCaption)
 

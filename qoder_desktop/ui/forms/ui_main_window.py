@@ -8,7 +8,7 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize, Qt)
+from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize)
 from PySide6.QtGui import (QAction)
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QMenu, QMenuBar,
     QPlainTextEdit, QPushButton, QSplitter, QStatusBar, QTableView, QToolBar,
@@ -53,13 +53,13 @@ class Ui_MainWindow(object):
         self.centralLayout.setSpacing(0)
         self.centralLayout.setObjectName(u"centralLayout")
         self.centralLayout.setContentsMargins(6, 4, 6, 0)
-        self.mainSplitter = QSplitter(self.centralWidget)
+        self.mainSplitter = QSplitter(parent=self.centralWidget)
         self.mainSplitter.setObjectName(u"mainSplitter")
-        self.mainSplitter.setOrientation(Qt.Orientation.Horizontal)
+        self.mainSplitter.setProperty("orientation", 1)  # Qt.Orientation.Horizontal
         self.mainSplitter.setChildrenCollapsible(False)
-        self.leftSplitter = QSplitter(self.mainSplitter)
+        self.leftSplitter = QSplitter(parent=self.mainSplitter)
         self.leftSplitter.setObjectName(u"leftSplitter")
-        self.leftSplitter.setOrientation(Qt.Orientation.Vertical)
+        self.leftSplitter.setProperty("orientation", 2)  # Qt.Orientation.Vertical
         self.leftSplitter.setChildrenCollapsible(False)
         self.sessionsPane = QWidget(self.leftSplitter)
         self.sessionsPane.setObjectName(u"sessionsPane")
@@ -81,7 +81,7 @@ class Ui_MainWindow(object):
         self.sessionsView.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.sessionsView.setShowGrid(False)
         self.sessionsView.setWordWrap(False)
-        self.sessionsView.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.sessionsView.setProperty("textElideMode", 2)  # Qt.TextElideMode.ElideMiddle
 
         self.sessionsLayout.addWidget(self.sessionsView)
 
@@ -105,9 +105,9 @@ class Ui_MainWindow(object):
 
         self.leftSplitter.addWidget(self.queuePane)
         self.mainSplitter.addWidget(self.leftSplitter)
-        self.centerSplitter = QSplitter(self.mainSplitter)
+        self.centerSplitter = QSplitter(parent=self.mainSplitter)
         self.centerSplitter.setObjectName(u"centerSplitter")
-        self.centerSplitter.setOrientation(Qt.Orientation.Vertical)
+        self.centerSplitter.setProperty("orientation", 2)  # Qt.Orientation.Vertical
         self.centerSplitter.setChildrenCollapsible(False)
         self.transcriptPane = QWidget(self.centerSplitter)
         self.transcriptPane.setObjectName(u"transcriptPane")
@@ -117,14 +117,14 @@ class Ui_MainWindow(object):
         self.transcriptLayout.setContentsMargins(0, 0, 0, 0)
         self.sessionTitle = QLabel(self.transcriptPane)
         self.sessionTitle.setObjectName(u"sessionTitle")
-        self.sessionTitle.setTextFormat(Qt.TextFormat.PlainText)
+        self.sessionTitle.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.transcriptLayout.addWidget(self.sessionTitle)
 
         self.sessionDetails = QLabel(self.transcriptPane)
         self.sessionDetails.setObjectName(u"sessionDetails")
-        self.sessionDetails.setTextFormat(Qt.TextFormat.PlainText)
-        self.sessionDetails.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sessionDetails.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
+        self.sessionDetails.setProperty("textInteractionFlags", 1)  # Qt.TextInteractionFlag.TextSelectableByMouse
 
         self.transcriptLayout.addWidget(self.sessionDetails)
 
@@ -189,8 +189,8 @@ class Ui_MainWindow(object):
         self.mainToolBar = QToolBar(MainWindow)
         self.mainToolBar.setObjectName(u"mainToolBar")
         self.mainToolBar.setMovable(False)
-        self.mainToolBar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        MainWindow.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.mainToolBar)
+        self.mainToolBar.setProperty("toolButtonStyle", 1)  # Qt.ToolButtonStyle.ToolButtonTextOnly
+        MainWindow.addToolBar(self.mainToolBar)
         self.statusBar = QStatusBar(MainWindow)
         self.statusBar.setObjectName(u"statusBar")
         MainWindow.setStatusBar(self.statusBar)
@@ -236,7 +236,7 @@ class Ui_MainWindow(object):
         self.newSessionAction.setToolTip(QCoreApplication.translate("MainWindow", u"Start an agent session (Ctrl+N)", None))
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(shortcut)
-        self.newSessionAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+N", None))
+        self.newSessionAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+N", None))
 #endif // QT_CONFIG(shortcut)
         self.connectAgentAction.setText(QCoreApplication.translate("MainWindow", u"&Connect an Agent\u2026", None))
 #if QT_CONFIG(tooltip)
@@ -244,46 +244,46 @@ class Ui_MainWindow(object):
 #endif // QT_CONFIG(tooltip)
         self.settingsAction.setText(QCoreApplication.translate("MainWindow", u"&Settings\u2026", None))
 #if QT_CONFIG(shortcut)
-        self.settingsAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+,", None))
+        self.settingsAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+,", None))
 #endif // QT_CONFIG(shortcut)
         self.quitAction.setText(QCoreApplication.translate("MainWindow", u"&Quit", None))
 #if QT_CONFIG(shortcut)
-        self.quitAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+Q", None))
+        self.quitAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+Q", None))
 #endif // QT_CONFIG(shortcut)
         self.promptAction.setText(QCoreApplication.translate("MainWindow", u"Follow-up &prompt", None))
 #if QT_CONFIG(tooltip)
         self.promptAction.setToolTip(QCoreApplication.translate("MainWindow", u"Write a follow-up prompt for the selected session (Ctrl+L)", None))
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(shortcut)
-        self.promptAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+L", None))
+        self.promptAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+L", None))
 #endif // QT_CONFIG(shortcut)
         self.interruptAction.setText(QCoreApplication.translate("MainWindow", u"&Interrupt", None))
 #if QT_CONFIG(tooltip)
         self.interruptAction.setToolTip(QCoreApplication.translate("MainWindow", u"Interrupt the selected session's current turn (Ctrl+.)", None))
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(shortcut)
-        self.interruptAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+.", None))
+        self.interruptAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+.", None))
 #endif // QT_CONFIG(shortcut)
         self.stopAction.setText(QCoreApplication.translate("MainWindow", u"S&top", None))
 #if QT_CONFIG(tooltip)
         self.stopAction.setToolTip(QCoreApplication.translate("MainWindow", u"Stop the selected session (Ctrl+Shift+W)", None))
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(shortcut)
-        self.stopAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+Shift+W", None))
+        self.stopAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+Shift+W", None))
 #endif // QT_CONFIG(shortcut)
         self.openNextAction.setText(QCoreApplication.translate("MainWindow", u"&Open oldest request", None))
 #if QT_CONFIG(tooltip)
         self.openNextAction.setToolTip(QCoreApplication.translate("MainWindow", u"Open the oldest request that waits for you (Ctrl+O)", None))
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(shortcut)
-        self.openNextAction.setShortcut(QCoreApplication.translate("MainWindow", u"Ctrl+O", None))
+        self.openNextAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"Ctrl+O", None))
 #endif // QT_CONFIG(shortcut)
         self.shortcutsAction.setText(QCoreApplication.translate("MainWindow", u"&Keyboard shortcuts", None))
 #if QT_CONFIG(tooltip)
         self.shortcutsAction.setToolTip(QCoreApplication.translate("MainWindow", u"Every keyboard shortcut of the window and the dialogs (F1)", None))
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(shortcut)
-        self.shortcutsAction.setShortcut(QCoreApplication.translate("MainWindow", u"F1", None))
+        self.shortcutsAction.setProperty("shortcut", QCoreApplication.translate("MainWindow", u"F1", None))
 #endif // QT_CONFIG(shortcut)
         self.aboutAction.setText(QCoreApplication.translate("MainWindow", u"&About Qoder Desktop", None))
 #if QT_CONFIG(tooltip)

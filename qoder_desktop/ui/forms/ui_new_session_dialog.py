@@ -8,7 +8,7 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QMetaObject, Qt)
+from PySide6.QtCore import (QCoreApplication, QMetaObject)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialogButtonBox, QFormLayout,
     QHBoxLayout, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton,
     QSizePolicy, QSpacerItem, QTabWidget, QVBoxLayout, QWidget)
@@ -249,7 +249,7 @@ class Ui_NewSessionDialog(object):
         self.errorLabel = QLabel(NewSessionDialog)
         self.errorLabel.setObjectName(u"errorLabel")
         self.errorLabel.setWordWrap(True)
-        self.errorLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.errorLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.dialogLayout.addWidget(self.errorLabel)
 

@@ -8,7 +8,7 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize, Qt)
+from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize)
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
     QPushButton, QSizePolicy, QSpacerItem, QVBoxLayout, QWidget)
 
@@ -26,14 +26,14 @@ class Ui_PlanDialog(object):
         self.dialogLayout.setContentsMargins(16, 14, 16, 14)
         self.titleLabel = WrapLabel(PlanDialog)
         self.titleLabel.setObjectName(u"titleLabel")
-        self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.titleLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.titleLabel.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.titleLabel)
 
         self.whoLabel = WrapLabel(PlanDialog)
         self.whoLabel.setObjectName(u"whoLabel")
-        self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.whoLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.whoLabel.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.whoLabel)
@@ -56,7 +56,7 @@ class Ui_PlanDialog(object):
         self.answerForm.setHorizontalSpacing(12)
         self.modeCaption = QLabel(PlanDialog)
         self.modeCaption.setObjectName(u"modeCaption")
-        self.modeCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.modeCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.answerForm.setWidget(0, QFormLayout.ItemRole.LabelRole, self.modeCaption)
 
@@ -67,7 +67,7 @@ class Ui_PlanDialog(object):
 
         self.feedbackCaption = QLabel(PlanDialog)
         self.feedbackCaption.setObjectName(u"feedbackCaption")
-        self.feedbackCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.feedbackCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.answerForm.setWidget(1, QFormLayout.ItemRole.LabelRole, self.feedbackCaption)
 

@@ -8,7 +8,7 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize, Qt)
+from PySide6.QtCore import (QCoreApplication, QMetaObject, QSize)
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea,
     QSizePolicy, QSpacerItem, QSplitter, QVBoxLayout, QWidget)
 
@@ -26,21 +26,21 @@ class Ui_QuestionDialog(object):
         self.dialogLayout.setContentsMargins(16, 14, 16, 14)
         self.titleLabel = WrapLabel(QuestionDialog)
         self.titleLabel.setObjectName(u"titleLabel")
-        self.titleLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.titleLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.titleLabel.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.titleLabel)
 
         self.whoLabel = WrapLabel(QuestionDialog)
         self.whoLabel.setObjectName(u"whoLabel")
-        self.whoLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.whoLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.whoLabel.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.whoLabel)
 
-        self.contentSplitter = QSplitter(QuestionDialog)
+        self.contentSplitter = QSplitter(parent=QuestionDialog)
         self.contentSplitter.setObjectName(u"contentSplitter")
-        self.contentSplitter.setOrientation(Qt.Orientation.Horizontal)
+        self.contentSplitter.setProperty("orientation", 1)  # Qt.Orientation.Horizontal
         self.contentSplitter.setChildrenCollapsible(False)
         self.questionsScroll = QScrollArea(self.contentSplitter)
         self.questionsScroll.setObjectName(u"questionsScroll")
@@ -61,7 +61,7 @@ class Ui_QuestionDialog(object):
         self.previewLayout.setContentsMargins(6, 0, 0, 0)
         self.previewCaption = QLabel(self.previewContainer)
         self.previewCaption.setObjectName(u"previewCaption")
-        self.previewCaption.setTextFormat(Qt.TextFormat.PlainText)
+        self.previewCaption.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.previewLayout.addWidget(self.previewCaption)
 
@@ -71,7 +71,7 @@ class Ui_QuestionDialog(object):
 
         self.keysHint = WrapLabel(QuestionDialog)
         self.keysHint.setObjectName(u"keysHint")
-        self.keysHint.setTextFormat(Qt.TextFormat.PlainText)
+        self.keysHint.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.keysHint.setWordWrap(True)
 
         self.dialogLayout.addWidget(self.keysHint)

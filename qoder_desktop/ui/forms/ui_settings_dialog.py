@@ -8,7 +8,7 @@
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
 
-from PySide6.QtCore import (QCoreApplication, QMetaObject, Qt)
+from PySide6.QtCore import (QCoreApplication, QMetaObject)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialogButtonBox, QFormLayout,
     QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QSizePolicy,
     QSpacerItem, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
@@ -149,7 +149,7 @@ class Ui_SettingsDialog(object):
         self.keyringLabel = QLabel(self.accountsTab)
         self.keyringLabel.setObjectName(u"keyringLabel")
         self.keyringLabel.setWordWrap(True)
-        self.keyringLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.keyringLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.accountsForm.setWidget(0, QFormLayout.ItemRole.SpanningRole, self.keyringLabel)
 
@@ -176,7 +176,7 @@ class Ui_SettingsDialog(object):
 
         self.qoderTokenStatus = QLabel(self.accountsTab)
         self.qoderTokenStatus.setObjectName(u"qoderTokenStatus")
-        self.qoderTokenStatus.setTextFormat(Qt.TextFormat.PlainText)
+        self.qoderTokenStatus.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.qoderTokenStatus.setWordWrap(True)
 
         self.accountsForm.setWidget(2, QFormLayout.ItemRole.FieldRole, self.qoderTokenStatus)
@@ -204,7 +204,7 @@ class Ui_SettingsDialog(object):
 
         self.anthropicKeyStatus = QLabel(self.accountsTab)
         self.anthropicKeyStatus.setObjectName(u"anthropicKeyStatus")
-        self.anthropicKeyStatus.setTextFormat(Qt.TextFormat.PlainText)
+        self.anthropicKeyStatus.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
         self.anthropicKeyStatus.setWordWrap(True)
 
         self.accountsForm.setWidget(4, QFormLayout.ItemRole.FieldRole, self.anthropicKeyStatus)
@@ -238,7 +238,7 @@ class Ui_SettingsDialog(object):
         self.errorLabel = QLabel(SettingsDialog)
         self.errorLabel.setObjectName(u"errorLabel")
         self.errorLabel.setWordWrap(True)
-        self.errorLabel.setTextFormat(Qt.TextFormat.PlainText)
+        self.errorLabel.setProperty("textFormat", 0)  # Qt.TextFormat.PlainText
 
         self.dialogLayout.addWidget(self.errorLabel)
 

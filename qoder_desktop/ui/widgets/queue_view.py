@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from PySide6 import QtGui  # QColor is built with the first row (after the frame)
-from PySide6.QtCore import QEvent, QModelIndex, QSize, Qt, Signal
+from PySide6 import QtCore, QtGui  # (QColor is built with the first row, after the frame)
+from PySide6.QtCore import QEvent, QModelIndex, QSize, Signal
 from PySide6.QtGui import QHelpEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.kinds import RequestKind
 from qoder_desktop.ui.plain_text import tooltip
+from qoder_desktop.ui.qt_numbers import USER_ROLE
 from qoder_desktop.ui.summaries import (
     covered_mark,
     covered_note,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # pydantic and the models load after the first paint
 
     from qoder_desktop.domain.models import ApprovalRequest
 
-REQUEST_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+REQUEST_ID_ROLE = USER_ROLE + 1
 COL_TIME, COL_SESSION, COL_KIND, COL_WHAT = range(4)
 ROW_HEIGHT = 26
 SUMMARY_LIMIT = 200
@@ -329,7 +330,7 @@ class QueueView(QTreeWidget):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter/Return opens the highlighted request."""
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
             item = self.currentItem()
             if item is not None:
                 self._open_item(item)

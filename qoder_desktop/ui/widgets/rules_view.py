@@ -6,14 +6,15 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from PySide6 import QtGui  # its colour classes are built with the first rule (after the frame)
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6 import QtCore, QtGui  # (colour classes are built with the first rule, after the frame)
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QWidget
 
 from qoder_desktop.domain.kinds import RuleBehavior
 from qoder_desktop.domain.revocation import RevokeReach
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.plain_text import tooltip
+from qoder_desktop.ui.qt_numbers import TAB_FOCUS, USER_ROLE
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
     from collections.abc import Callable
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pydantic and the models load after the first paint
 
     from qoder_desktop.domain.models import SessionRule
 
-RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+RULE_ID_ROLE = USER_ROLE + 1
 COL_RULE, COL_BEHAVIOR, COL_GRANTED, COL_ACTION = range(4)
 
 _BEHAVIOR_COLORS = {RuleBehavior.ALLOW: "#2B8A3E", RuleBehavior.DENY: "#C92A2A",
@@ -84,7 +85,7 @@ class RulesView(QTreeWidget):
         self.setRootIsDecorated(False)
         self.setAlternatingRowColors(True)
         self.setSelectionMode(QTreeWidget.SelectionMode.NoSelection)
-        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.setProperty("focusPolicy", TAB_FOCUS)  # (`qt_numbers`: no `Qt` namespace yet)
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_RULE, QHeaderView.ResizeMode.Stretch)
@@ -149,7 +150,7 @@ class RulesView(QTreeWidget):
                 item.setToolTip(COL_ACTION, CANNOT_REVOKE)
             else:
                 button.setToolTip(tooltip(f"Stop {rule.rule} from answering for this session"))
-            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
             button.clicked.connect(
                 lambda _=False, rid=rule.rule_id: self.revoke_requested.emit(rid))
             self._buttons[rule.rule_id] = button

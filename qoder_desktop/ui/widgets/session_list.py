@@ -5,13 +5,24 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from PySide6 import QtGui  # QBrush, QColor and QFont are built with the first row (after the frame)
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6 import QtCore, QtGui  # (QBrush, QColor, QFont: built after the frame)
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QHeaderView, QTableView
 
 from qoder_desktop.domain.kinds import Backend, SessionState
 from qoder_desktop.text.visible import make_visible
 from qoder_desktop.ui.plain_text import tooltip
+from qoder_desktop.ui.qt_numbers import (
+    ALIGN_CENTER,
+    DISPLAY_ROLE,
+    ELIDE_MIDDLE,
+    FONT_ROLE,
+    FOREGROUND_ROLE,
+    TEXT_ALIGNMENT_ROLE,
+    TOOLTIP_ROLE,
+    USER_ROLE,
+)
 
 if TYPE_CHECKING:  # pydantic and the models load after the first paint
     from qoder_desktop.domain.models import SessionInfo
@@ -21,7 +32,7 @@ _Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Session", "Backend", "Folder", "Mode", "State", "Pending")
 COL_NAME, COL_BACKEND, COL_CWD, COL_MODE, COL_STATE, COL_PENDING = range(len(COLUMNS))
 
-SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+SESSION_ID_ROLE = USER_ROLE + 1
 
 NAME_WIDTH_MIN = 120
 """The name column takes the width the other columns leave, at least this; longer names
@@ -96,32 +107,33 @@ class SessionTableModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal:
-            if role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
+    def headerData(self, section: int, orientation: QtCore.Qt.Orientation,
+                   role: int = DISPLAY_ROLE) -> Any:
+        """The column titles (as the view's header shows them from `column_titles`)."""
+        if orientation == QtCore.Qt.Orientation.Horizontal:
+            if role == DISPLAY_ROLE and 0 <= section < len(COLUMNS):
                 return COLUMNS[section]
-            if role == Qt.ItemDataRole.TextAlignmentRole and section == COL_PENDING:
-                return int(Qt.AlignmentFlag.AlignCenter)
+            if role == TEXT_ALIGNMENT_ROLE and section == COL_PENDING:
+                return ALIGN_CENTER
         return None
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: _Index, role: int = DISPLAY_ROLE) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._sessions):
             return None
         info = self._sessions[index.row()]
         column = index.column()
         pending = self._pending.get(info.session_id, 0)
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == DISPLAY_ROLE:
             return self._display(info, column, pending)
         if role == SESSION_ID_ROLE:
             return info.session_id
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == TOOLTIP_ROLE:
             if column == COL_CWD:
                 return tooltip(info.cwd)
             return self._tooltip(info, pending)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_PENDING:
-            return int(Qt.AlignmentFlag.AlignCenter)
-        if role == Qt.ItemDataRole.ForegroundRole:
+        if role == TEXT_ALIGNMENT_ROLE and column == COL_PENDING:
+            return ALIGN_CENTER
+        if role == FOREGROUND_ROLE:
             if not self._brushes:
                 self._brushes = {state: QtGui.QBrush(QtGui.QColor(color))
                                  for state, color in STATE_COLORS.items()}
@@ -129,7 +141,7 @@ class SessionTableModel(QAbstractTableModel):
                 return self._brushes[info.state]
             if column == COL_PENDING and pending:
                 return self._brushes[SessionState.WAITING]
-        if role == Qt.ItemDataRole.FontRole and (
+        if role == FONT_ROLE and (
                 column == COL_NAME or (column == COL_PENDING and pending)):
             return self.name_font()
         return None
@@ -247,14 +259,47 @@ class SessionTableModel(QAbstractTableModel):
         return self._bold
 
 
-def setup_sessions_view(view: QTableView, model: SessionTableModel) -> None:
-    """Show `model` in `view`: no row header, fixed row height, the name column taking
-    the width the others leave (so no horizontal scroll bar at the pane's usual width)."""
-    view.setModel(model)
+def column_titles(parent: QObject) -> QStandardItemModel:
+    """The sessions list's column titles as a model of their own for its header.
+
+    The header paints them from Qt's own model: a call of the Python model's `headerData`
+    is given a `Qt.Orientation`, whose first use builds PySide6's whole `Qt` namespace
+    (~25 ms) before the first frame. The Python model answers the same titles to
+    everything else (accessibility reads them from the view's model).
+    """
+    titles = QStandardItemModel(0, len(COLUMNS), parent)
+    for column, title in enumerate(COLUMNS):
+        item = QStandardItem(title)
+        if column == COL_PENDING:
+            item.setData(ALIGN_CENTER, TEXT_ALIGNMENT_ROLE)
+        titles.setHorizontalHeaderItem(column, item)
+    return titles
+
+
+def setup_sessions_view(view: QTableView) -> None:
+    """Before the first frame: no row header, fixed row height, the column titles (from
+    `column_titles`) with the name column taking the width the others leave (so no
+    horizontal scroll bar at the pane's usual width); the rows come with
+    `attach_sessions_model`, after the frame."""
     view.verticalHeader().hide()
     view.verticalHeader().setDefaultSectionSize(28)
-    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-    header = view.horizontalHeader()
+    view.setProperty("textElideMode", ELIDE_MIDDLE)  # (`qt_numbers`: no `Qt` namespace yet)
+    view.horizontalHeader().setModel(column_titles(view))
+    _size_columns(view.horizontalHeader())
+
+
+def attach_sessions_model(view: QTableView, model: SessionTableModel) -> None:
+    """Show `model`'s rows in `view` (set up by `setup_sessions_view`); the header then
+    shows the same titles from `model`, its columns sized as before.
+
+    Not before the first frame: Qt then calls the model's `headerData`, whose
+    `Qt.Orientation` argument builds PySide6's whole `Qt` namespace (~25 ms).
+    """
+    view.setModel(model)
+    _size_columns(view.horizontalHeader())
+
+
+def _size_columns(header: QHeaderView) -> None:
     header.setHighlightSections(False)
     header.setMinimumSectionSize(40)
     header.setStretchLastSection(False)

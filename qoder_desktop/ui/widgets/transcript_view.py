@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, NamedTuple
 
-from PySide6 import QtGui  # its text classes are built when first used, after the first frame
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6 import QtCore, QtGui  # (text classes and `Qt`: taken when first used, after the frame)
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QTextEdit, QWidget
 
 from qoder_desktop.domain.kinds import TranscriptKind
 from qoder_desktop.domain.tools import PLAN_TOOL
+from qoder_desktop.ui.qt_numbers import SELECTABLE_BY_MOUSE_AND_KEYBOARD
 from qoder_desktop.ui.widgets.transcript_folds import (
     CLOSED_SMALL,
     OPEN_GLYPH,
@@ -135,8 +136,7 @@ class TranscriptView(QTextEdit):
         self._pending: list[TranscriptEvent] = []
         self._folds = Folds(self.document())
         # A caret the keyboard moves, so Return or Space opens the fold it is on.
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.setProperty("textInteractionFlags", SELECTABLE_BY_MOUSE_AND_KEYBOARD)  # (`qt_numbers`)
         self._batch = QTimer(self)
         self._batch.setSingleShot(True)
         self._batch.setInterval(BATCH_MS)
@@ -153,7 +153,7 @@ class TranscriptView(QTextEdit):
         """
         if self._opaque is None:
             viewport = self.viewport()
-            viewport.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+            viewport.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent)
             viewport.setMouseTracking(True)
             self._opaque = viewport
 
@@ -225,14 +225,15 @@ class TranscriptView(QTextEdit):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         """A click (not a drag that selected text) on a fold's row opens or closes it."""
         super().mouseReleaseEvent(event)
-        if (event.button() is Qt.MouseButton.LeftButton
+        if (event.button() is QtCore.Qt.MouseButton.LeftButton
                 and not self.textCursor().hasSelection()):
             self.toggle_at(event.position().toPoint())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Return, Enter or Space on a fold's row (the caret's line) opens or closes it."""
-        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
-                and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        qt = QtCore.Qt
+        if (event.key() in (qt.Key.Key_Return, qt.Key.Key_Enter, qt.Key.Key_Space)
+                and not event.modifiers() & ~qt.KeyboardModifier.KeypadModifier
                 and self._folds.toggle(self.textCursor().block())):
             event.accept()
             return
@@ -243,8 +244,8 @@ class TranscriptView(QTextEdit):
         super().mouseMoveEvent(event)
         block = self.cursorForPosition(event.position().toPoint()).block()
         on_row = bool(block.blockFormat().property(TOGGLE_PROPERTY))
-        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if on_row
-                                  else Qt.CursorShape.IBeamCursor)
+        self.viewport().setCursor(QtCore.Qt.CursorShape.PointingHandCursor if on_row
+                                  else QtCore.Qt.CursorShape.IBeamCursor)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Fill the exposed part of the viewport with the base colour, then draw the text

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, Signal
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 from qoder_desktop.ui import window_state
@@ -127,7 +126,7 @@ class MainWindow(QMainWindow):
         ui.openNextAction.triggered.connect(self._open_oldest)
         self.history_action = ui.viewMenu.addAction("&History…")
         self.history_action.setObjectName("historyAction")
-        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.setProperty("shortcut", "Ctrl+H")  # (setShortcut: the `Qt` namespace)
         self.history_action.setToolTip("Every request and who decided it (Ctrl+H)")
         self.history_action.triggered.connect(self.history_requested)
         ui.rulesView.revoke_requested.connect(self.revoke_requested)
@@ -136,8 +135,10 @@ class MainWindow(QMainWindow):
 
     def finish_after_first_frame(self) -> None:
         """What the first frame does not need and would delay (the transcript's viewport
-        set-up, see `TranscriptView.finish_set_up`); the app calls this after it."""
+        set-up, see `TranscriptView.finish_set_up`; the sessions list's model, see
+        `SessionPane.show_rows`); the app calls this after it."""
         self.ui.transcriptView.finish_set_up()
+        self.session_pane.show_rows()
 
     # -- sessions (the session pane shows them) ----------------------------------------
 

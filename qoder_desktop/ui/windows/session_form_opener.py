@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, SignalInstance
+from PySide6 import QtCore  # (`Qt` is taken when first used: after the first frame)
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:  # pydantic and the form load after the first paint
@@ -48,7 +49,7 @@ class NewSessionOpener:
         if self.scratch_folder is not None:
             defaults = defaults.model_copy(update={"cwd": self.scratch_folder()})
         dialog = NewSessionDialog(self._parent, defaults=defaults, scenarios=self.scenarios)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.submitted.connect(self._submitted)
         dialog.destroyed.connect(self._closed)
         self.dialog = dialog

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, QObject, Qt, SignalInstance
+from PySide6.QtCore import QItemSelection, QObject, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy, QWidget
 
@@ -18,9 +18,11 @@ from qoder_desktop.domain.kinds import Backend, PermissionMode, SessionState
 from qoder_desktop.domain.revocation import RevokeReach, revoke_reach
 from qoder_desktop.ui.forms.ui_main_window import Ui_MainWindow
 from qoder_desktop.ui.plain_text import set_plain, tooltip
+from qoder_desktop.ui.qt_numbers import LINKS_ACCESSIBLE, RICH_TEXT
 from qoder_desktop.ui.widgets.mode_switch import ModeSwitcher
 from qoder_desktop.ui.widgets.session_list import (
     SessionTableModel,
+    attach_sessions_model,
     fit_folder_column,
     session_details,
     setup_sessions_view,
@@ -84,23 +86,22 @@ class SessionPane(QObject):
         self.model = SessionTableModel(self)
         """The sessions' rows: what the hub published, with their pending counts."""
         self._current: str | None = None
-        setup_sessions_view(ui.sessionsView, self.model)
+        self._rows_shown = False  # (`show_rows`: after the first frame)
+        setup_sessions_view(ui.sessionsView)
         self.forgotten_note = QLabel(ui.sessionsPane)
         """Under the rows: how many older ended sessions are no longer listed (hidden
         until one is), with a link to the history, which has them all."""
         self.forgotten_note.setObjectName("forgottenSessionsNote")
         self.forgotten_note.setProperty("role", "hint")
         self.forgotten_note.setWordWrap(True)
-        self.forgotten_note.setTextFormat(Qt.TextFormat.RichText)
-        self.forgotten_note.setTextInteractionFlags(
-            Qt.TextInteractionFlag.LinksAccessibleByMouse
-            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+        self.forgotten_note.setProperty("textFormat", RICH_TEXT)  # (`qt_numbers`: before the
+        self.forgotten_note.setProperty("textInteractionFlags", LINKS_ACCESSIBLE)  # frame)
         self.forgotten_note.linkActivated.connect(lambda _link: intents.history.emit())
         self.forgotten_note.hide()
         self._say_forgotten(0)  # its rich text's objects now, not in the middle of a long run
         ui.sessionsLayout.addWidget(self.forgotten_note)
-        QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self.send_prompt,
-                  context=Qt.ShortcutContext.WidgetShortcut)
+        # (window-wide, as it always was: PySide6 took no `context` with a callable)
+        QShortcut(QKeySequence("Ctrl+Return"), ui.promptEdit, self.send_prompt)
         self.modes = ModeSwitcher(window, ui.sessionMenu)
         ui.mainToolBar.addWidget(QLabel("  Mode: ", window))
         ui.mainToolBar.addWidget(self.modes.combo)
@@ -114,13 +115,22 @@ class SessionPane(QObject):
         self._own_tips = {control: control.toolTip() for control in self._driving(ui)}
         self._own_placeholder = ui.promptEdit.placeholderText()
         ui.promptEdit.textChanged.connect(self._update_actions)
-        ui.sessionsView.selectionModel().selectionChanged.connect(self._selection_changed)
         self._update_header()
+
+    def show_rows(self) -> None:
+        """Give the sessions list its model, once: after the window's first frame
+        (`attach_sessions_model` says why), or before the first use of its rows."""
+        if not self._rows_shown:
+            self._rows_shown = True
+            attach_sessions_model(self._ui.sessionsView, self.model)
+            self._ui.sessionsView.selectionModel().selectionChanged.connect(
+                self._selection_changed)
 
     # -- the sessions ------------------------------------------------------------------
 
     def set_sessions(self, sessions: list[SessionInfo]) -> None:
         """Show exactly `sessions` (keeps the selection when that session is still there)."""
+        self.show_rows()
         current = self._current
         self.model.set_sessions(sessions)
         if current is not None and self.model.row_of(current) is not None:
@@ -132,6 +142,7 @@ class SessionPane(QObject):
 
     def update_session(self, info: SessionInfo) -> None:
         """Add or refresh one session's row (see `MainWindow.update_session`)."""
+        self.show_rows()
         is_new = self.model.row_of(info.session_id) is None
         self.model.update_session(info)
         if is_new:
@@ -145,6 +156,7 @@ class SessionPane(QObject):
         """Take an ended session's row out; the note under the rows says that
         `forgotten` older ended sessions are in the history (nothing is selected
         if it was the selected one)."""
+        self.show_rows()
         if session_id == self._current:
             self._ui.sessionsView.selectionModel().clear()  # its current row too
         self.model.remove_session(session_id)
@@ -169,6 +181,7 @@ class SessionPane(QObject):
 
     def select(self, session_id: str) -> None:
         """Select the session's row (and show its transcript and rules)."""
+        self.show_rows()
         row = self.model.row_of(session_id)
         if row is not None:
             self._ui.sessionsView.selectRow(row)
