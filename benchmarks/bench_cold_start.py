@@ -43,8 +43,9 @@ BARE_DRIVER = HERE / "bare_window_driver.py"
 
 
 def child_env(home: Path, platform: str, display: str | None, *,
-              bytecode: bool = True) -> dict[str, str]:
-    """The platform, a private home (its gateway on a free port), no inherited secrets.
+              bytecode: bool = True, bus: str | None = None) -> dict[str, str]:
+    """The platform, a private home (its gateway on a free port), no inherited secrets,
+    and `bus` as the session bus (None: none, as offscreen).
 
     `bytecode`: compiled modules are cached (in `home`, PYTHONPYCACHEPREFIX) and reused,
     as an installed app's modules are compiled when it is installed; an inherited
@@ -65,6 +66,9 @@ def child_env(home: Path, platform: str, display: str | None, *,
                                                           env.get("PYTHONPATH", "")) if p)})
     if display is not None:
         env["DISPLAY"] = display
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    if bus is not None:
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus
     env.pop("WAYLAND_DISPLAY", None)
     env.pop("PYTHONPYCACHEPREFIX", None)
     if bytecode:
@@ -130,11 +134,11 @@ def _med(samples: list[dict[str, float]], key: str) -> float:
 
 def run(runs: int) -> list[Figure]:
     """First launch, then `runs` app starts and `runs` bare windows, interleaved."""
-    from benchmarks.xvfb import private_display
+    from benchmarks.xvfb import private_display, private_session_bus
 
     home = Path(tempfile.mkdtemp(prefix="qoder-bench-cold-"))
-    with private_display() as display:
-        env = child_env(home, "xcb", display)
+    with private_display() as display, private_session_bus() as bus:
+        env = child_env(home, "xcb", display, bus=bus)
         warm = "import qoder_desktop.ui.app, benchmarks.first_paint"  # compiled once, cached
         subprocess.run([sys.executable, "-c", warm], env=env, capture_output=True, check=True,
                        timeout=120)
@@ -143,7 +147,7 @@ def run(runs: int) -> list[Figure]:
         apps: list[dict[str, float]] = []
         bares: list[dict[str, float]] = []
         uncached: list[dict[str, float]] = []
-        no_bytecode = child_env(home, "xcb", display, bytecode=False)
+        no_bytecode = child_env(home, "xcb", display, bytecode=False, bus=bus)
         for index in range(runs):
             pair = [(APP_DRIVER, apps, ()), (BARE_DRIVER, bares, size)]
             for driver, into, args in pair if index % 2 == 0 else reversed(pair):

@@ -36,7 +36,7 @@ from benchmarks.common import (
     private_gateway_port,
     stop_process,
 )
-from benchmarks.xvfb import private_display
+from benchmarks.xvfb import private_display, private_session_bus
 
 TARGET_MB = 120.0
 SETTLE_S = 20.0
@@ -114,19 +114,15 @@ def desktop_session(display: str) -> Iterator[dict[str, str]]:
     """A session bus and (when installed) a tray on `display`; yields the environment."""
     env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb")
     env.pop("WAYLAND_DISPLAY", None)
-    bus = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1",
-                          "--print-pid=1"], capture_output=True, text=True, check=True)
-    address, pid = bus.stdout.split()[:2]
-    env["DBUS_SESSION_BUS_ADDRESS"] = address
-    tray = (subprocess.Popen(["trayer"], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL) if shutil.which("trayer") else None)
-    try:
-        yield env
-    finally:
-        if tray is not None:
-            stop_process(tray)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid), 15)
+    with private_session_bus() as address:
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+        tray = (subprocess.Popen(["trayer"], env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL) if shutil.which("trayer") else None)
+        try:
+            yield env
+        finally:
+            if tray is not None:
+                stop_process(tray)
 
 
 def app_rss(display: str, settle: float) -> tuple[float, dict[str, float], str, str]:

@@ -3,6 +3,7 @@
 `private_display()` starts ``Xvfb -displayfd`` (the server picks a free display number,
 so parallel runs never clash), with no TCP listener, and stops it afterwards. No window
 manager and no tray run on it: the windows map directly, as on a plain X session.
+`private_session_bus()` starts the D-Bus session bus a desktop session has.
 """
 
 from __future__ import annotations
@@ -38,6 +39,29 @@ def private_display(screen: str = "1600x1000x24") -> Iterator[str]:
         yield f":{number}"
     finally:
         stop_process(server)
+
+
+@contextlib.contextmanager
+def private_session_bus() -> Iterator[str]:
+    """Start a private D-Bus session bus, as every desktop session has; yields its
+    address (for DBUS_SESSION_BUS_ADDRESS).
+
+    Without one, Qt's accessibility bridge, at a window's first child widget, has libdbus
+    start `dbus-launch` (X11 autolaunch): about 8 ms no person on a desktop waits for.
+
+    Raises:
+        RuntimeError: dbus-daemon is not installed.
+    """
+    if shutil.which("dbus-daemon") is None:
+        raise RuntimeError("dbus-daemon is not installed (Debian package dbus)")
+    bus = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1",
+                          "--print-pid=1"], capture_output=True, text=True, check=True)
+    address, pid = bus.stdout.split()[:2]
+    try:
+        yield address
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), 15)
 
 
 def use_xcb(display: str) -> None:
