@@ -109,7 +109,8 @@ class SessionTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: QtCore.Qt.Orientation,
                    role: int = DISPLAY_ROLE) -> Any:
-        """The column titles (as the view's header shows them from `column_titles`)."""
+        """The column titles (before the model is attached, the header shows the same
+        from `column_titles`)."""
         if orientation == QtCore.Qt.Orientation.Horizontal:
             if role == DISPLAY_ROLE and 0 <= section < len(COLUMNS):
                 return COLUMNS[section]
@@ -260,12 +261,12 @@ class SessionTableModel(QAbstractTableModel):
 
 
 def column_titles(parent: QObject) -> QStandardItemModel:
-    """The sessions list's column titles as a model of their own for its header.
+    """The sessions list's column titles as a model of their own, for its header until
+    the rows' model comes (`attach_sessions_model`, after the first frame).
 
-    The header paints them from Qt's own model: a call of the Python model's `headerData`
-    is given a `Qt.Orientation`, whose first use builds PySide6's whole `Qt` namespace
-    (~25 ms) before the first frame. The Python model answers the same titles to
-    everything else (accessibility reads them from the view's model).
+    Qt's own model answers the header without Python: a call of the Python model's
+    `headerData` is given a `Qt.Orientation`, whose first use builds PySide6's whole
+    `Qt` namespace (~25 ms). From then on the rows' model answers the same titles.
     """
     titles = QStandardItemModel(0, len(COLUMNS), parent)
     for column, title in enumerate(COLUMNS):

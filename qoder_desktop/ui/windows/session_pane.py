@@ -94,8 +94,9 @@ class SessionPane(QObject):
         self.forgotten_note.setObjectName("forgottenSessionsNote")
         self.forgotten_note.setProperty("role", "hint")
         self.forgotten_note.setWordWrap(True)
-        self.forgotten_note.setProperty("textFormat", RICH_TEXT)  # (`qt_numbers`: before the
-        self.forgotten_note.setProperty("textInteractionFlags", LINKS_ACCESSIBLE)  # frame)
+        # (as numbers from `qt_numbers`: no `Qt` namespace before the first frame)
+        self.forgotten_note.setProperty("textFormat", RICH_TEXT)
+        self.forgotten_note.setProperty("textInteractionFlags", LINKS_ACCESSIBLE)
         self.forgotten_note.linkActivated.connect(lambda _link: intents.history.emit())
         self.forgotten_note.hide()
         self._say_forgotten(0)  # its rich text's objects now, not in the middle of a long run
