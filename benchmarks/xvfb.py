@@ -48,6 +48,9 @@ def private_session_bus() -> Iterator[str]:
 
     Without one, Qt's accessibility bridge, at a window's first child widget, has libdbus
     start `dbus-launch` (X11 autolaunch): about 8 ms no person on a desktop waits for.
+    The system's own session configuration, so the bus starts what it would start on a
+    desktop (the accessibility bus, when installed); the tests' `private_bus`
+    (`tests/helpers/notification_server.py`) starts nothing, on purpose.
 
     Raises:
         RuntimeError: dbus-daemon is not installed.

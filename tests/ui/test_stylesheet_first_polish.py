@@ -25,7 +25,7 @@ from qoder_desktop.ui.windows.pairing_dialog import PairingDialog
 WINDOWS: dict[str, Callable[[], QWidget]] = {"main window": MainWindow, **DIALOGS}
 
 
-def _shown_image(qtbot, widget: QWidget) -> QImage:  # type: ignore[no-untyped-def]
+def _shown_image(widget: QWidget) -> QImage:
     QApplication.processEvents()
     return widget.grab().toImage()
 
@@ -38,13 +38,13 @@ def test_the_window_looks_the_same_after_its_stylesheet_is_applied_again(
     window.resize(1200, 700)
     window.show()
     qtbot.waitExposed(window)
-    gate = window.gate if isinstance(window, PairingDialog) else None
-    armed = window.is_armed if isinstance(window, BaseDecisionDialog) else None
-    if gate is not None or armed is not None:  # (arming enables their buttons)
-        qtbot.waitUntil(armed or gate.is_armed, timeout=2000)
-    first = _shown_image(qtbot, window)
+    if isinstance(window, BaseDecisionDialog):  # (arming enables the buttons)
+        qtbot.waitUntil(window.is_armed, timeout=2000)
+    elif isinstance(window, PairingDialog):
+        qtbot.waitUntil(window.gate.is_armed, timeout=2000)
+    first = _shown_image(window)
     qapp.setStyleSheet(icons.stylesheet())  # the same sheet: everything re-polished
-    again = _shown_image(qtbot, window)
+    again = _shown_image(window)
     assert first == again, f"{name} changed when re-polished: a stylesheet rule missed it"
 
 

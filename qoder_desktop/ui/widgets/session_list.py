@@ -296,7 +296,10 @@ def attach_sessions_model(view: QTableView, model: SessionTableModel) -> None:
     Not before the first frame: Qt then calls the model's `headerData`, whose
     `Qt.Orientation` argument builds PySide6's whole `Qt` namespace (~25 ms).
     """
+    titles = view.horizontalHeader().model()
     view.setModel(model)
+    if titles is not None and titles is not model:
+        titles.deleteLater()  # (the header has `model` now: `column_titles` is done)
     _size_columns(view.horizontalHeader())
 
 
